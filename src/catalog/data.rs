@@ -1,0 +1,107 @@
+//! Catalog data (placeholder: filled in from the reference tables).
+
+use super::{GpuSpec, MigProfile, MigSpec, NvlinkSpec};
+
+const S7: &[u8] = &[0, 1, 2, 3, 4, 5, 6];
+
+static H100_80_MIG: MigSpec = MigSpec {
+    memory_slices: 8,
+    compute_slices: 7,
+    max_instances: 7,
+    min_driver: "R525",
+    profiles: &[
+        MigProfile {
+            name: "1g.10gb",
+            id: 19,
+            compute_slices: 1,
+            memory_slices: 1,
+            max_count: 7,
+            starts: S7,
+            memory_gib: 9.75,
+            memory_observed: true,
+            media_extensions: false,
+        },
+        MigProfile {
+            name: "1g.10gb+me",
+            id: 20,
+            compute_slices: 1,
+            memory_slices: 1,
+            max_count: 1,
+            starts: S7,
+            memory_gib: 9.75,
+            memory_observed: true,
+            media_extensions: true,
+        },
+        MigProfile {
+            name: "1g.20gb",
+            id: 15,
+            compute_slices: 1,
+            memory_slices: 2,
+            max_count: 4,
+            starts: &[0, 2, 4, 6],
+            memory_gib: 19.62,
+            memory_observed: true,
+            media_extensions: false,
+        },
+        MigProfile {
+            name: "2g.20gb",
+            id: 14,
+            compute_slices: 2,
+            memory_slices: 2,
+            max_count: 3,
+            starts: &[0, 2, 4],
+            memory_gib: 19.62,
+            memory_observed: true,
+            media_extensions: false,
+        },
+        MigProfile {
+            name: "3g.40gb",
+            id: 9,
+            compute_slices: 3,
+            memory_slices: 4,
+            max_count: 2,
+            starts: &[0, 4],
+            memory_gib: 39.50,
+            memory_observed: true,
+            media_extensions: false,
+        },
+        MigProfile {
+            name: "4g.40gb",
+            id: 5,
+            compute_slices: 4,
+            memory_slices: 4,
+            max_count: 1,
+            starts: &[0],
+            memory_gib: 39.50,
+            memory_observed: true,
+            media_extensions: false,
+        },
+        MigProfile {
+            name: "7g.80gb",
+            id: 0,
+            compute_slices: 7,
+            memory_slices: 8,
+            max_count: 1,
+            starts: &[0],
+            memory_gib: 79.0,
+            memory_observed: false,
+            media_extensions: false,
+        },
+    ],
+};
+
+pub static MODELS: &[GpuSpec] = &[GpuSpec {
+    id: "h100-sxm5-80gb",
+    aliases: &["h100", "h100-sxm", "h100-80gb"],
+    product_names: &["NVIDIA H100 80GB HBM3"],
+    pci_device_ids: &[0x2330],
+    architecture: "hopper",
+    memory_mib: 81559,
+    nvlink: Some(NvlinkSpec {
+        generation: 4,
+        links: 18,
+        bandwidth_gbs: 900,
+    }),
+    mig: Some(&H100_80_MIG),
+    short_name: "h100",
+}];

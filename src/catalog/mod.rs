@@ -1,0 +1,108 @@
+//! The built-in GPU catalog: models, memory, NVLink, MIG profiles and placement rules.
+//!
+//! Facts come from `../shared/reference/mig.md` and `limits.md` (NVIDIA MIG User Guide,
+//! `nvidia-smi mig -lgip/-lgipp` transcripts, mig-parted). Profile IDs are keyed by
+//! (GPU model, profile name): the same numeric ID means different shapes on A30 and A100.
+//! [`placement`] decides whether a multiset of MIG profiles fits one GPU by the
+//! hardware's start-slot rules.
+
+pub mod data;
+pub mod placement;
+
+pub use placement::{FitError, Placement, fits};
+
+/// NVLink capability of a GPU model.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct NvlinkSpec {
+    pub generation: u8,
+    /// NVLink links per GPU.
+    pub links: u8,
+    /// Aggregate bidirectional bandwidth per GPU in GB/s.
+    pub bandwidth_gbs: u32,
+}
+
+/// One GPU-instance profile of a MIG-capable model.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct MigProfile {
+    /// Name as `nvidia-smi mig -lgip` prints it without the `MIG ` prefix, e.g. `3g.40gb`.
+    pub name: &'static str,
+    /// The profile ID `nvidia-smi mig -lgip` prints and `-cgi` accepts.
+    pub id: u32,
+    /// Compute (SM) slices.
+    pub compute_slices: u8,
+    /// Memory slices occupied (the placement size).
+    pub memory_slices: u8,
+    /// Maximum number of instances of this profile on one GPU.
+    pub max_count: u8,
+    /// Allowed placement start slots (memory-slice index), from `-lgipp`.
+    pub starts: &'static [u8],
+    /// Usable memory in GiB as `nvidia-smi mig -lgip` reports it.
+    pub memory_gib: f64,
+    /// Whether `memory_gib` was read from a real `-lgip` transcript (otherwise derived).
+    pub memory_observed: bool,
+    /// Media-extension variant (`+me`): at most one per GPU.
+    pub media_extensions: bool,
+}
+
+/// MIG geometry of a model.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct MigSpec {
+    pub memory_slices: u8,
+    pub compute_slices: u8,
+    pub max_instances: u8,
+    pub profiles: &'static [MigProfile],
+    /// Minimum driver branch for MIG on this model, e.g. `R525`.
+    pub min_driver: &'static str,
+}
+
+impl MigSpec {
+    pub fn profile(&self, name: &str) -> Option<&'static MigProfile> {
+        self.profiles.iter().find(|p| p.name == name)
+    }
+}
+
+/// A GPU model of the built-in catalog.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct GpuSpec {
+    /// gpuplan's stable id, e.g. `h100-sxm5-80gb`.
+    pub id: &'static str,
+    /// Other accepted spellings (lowercase).
+    pub aliases: &'static [&'static str],
+    /// Product name as NVML / `nvidia-smi` reports it, e.g. `NVIDIA H100 80GB HBM3`.
+    pub product_names: &'static [&'static str],
+    /// PCI device ids (without the vendor part), e.g. `0x2330`.
+    pub pci_device_ids: &'static [u16],
+    pub architecture: &'static str,
+    /// Total memory in MiB.
+    pub memory_mib: u64,
+    pub nvlink: Option<NvlinkSpec>,
+    pub mig: Option<&'static MigSpec>,
+    /// Short type name used for Slurm GRES and labels, e.g. `h100`.
+    pub short_name: &'static str,
+}
+
+/// Every model of the catalog, in a stable order.
+pub fn all() -> &'static [GpuSpec] {
+    data::MODELS
+}
+
+/// Finds a model by id or alias (case-insensitive).
+pub fn lookup(name: &str) -> Option<&'static GpuSpec> {
+    let lower = name.to_ascii_lowercase();
+    all()
+        .iter()
+        .find(|g| g.id == lower || g.aliases.contains(&lower.as_str()))
+}
+
+/// Finds a model by the product name NVML reports (e.g. `NVIDIA A100-SXM4-80GB`).
+pub fn lookup_product(product: &str) -> Option<&'static GpuSpec> {
+    let p = product.trim();
+    all()
+        .iter()
+        .find(|g| g.product_names.iter().any(|n| n.eq_ignore_ascii_case(p)))
+}
+
+/// Finds a model by PCI device id.
+pub fn lookup_pci(device_id: u16) -> Option<&'static GpuSpec> {
+    all().iter().find(|g| g.pci_device_ids.contains(&device_id))
+}

@@ -1,0 +1,73 @@
+//! Command-line types (clap derive only; no logic).
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(name = "gpuplan", version, about = "Terraform for GPU clusters: plan topology-aware GPU layouts from KDL", long_about = None)]
+pub struct Cli {
+    /// When to use colour: auto (terminal and NO_COLOR unset), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Print nothing but results and errors.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum Format {
+    #[default]
+    Human,
+    Json,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Check configuration files: syntax, references, topology, MIG layouts, quotas.
+    Validate {
+        /// KDL files, or folders whose `*.kdl` files form one configuration.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Output format for diagnostics.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+    /// Solve the placement and show the plan (not yet available).
+    Plan {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// Apply a saved plan (not yet available).
+    Apply {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// Show the resolved model of a configuration, or a saved plan.
+    Show {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+    /// Read this node's GPUs through NVML (not yet available).
+    Discover,
+    /// Convert nvidia-smi outputs and traces into gpuplan's language (not yet available).
+    Import {
+        /// What to import.
+        kind: String,
+        file: Option<PathBuf>,
+    },
+    /// Generate a synthetic cluster (not yet available).
+    Generate { kind: String },
+    /// List the validation rules, or explain one (`gpuplan explain GP013`).
+    Explain { code: Option<String> },
+}

@@ -1,0 +1,61 @@
+//! Subcommands: one file each. Each turns settings into an operation, renders the
+//! result and returns the exit code. Exit codes: 0 success, 1 error (or invalid input),
+//! 2 reserved for "changes present" (`plan --detailed-exitcode`).
+
+mod explain;
+mod output;
+mod show;
+mod validate;
+
+pub use output::Output;
+
+use crate::cli::{Cli, Command};
+use crate::diag::Diagnostic;
+use clap::Parser;
+use std::process::ExitCode;
+
+pub const GP900: &str = "GP900";
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 1 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let out = Output::new(cli.color, cli.quiet);
+    ExitCode::from(run(cli.command, &out))
+}
+
+/// Runs one command; returns the process exit code.
+pub fn run(cmd: Command, out: &Output) -> u8 {
+    match cmd {
+        Command::Validate { paths, format } => validate::run(&paths, format, out),
+        Command::Show { paths, format } => show::run(&paths, format, out),
+        Command::Explain { code } => explain::run(code.as_deref(), out),
+        Command::Plan { .. } => not_yet("plan", 3, out),
+        Command::Apply { .. } => not_yet("apply", 6, out),
+        Command::Discover => not_yet("discover", 7, out),
+        Command::Import { .. } => not_yet("import", 7, out),
+        Command::Generate { .. } => not_yet("generate", 3, out),
+    }
+}
+
+fn not_yet(cmd: &str, issue: u32, out: &Output) -> u8 {
+    let d = Diagnostic::error(
+        GP900,
+        format!("`gpuplan {cmd}` is not available in this version"),
+    )
+    .with_help(format!(
+        "it is planned (issue #{issue}); `gpuplan validate` checks configurations today"
+    ));
+    out.diagnostics(
+        &crate::source::SourceMap::new(),
+        &[d],
+        crate::cli::Format::Human,
+    );
+    1
+}

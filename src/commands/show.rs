@@ -1,0 +1,84 @@
+//! `gpuplan show PATH...`: the resolved model (nodes, GPUs, fabric, policy).
+
+use super::Output;
+use crate::cli::Format;
+use crate::{load, validate};
+use std::fmt::Write;
+use std::path::PathBuf;
+
+pub fn run(paths: &[PathBuf], format: Format, out: &Output) -> u8 {
+    let (sources, mut diags) = load::load_paths(paths);
+    let outcome = validate::validate(&sources);
+    diags.extend(outcome.diagnostics.iter().cloned());
+    let Some(model) = outcome
+        .model
+        .filter(|_| !diags.iter().any(|d| d.is_error()))
+    else {
+        out.diagnostics(&sources, &diags, Format::Human);
+        return 1;
+    };
+    out.diagnostics(&sources, &diags, Format::Human);
+    match format {
+        Format::Json => out.data(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&model).unwrap_or_default()
+        )),
+        Format::Human => out.data(&human(&model)),
+    }
+    0
+}
+
+fn human(m: &crate::model::Cluster) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "cluster {}", m.name);
+    let _ = writeln!(
+        s,
+        "  nodes: {}   GPUs: {} ({} usable)",
+        m.nodes.len(),
+        m.nodes.iter().map(|n| n.gpus.len()).sum::<usize>(),
+        m.usable_gpu_count()
+    );
+    for (name, c) in &m.classes {
+        let count = m.nodes.iter().filter(|n| &n.class == name).count();
+        let _ = writeln!(
+            s,
+            "  class {name}: {count} nodes x {} {}",
+            c.gpu_count,
+            c.gpu_model.as_deref().unwrap_or("-")
+        );
+    }
+    for t in crate::model::Tier::ALL {
+        let d = m.topology.domains(m, t);
+        let largest = d.iter().map(|d| d.gpus.len()).max().unwrap_or(0);
+        let _ = writeln!(
+            s,
+            "  tier {:<8} {:>5} domains, largest {largest} GPUs",
+            t.as_str(),
+            d.len()
+        );
+    }
+    for p in &m.priorities {
+        let _ = writeln!(s, "  priority {} = {}", p.name, p.value);
+    }
+    for t in m.teams.values() {
+        let _ = writeln!(
+            s,
+            "  team {}: guarantee {} burst {}",
+            t.name,
+            t.guarantee,
+            t.ceiling()
+        );
+    }
+    for w in &m.workloads {
+        let _ = writeln!(
+            s,
+            "  {} {} (team {}, priority {}, replicas {})",
+            w.kind.as_str(),
+            w.name,
+            w.team,
+            w.priority,
+            w.replicas
+        );
+    }
+    s
+}

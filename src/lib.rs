@@ -1,0 +1,34 @@
+//! gpuplan: Terraform for GPU clusters.
+//!
+//! # Architecture
+//!
+//! Data flows one way; only `commands/` and `load` touch the outside world:
+//!
+//! ```text
+//! KDL files --load--> SourceMap --spec--> spanned spec (syntax, shapes, units)
+//!           --model--> typed Cluster (ids, units, topology graph) --validate--> Diagnostics
+//! ```
+//!
+//! | module | owns | reads from disk |
+//! |---|---|---|
+//! | [`source`] | files, spans | - |
+//! | [`diag`] | the one diagnostic type, human + JSON rendering | - |
+//! | [`load`] | expanding paths into `*.kdl` files | the user's files and folders |
+//! | [`spec`] | KDL document -> spanned spec values, unknown names, units | - |
+//! | [`units`] | typed quantities: bytes, durations, bandwidth, ranges | - |
+//! | [`catalog`] | built-in GPU models, MIG profiles, placement rules | - |
+//! | [`model`] | the resolved cluster: nodes, GPUs, fabric, teams, workloads, topology graph | - |
+//! | [`validate`] | the rules (`GP0xx`), one per file, with their docs | - |
+//! | [`commands`] | one file per subcommand: settings -> operation -> view -> exit code | via `load` |
+
+pub mod catalog;
+pub mod cli;
+pub mod commands;
+pub mod diag;
+pub mod load;
+pub mod model;
+pub mod source;
+pub mod spec;
+pub mod suggest;
+pub mod units;
+pub mod validate;

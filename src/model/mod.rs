@@ -1,0 +1,354 @@
+//! The resolved, typed cluster: GPU models, node classes, nodes and their GPUs, the
+//! fabric, NVLink domains, teams, priorities, workloads, MIG policy and pools, plus the
+//! topology tree as a petgraph graph. No I/O.
+//!
+//! Building is best-effort and silent: what cannot be resolved is left out or `None`,
+//! and the validation rules (which see both the spec and the model) report it. That
+//! way every problem is reported once, by the rule that owns it.
+
+mod build;
+pub mod topology;
+
+pub use build::build;
+pub use topology::{Tier, Topology};
+
+use crate::catalog::{GpuSpec, MigSpec, NvlinkSpec};
+use crate::source::Span;
+use crate::spec::{SwitchTier, WorkloadKind};
+use crate::units::{Bandwidth, Bytes, Duration};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub type NodeIdx = usize;
+pub type SwitchIdx = usize;
+pub type DomainIdx = usize;
+
+/// Slurm release assumed when the KDL names none (Debian 12).
+pub const DEFAULT_SLURM: &[u32] = &[22, 5];
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Cluster {
+    pub name: String,
+    pub slurm_version: Vec<u32>,
+    pub kubernetes_version: Option<Vec<u32>>,
+    pub volcano_version: Option<Vec<u32>>,
+    pub kueue_version: Option<Vec<u32>>,
+    pub models: BTreeMap<String, GpuModel>,
+    pub classes: BTreeMap<String, NodeClass>,
+    pub nodes: Vec<Node>,
+    #[serde(skip)]
+    pub node_index: BTreeMap<String, NodeIdx>,
+    pub switches: Vec<Switch>,
+    pub nvlink_domains: Vec<NvlinkDomain>,
+    pub teams: BTreeMap<String, Team>,
+    pub priorities: Vec<Priority>,
+    pub workloads: Vec<Workload>,
+    pub mig: MigPolicy,
+    pub pools: Vec<Pool>,
+    #[serde(skip)]
+    pub topology: Topology,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct GpuModel {
+    pub name: String,
+    #[serde(skip)]
+    pub catalog: Option<&'static GpuSpec>,
+    pub memory: Bytes,
+    pub nvlink: Option<NvlinkSpec>,
+    #[serde(skip)]
+    pub mig: Option<&'static MigSpec>,
+    pub mig_capable: bool,
+    pub price_per_hour: Option<f64>,
+    /// catalog profile name -> name the driver advertises
+    pub driver_names: BTreeMap<String, String>,
+    pub short_name: String,
+    pub product_name: Option<String>,
+    #[serde(skip)]
+    pub span: Option<Span>,
+}
+
+impl GpuModel {
+    /// The name a MIG profile has on nodes with this model (driver renames applied).
+    pub fn profile_name<'a>(&'a self, catalog_name: &'a str) -> &'a str {
+        self.driver_names
+            .get(catalog_name)
+            .map(String::as_str)
+            .unwrap_or(catalog_name)
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Numa {
+    pub id: u32,
+    pub gpus: Vec<u32>,
+    pub nics: Vec<u32>,
+    pub cores: Vec<u32>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PcieSwitch {
+    pub name: String,
+    pub gpus: Vec<u32>,
+    pub nics: Vec<u32>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Taint {
+    pub key: String,
+    pub value: Option<String>,
+    pub effect: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeClass {
+    pub name: String,
+    #[serde(skip)]
+    pub span: Span,
+    pub sockets: u32,
+    pub cores_per_socket: u32,
+    pub threads_per_core: u32,
+    pub memory: Option<Bytes>,
+    pub gpu_count: u32,
+    pub gpu_model: Option<String>,
+    /// Node-local NVLink domains (GPU index sets).
+    pub nvlink_domains: Vec<Vec<u32>>,
+    pub numa: Vec<Numa>,
+    pub pcie_switches: Vec<PcieSwitch>,
+    pub nics: u32,
+    pub nic_speed: Option<Bandwidth>,
+    pub nic_kind: Option<String>,
+    pub labels: BTreeMap<String, String>,
+    pub taints: Vec<Taint>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Gpu {
+    pub index: u32,
+    pub model: Option<String>,
+    /// NVLink domain (node-local or multi-node) this GPU belongs to.
+    pub nvlink_domain: Option<DomainIdx>,
+    pub numa: Option<u32>,
+    pub pcie_switch: Option<String>,
+    /// Rail (NIC index) on the same PCIe switch or NUMA node, when known.
+    pub rail: Option<u32>,
+    /// Out of service (`gpus-down`).
+    pub down: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Node {
+    pub name: String,
+    #[serde(skip)]
+    pub span: Span,
+    pub class: String,
+    pub gpus: Vec<Gpu>,
+    pub labels: BTreeMap<String, String>,
+    pub taints: Vec<Taint>,
+    /// Leaf switches that list this node (exactly one when the fabric is valid).
+    pub leaves: Vec<SwitchIdx>,
+    /// Multi-node NVLink domains that list this node (at most one when valid).
+    pub mnnvl: Vec<DomainIdx>,
+    pub cordon: bool,
+}
+
+impl Node {
+    /// GPUs available for planning.
+    pub fn usable_gpus(&self) -> impl Iterator<Item = &Gpu> {
+        self.gpus.iter().filter(move |g| !g.down && !self.cordon)
+    }
+
+    pub fn leaf(&self) -> Option<SwitchIdx> {
+        match self.leaves.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Switch {
+    pub name: String,
+    pub tier: SwitchTier,
+    #[serde(skip)]
+    pub span: Span,
+    pub parent: Option<SwitchIdx>,
+    pub children: Vec<SwitchIdx>,
+    pub nodes: Vec<NodeIdx>,
+    pub rails: Option<u32>,
+    pub link_speed: Option<Bandwidth>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct NvlinkDomain {
+    pub name: String,
+    #[serde(skip)]
+    pub span: Span,
+    /// Multi-node (declared under `fabric`) or node-local (from the node class).
+    pub multi_node: bool,
+    pub members: Vec<(NodeIdx, u32)>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Quota {
+    pub model: Option<String>,
+    pub pool: Option<String>,
+    pub guarantee: u32,
+    pub burst: Option<u32>,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Team {
+    pub name: String,
+    #[serde(skip)]
+    pub span: Span,
+    pub guarantee: u32,
+    /// Burst ceiling; `None` = the guarantee is also the ceiling.
+    pub burst: Option<u32>,
+    pub parent: Option<String>,
+    pub quotas: Vec<Quota>,
+}
+
+impl Team {
+    pub fn ceiling(&self) -> u32 {
+        self.burst.unwrap_or(self.guarantee).max(self.guarantee)
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Priority {
+    pub name: String,
+    #[serde(skip)]
+    pub span: Span,
+    pub value: i64,
+    pub preempts: Vec<String>,
+    pub never_preempts: bool,
+    pub description: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    Mig,
+    TimeSlice,
+    Mps,
+    WholeGpu,
+}
+
+impl Isolation {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "mig" => Isolation::Mig,
+            "time-slice" => Isolation::TimeSlice,
+            "mps" => Isolation::Mps,
+            "whole-gpu" => Isolation::WholeGpu,
+            _ => return None,
+        })
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Isolation::Mig => "mig",
+            Isolation::TimeSlice => "time-slice",
+            Isolation::Mps => "mps",
+            Isolation::WholeGpu => "whole-gpu",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Workload {
+    pub kind: WorkloadKind,
+    pub name: String,
+    #[serde(skip)]
+    pub span: Span,
+    pub team: String,
+    pub priority: String,
+    pub replicas: u32,
+    /// Acceptable models (canonical names); empty = any.
+    pub models: Vec<String>,
+    pub gang_gpus: u32,
+    pub gpus_per_node: Option<u32>,
+    pub required_tier: Option<Tier>,
+    pub preferred_tier: Option<Tier>,
+    pub checkpoint: Option<Duration>,
+    pub preemptible: bool,
+    pub memory: Option<Bytes>,
+    pub isolation: Option<Isolation>,
+    pub profile: Option<String>,
+    pub gpus_per_replica: u32,
+    pub min_compute: Option<u32>,
+    pub share: Option<Isolation>,
+    pub per_gpu: Option<u32>,
+}
+
+impl Workload {
+    /// Whether a GPU model is acceptable to this workload.
+    pub fn accepts(&self, model: &str) -> bool {
+        self.models.is_empty() || self.models.iter().any(|m| m == model)
+    }
+
+    /// GPUs per node a gang takes on a node with `node_gpus` GPUs.
+    pub fn effective_gpus_per_node(&self, node_gpus: u32) -> u32 {
+        self.gpus_per_node
+            .unwrap_or_else(|| self.gang_gpus.min(node_gpus.max(1)))
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MigLayout {
+    #[serde(skip)]
+    pub span: Span,
+    pub nodes: Vec<NodeIdx>,
+    /// GPU indexes; empty = all GPUs of each node.
+    pub gpus: Vec<u32>,
+    pub profiles: Vec<String>,
+    #[serde(skip)]
+    pub profile_spans: Vec<Span>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MigPolicy {
+    /// Allowed profiles; empty = every profile of the model.
+    pub allow: Vec<String>,
+    pub layouts: Vec<MigLayout>,
+    pub headroom: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Pool {
+    pub name: String,
+    #[serde(skip)]
+    pub span: Span,
+    pub mode: String,
+    pub nodes: Vec<NodeIdx>,
+}
+
+impl Cluster {
+    pub fn node(&self, name: &str) -> Option<&Node> {
+        self.node_index.get(name).map(|&i| &self.nodes[i])
+    }
+
+    pub fn priority(&self, name: &str) -> Option<&Priority> {
+        self.priorities.iter().find(|p| p.name == name)
+    }
+
+    pub fn model_of(&self, gpu: &Gpu) -> Option<&GpuModel> {
+        gpu.model.as_ref().and_then(|m| self.models.get(m))
+    }
+
+    /// Total GPUs available for planning.
+    pub fn usable_gpu_count(&self) -> usize {
+        self.nodes.iter().map(|n| n.usable_gpus().count()).sum()
+    }
+
+    /// Resolves a GPU model name as written (catalog alias or declared name).
+    pub fn resolve_model(&self, name: &str) -> Option<&GpuModel> {
+        if let Some(m) = self.models.get(name) {
+            return Some(m);
+        }
+        let spec = crate::catalog::lookup(name)?;
+        self.models.get(spec.id)
+    }
+}

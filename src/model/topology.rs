@@ -1,0 +1,216 @@
+//! The topology tree as a petgraph graph: GPU -> NVLink domain -> node -> leaf ->
+//! spine -> core -> cluster, with multi-node NVLink domains (GB200 NVL72 racks) as
+//! extra vertices joined to their member nodes.
+//!
+//! [`Topology::domains`] groups GPUs by tier: the unit in which a gang's `required` or
+//! `preferred` tier is checked.
+
+use super::{Cluster, NodeIdx};
+use crate::spec::SwitchTier;
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Topology tiers, innermost first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    Nvlink,
+    Node,
+    Leaf,
+    Spine,
+    Core,
+    Cluster,
+}
+
+impl Tier {
+    pub const ALL: [Tier; 6] = [
+        Tier::Nvlink,
+        Tier::Node,
+        Tier::Leaf,
+        Tier::Spine,
+        Tier::Core,
+        Tier::Cluster,
+    ];
+
+    pub fn parse(s: &str) -> Option<Tier> {
+        Some(match s {
+            "nvlink" => Tier::Nvlink,
+            "node" => Tier::Node,
+            "leaf" => Tier::Leaf,
+            "spine" => Tier::Spine,
+            "core" => Tier::Core,
+            "cluster" => Tier::Cluster,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Nvlink => "nvlink",
+            Tier::Node => "node",
+            Tier::Leaf => "leaf",
+            Tier::Spine => "spine",
+            Tier::Core => "core",
+            Tier::Cluster => "cluster",
+        }
+    }
+
+    fn of_switch(t: SwitchTier) -> Tier {
+        match t {
+            SwitchTier::Leaf => Tier::Leaf,
+            SwitchTier::Spine => Tier::Spine,
+            SwitchTier::Core => Tier::Core,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Vertex {
+    Cluster,
+    Switch(usize),
+    Node(NodeIdx),
+    Nvlink(usize),
+    Gpu(NodeIdx, u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Edge {
+    /// Parent contains child.
+    Contains,
+    /// A multi-node NVLink domain spans this node.
+    NvlinkMember,
+}
+
+/// A group of GPUs that forms one domain of a tier.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Domain {
+    pub name: String,
+    pub gpus: Vec<(NodeIdx, u32)>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Topology {
+    pub graph: DiGraph<Vertex, Edge>,
+    pub root: NodeIndex,
+    node_vertex: BTreeMap<NodeIdx, NodeIndex>,
+}
+
+impl Topology {
+    /// Builds the graph from a cluster's nodes, switches and NVLink domains.
+    pub fn build(c: &Cluster) -> Topology {
+        let mut g = DiGraph::new();
+        let root = g.add_node(Vertex::Cluster);
+        let sw: Vec<NodeIndex> = (0..c.switches.len())
+            .map(|i| g.add_node(Vertex::Switch(i)))
+            .collect();
+        for (i, s) in c.switches.iter().enumerate() {
+            let parent = s.parent.map(|p| sw[p]).unwrap_or(root);
+            g.add_edge(parent, sw[i], Edge::Contains);
+        }
+        let mnnvl: BTreeMap<usize, NodeIndex> = c
+            .nvlink_domains
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.multi_node)
+            .map(|(i, _)| (i, g.add_node(Vertex::Nvlink(i))))
+            .collect();
+        let mut node_vertex = BTreeMap::new();
+        for (ni, n) in c.nodes.iter().enumerate() {
+            let v = g.add_node(Vertex::Node(ni));
+            node_vertex.insert(ni, v);
+            if n.leaves.is_empty() {
+                g.add_edge(root, v, Edge::Contains);
+            }
+            for &l in &n.leaves {
+                g.add_edge(sw[l], v, Edge::Contains);
+            }
+            for d in &n.mnnvl {
+                if let Some(&dv) = mnnvl.get(d) {
+                    g.add_edge(dv, v, Edge::NvlinkMember);
+                }
+            }
+            let mut local: BTreeMap<usize, NodeIndex> = BTreeMap::new();
+            for gpu in &n.gpus {
+                let gv = g.add_node(Vertex::Gpu(ni, gpu.index));
+                let parent = match gpu.nvlink_domain {
+                    Some(d) if !c.nvlink_domains[d].multi_node => {
+                        *local.entry(d).or_insert_with(|| {
+                            let dv = g.add_node(Vertex::Nvlink(d));
+                            g.add_edge(v, dv, Edge::Contains);
+                            dv
+                        })
+                    }
+                    _ => v,
+                };
+                g.add_edge(parent, gv, Edge::Contains);
+            }
+        }
+        Topology {
+            graph: g,
+            root,
+            node_vertex,
+        }
+    }
+
+    /// The parent (containing) vertex of `v`.
+    fn parent(&self, v: NodeIndex) -> Option<NodeIndex> {
+        self.graph
+            .edges_directed(v, petgraph::Direction::Incoming)
+            .filter(|e| *e.weight() == Edge::Contains)
+            .map(|e| e.source())
+            .min()
+    }
+
+    /// The vertex that is `node`'s domain at `tier` (node, leaf, spine, core, cluster):
+    /// the nearest ancestor of at least that tier; the cluster root when none is.
+    pub fn ancestor_at(&self, c: &Cluster, node: NodeIdx, tier: Tier) -> NodeIndex {
+        let Some(&start) = self.node_vertex.get(&node) else {
+            return self.root;
+        };
+        if tier <= Tier::Node {
+            return start;
+        }
+        let mut v = start;
+        while let Some(p) = self.parent(v) {
+            match &self.graph[p] {
+                Vertex::Switch(s) if Tier::of_switch(c.switches[*s].tier) >= tier => return p,
+                Vertex::Cluster => return p,
+                _ => v = p,
+            }
+        }
+        self.root
+    }
+
+    fn vertex_name(&self, c: &Cluster, v: NodeIndex) -> String {
+        match &self.graph[v] {
+            Vertex::Cluster => "cluster".to_string(),
+            Vertex::Switch(s) => c.switches[*s].name.clone(),
+            Vertex::Node(n) => c.nodes[*n].name.clone(),
+            Vertex::Nvlink(d) => c.nvlink_domains[*d].name.clone(),
+            Vertex::Gpu(n, i) => format!("{}/gpu{i}", c.nodes[*n].name),
+        }
+    }
+
+    /// All domains of a tier with their usable GPUs, sorted by name.
+    pub fn domains(&self, c: &Cluster, tier: Tier) -> Vec<Domain> {
+        let mut groups: BTreeMap<String, Vec<(NodeIdx, u32)>> = BTreeMap::new();
+        for (ni, n) in c.nodes.iter().enumerate() {
+            for g in n.usable_gpus() {
+                let key = match tier {
+                    Tier::Nvlink => match g.nvlink_domain {
+                        Some(d) => c.nvlink_domains[d].name.clone(),
+                        None => format!("{}/gpu{}", n.name, g.index),
+                    },
+                    _ => self.vertex_name(c, self.ancestor_at(c, ni, tier)),
+                };
+                groups.entry(key).or_default().push((ni, g.index));
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(name, gpus)| Domain { name, gpus })
+            .collect()
+    }
+}

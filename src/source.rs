@@ -1,0 +1,111 @@
+//! Source files and spans.
+//!
+//! Every piece of user input is kept as a [`SourceFile`] in a [`SourceMap`]; everything
+//! derived from it carries a [`Span`] (file + byte range), so any diagnostic, however
+//! late, can point at the KDL line it came from.
+
+use std::sync::Arc;
+
+/// Index of a file in a [`SourceMap`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize)]
+pub struct FileId(pub u32);
+
+/// A byte range in one source file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize)]
+pub struct Span {
+    pub file: FileId,
+    pub offset: usize,
+    pub len: usize,
+}
+
+impl Span {
+    pub fn new(file: FileId, offset: usize, len: usize) -> Self {
+        Span { file, offset, len }
+    }
+
+    /// Converts a `miette` span of `file` into a [`Span`].
+    pub fn from_miette(file: FileId, s: miette::SourceSpan) -> Self {
+        Span::new(file, s.offset(), s.len())
+    }
+}
+
+/// A value together with where it was written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spanned<T> {
+    pub value: T,
+    pub span: Span,
+}
+
+impl<T> Spanned<T> {
+    pub fn new(value: T, span: Span) -> Self {
+        Spanned { value, span }
+    }
+}
+
+/// One input file: its display path and its text.
+#[derive(Debug)]
+pub struct SourceFile {
+    pub id: FileId,
+    pub path: String,
+    pub text: Arc<str>,
+}
+
+impl SourceFile {
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let mut line = 1;
+        let mut line_start = 0;
+        for (i, b) in self.text.as_bytes()[..offset].iter().enumerate() {
+            if *b == b'\n' {
+                line += 1;
+                line_start = i + 1;
+            }
+        }
+        let col = self
+            .text
+            .get(line_start..offset)
+            .map(|s| s.chars().count())
+            .unwrap_or(offset - line_start)
+            + 1;
+        (line, col)
+    }
+}
+
+/// All input files of one run, in the order they were given.
+#[derive(Debug, Default)]
+pub struct SourceMap {
+    files: Vec<Arc<SourceFile>>,
+}
+
+impl SourceMap {
+    pub fn new() -> Self {
+        SourceMap::default()
+    }
+
+    /// Adds a file and returns its id.
+    pub fn add(&mut self, path: impl Into<String>, text: impl Into<Arc<str>>) -> FileId {
+        let id = FileId(self.files.len() as u32);
+        self.files.push(Arc::new(SourceFile {
+            id,
+            path: path.into(),
+            text: text.into(),
+        }));
+        id
+    }
+
+    pub fn get(&self, id: FileId) -> Option<&Arc<SourceFile>> {
+        self.files.get(id.0 as usize)
+    }
+
+    pub fn files(&self) -> &[Arc<SourceFile>] {
+        &self.files
+    }
+
+    /// The text a span covers (empty when out of range).
+    pub fn snippet(&self, span: Span) -> &str {
+        self.get(span.file)
+            .and_then(|f| f.text.get(span.offset..span.offset + span.len))
+            .unwrap_or("")
+    }
+}

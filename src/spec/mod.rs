@@ -1,0 +1,344 @@
+//! KDL text -> spanned spec values.
+//!
+//! The spec is what the user wrote, checked for shape (known nodes, properties, value
+//! types and units) but not for meaning: names are not resolved yet. Every error in
+//! every file is collected; a file with KDL syntax errors yields only its GP001s.
+
+mod decode;
+pub mod language;
+pub mod reader;
+
+pub use decode::decode_document;
+
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::source::{FileId, SourceMap, Span, Spanned};
+use crate::units::{Bandwidth, Bytes, Duration};
+
+type S<T> = Spanned<T>;
+
+pub const GP001: &str = "GP001";
+
+#[derive(Clone, Debug, Default)]
+pub struct Spec {
+    pub clusters: Vec<ClusterDecl>,
+    pub gpu_models: Vec<GpuModelDecl>,
+    pub classes: Vec<ClassDecl>,
+    pub node_groups: Vec<NodesDecl>,
+    pub switches: Vec<SwitchDecl>,
+    pub mnnvl_domains: Vec<MnnvlDecl>,
+    pub teams: Vec<TeamDecl>,
+    pub priorities: Vec<PriorityDecl>,
+    pub workloads: Vec<WorkloadDecl>,
+    pub mig: MigDecl,
+    pub pools: Vec<PoolDecl>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ClusterDecl {
+    pub name: S<String>,
+    pub span: Span,
+    pub slurm_version: Option<S<Vec<u32>>>,
+    pub kubernetes_version: Option<S<Vec<u32>>>,
+    pub volcano_version: Option<S<Vec<u32>>>,
+    pub kueue_version: Option<S<Vec<u32>>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct GpuModelDecl {
+    pub name: S<String>,
+    pub span: Span,
+    pub base: Option<S<String>>,
+    pub memory: Option<S<Bytes>>,
+    pub nvlink_gen: Option<S<u32>>,
+    pub nvlink_bandwidth: Option<S<Bandwidth>>,
+    pub price_per_hour: Option<S<f64>>,
+    pub product_name: Option<S<String>>,
+    /// (catalog profile, driver name)
+    pub mig_names: Vec<(S<String>, S<String>)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CpuDecl {
+    pub span: Span,
+    pub sockets: Option<S<u32>>,
+    pub cores_per_socket: Option<S<u32>>,
+    pub threads_per_core: Option<S<u32>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct GpusDecl {
+    pub span: Span,
+    pub count: Option<S<u32>>,
+    pub model: Option<S<String>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct NumaDecl {
+    pub span: Span,
+    pub id: Option<S<u32>>,
+    pub gpus: Option<S<Vec<u32>>>,
+    pub nics: Option<S<Vec<u32>>>,
+    pub cores: Option<S<Vec<u32>>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct PcieDecl {
+    pub span: Span,
+    pub name: Option<S<String>>,
+    pub gpus: Option<S<Vec<u32>>>,
+    pub nics: Option<S<Vec<u32>>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct NicsDecl {
+    pub span: Span,
+    pub count: Option<S<u32>>,
+    pub speed: Option<S<Bandwidth>>,
+    pub kind: Option<S<String>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct LabelDecl {
+    pub span: Span,
+    pub key: S<String>,
+    pub value: S<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct TaintDecl {
+    pub span: Span,
+    pub key: S<String>,
+    pub value: Option<S<String>>,
+    pub effect: Option<S<String>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ClassDecl {
+    pub name: S<String>,
+    pub span: Span,
+    pub cpu: Option<CpuDecl>,
+    pub memory: Option<S<Bytes>>,
+    pub gpus: Option<GpusDecl>,
+    pub nvlink_domains: Vec<S<Vec<u32>>>,
+    pub numa: Vec<NumaDecl>,
+    pub pcie_switches: Vec<PcieDecl>,
+    pub nics: Option<NicsDecl>,
+    pub labels: Vec<LabelDecl>,
+    pub taints: Vec<TaintDecl>,
+}
+
+#[derive(Clone, Debug)]
+pub struct NodeOverrideDecl {
+    pub name: S<String>,
+    pub span: Span,
+    pub gpus_down: Option<S<Vec<u32>>>,
+    pub cordon: Option<S<bool>>,
+    pub labels: Vec<LabelDecl>,
+    pub taints: Vec<TaintDecl>,
+}
+
+#[derive(Clone, Debug)]
+pub struct NodesDecl {
+    /// The pattern as written, with the expanded names as value.
+    pub names: S<Vec<String>>,
+    pub pattern: String,
+    pub span: Span,
+    pub class: Option<S<String>>,
+    pub labels: Vec<LabelDecl>,
+    pub taints: Vec<TaintDecl>,
+    pub overrides: Vec<NodeOverrideDecl>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SwitchTier {
+    Leaf,
+    Spine,
+    Core,
+}
+
+impl SwitchTier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SwitchTier::Leaf => "leaf",
+            SwitchTier::Spine => "spine",
+            SwitchTier::Core => "core",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct SwitchDecl {
+    pub tier: SwitchTier,
+    pub name: S<String>,
+    pub span: Span,
+    /// Index of the parent switch in `Spec::switches`.
+    pub parent: Option<usize>,
+    pub nodes: Option<S<Vec<String>>>,
+    pub rails: Option<S<u32>>,
+    pub link_speed: Option<S<Bandwidth>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct MnnvlDecl {
+    pub name: S<String>,
+    pub span: Span,
+    pub nodes: Option<S<Vec<String>>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct QuotaDecl {
+    pub span: Span,
+    pub model: Option<S<String>>,
+    pub pool: Option<S<String>>,
+    pub guarantee: Option<S<u32>>,
+    pub burst: Option<S<u32>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct TeamDecl {
+    pub name: S<String>,
+    pub span: Span,
+    pub guarantee: Option<S<u32>>,
+    pub burst: Option<S<u32>>,
+    pub parent: Option<S<String>>,
+    pub quotas: Vec<QuotaDecl>,
+}
+
+#[derive(Clone, Debug)]
+pub struct PriorityDecl {
+    pub name: S<String>,
+    pub span: Span,
+    pub value: Option<S<i64>>,
+    pub preempts: Vec<S<String>>,
+    pub never_preempts: Option<S<bool>>,
+    pub description: Option<S<String>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkloadKind {
+    Training,
+    Inference,
+    Dev,
+}
+
+impl WorkloadKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkloadKind::Training => "training",
+            WorkloadKind::Inference => "inference",
+            WorkloadKind::Dev => "dev",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct WorkloadDecl {
+    pub kind: WorkloadKind,
+    pub name: S<String>,
+    pub span: Span,
+    pub team: Option<S<String>>,
+    pub priority: Option<S<String>>,
+    pub replicas: Option<S<u32>>,
+    pub models: Vec<S<String>>,
+    pub models_span: Option<Span>,
+    // training
+    pub gang_span: Option<Span>,
+    pub gang_gpus: Option<S<u32>>,
+    pub gpus_per_node: Option<S<u32>>,
+    pub required_tier: Option<S<String>>,
+    pub preferred_tier: Option<S<String>>,
+    pub checkpoint: Option<S<Duration>>,
+    pub preemptible: Option<S<bool>>,
+    // inference / dev
+    pub memory: Option<S<Bytes>>,
+    pub isolation: Option<S<String>>,
+    pub profile: Option<S<String>>,
+    pub gpus_per_replica: Option<S<u32>>,
+    pub min_compute: Option<S<u32>>,
+    pub share: Option<S<String>>,
+    pub per_gpu: Option<S<u32>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct LayoutDecl {
+    pub span: Span,
+    pub nodes: Option<S<Vec<String>>>,
+    pub gpus: Option<S<Vec<u32>>>,
+    /// Profiles, repeated for counts (`1g.10gb*4` expanded), each with its span.
+    pub profiles: Vec<S<String>>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct MigDecl {
+    pub allow: Vec<S<String>>,
+    pub layouts: Vec<LayoutDecl>,
+    pub headroom: Option<S<f64>>,
+    pub span: Option<Span>,
+}
+
+#[derive(Clone, Debug)]
+pub struct PoolDecl {
+    pub name: S<String>,
+    pub span: Span,
+    pub mode: Option<S<String>>,
+    pub nodes: Option<S<Vec<String>>>,
+}
+
+/// Converts kdl's parse errors into GP001 diagnostics, one per problem.
+pub fn syntax_diagnostics(file: FileId, text: &str, err: &kdl::KdlError) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for d in &err.diagnostics {
+        let (offset, len) = clamp_to_chars(text, d.span.offset(), d.span.len());
+        let message = d
+            .message
+            .clone()
+            .unwrap_or_else(|| "invalid KDL".to_string());
+        let mut diag = Diagnostic::error(
+            GP001,
+            format!("KDL syntax error: {}", message.trim_end_matches('.')),
+        )
+        .at(
+            Span::new(file, offset, len),
+            d.label.clone().unwrap_or_else(|| "here".into()),
+        );
+        diag = diag.with_help(d.help.clone().unwrap_or_else(|| {
+            "gpuplan reads KDL v2 (https://kdl.dev): strings in double quotes, booleans as #true/#false".into()
+        }));
+        out.push(diag);
+    }
+    if out.is_empty() {
+        out.push(
+            Diagnostic::error(GP001, "KDL syntax error")
+                .at(Span::new(file, 0, 0), "the document could not be parsed")
+                .with_help("gpuplan reads KDL v2 (https://kdl.dev)"),
+        );
+    }
+    out
+}
+
+/// Keeps a span inside the text and on character boundaries.
+pub fn clamp_to_chars(text: &str, offset: usize, len: usize) -> (usize, usize) {
+    let mut start = offset.min(text.len());
+    while start > 0 && !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = offset.saturating_add(len).min(text.len()).max(start);
+    while end < text.len() && !text.is_char_boundary(end) {
+        end += 1;
+    }
+    (start, end - start)
+}
+
+/// Parses and decodes every file of `sources` into one merged [`Spec`].
+pub fn parse_all(sources: &SourceMap, diags: &mut Diagnostics) -> Spec {
+    let mut spec = Spec::default();
+    for f in sources.files() {
+        match kdl::KdlDocument::parse_v2(&f.text) {
+            Ok(doc) => decode_document(&doc, f.id, &mut spec, diags),
+            Err(e) => diags.extend(syntax_diagnostics(f.id, &f.text, &e)),
+        }
+    }
+    spec
+}

@@ -1,0 +1,502 @@
+//! Typed quantities written as strings in KDL: memory (`80GiB`), durations (`15m`),
+//! bandwidth (`400Gbps`), percentages (`10%`), index sets (`0-3,6`) and node-name
+//! ranges (`dgx-[001-128]`). Parsers return a plain message on error; the caller
+//! attaches the span and the code.
+
+use serde::Serialize;
+use std::fmt;
+
+/// A number of bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
+pub struct Bytes(pub u64);
+
+pub const KIB: u64 = 1024;
+pub const MIB: u64 = 1024 * KIB;
+pub const GIB: u64 = 1024 * MIB;
+pub const TIB: u64 = 1024 * GIB;
+
+impl Bytes {
+    pub fn gib(self) -> f64 {
+        self.0 as f64 / GIB as f64
+    }
+    pub fn mib(self) -> u64 {
+        self.0 / MIB
+    }
+}
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        for (unit, size) in [("TiB", TIB), ("GiB", GIB), ("MiB", MIB), ("KiB", KIB)] {
+            if b >= size {
+                let v = b as f64 / size as f64;
+                return if (v - v.round()).abs() < 1e-9 {
+                    write!(f, "{}{unit}", v.round() as u64)
+                } else {
+                    write!(f, "{:.2}{unit}", v)
+                };
+            }
+        }
+        write!(f, "{b}B")
+    }
+}
+
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '_'))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    if end == 0 {
+        return None;
+    }
+    let num: String = s[..end].chars().filter(|c| *c != '_').collect();
+    let v: f64 = num.parse().ok()?;
+    if !v.is_finite() {
+        return None;
+    }
+    Some((v, s[end..].trim()))
+}
+
+/// Parses `80GiB`, `2TiB`, `512MiB`, `18GB` (decimal), or a plain number of bytes.
+pub fn parse_bytes(s: &str) -> Result<Bytes, String> {
+    let (v, unit) = split_number(s).ok_or_else(|| format!("`{s}` is not a memory size"))?;
+    let mult: f64 = match unit {
+        "" | "B" => 1.0,
+        "KiB" => KIB as f64,
+        "MiB" => MIB as f64,
+        "GiB" => GIB as f64,
+        "TiB" => TIB as f64,
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "TB" => 1e12,
+        _ => {
+            return Err(format!(
+                "unknown memory unit `{unit}` in `{s}` (use B, KiB, MiB, GiB, TiB, or KB, MB, GB, TB)"
+            ));
+        }
+    };
+    let b = v * mult;
+    if b > u64::MAX as f64 / 2.0 {
+        return Err(format!("`{s}` is too large"));
+    }
+    Ok(Bytes(b.round() as u64))
+}
+
+/// A duration in seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
+pub struct Duration(pub u64);
+
+impl fmt::Display for Duration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = self.0;
+        if s == 0 {
+            return f.write_str("0s");
+        }
+        for (unit, size) in [("d", 86400), ("h", 3600), ("m", 60), ("s", 1)] {
+            if s >= size {
+                write!(f, "{}{unit}", s / size)?;
+                s %= size;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Parses `15m`, `1h30m`, `45s`, `2d`, `500ms` is refused (whole seconds only).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("empty duration".into());
+    }
+    let mut total: u64 = 0;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let end = rest
+            .char_indices()
+            .find(|(_, c)| !c.is_ascii_digit())
+            .map(|(i, _)| i)
+            .unwrap_or(rest.len());
+        if end == 0 {
+            return Err(format!(
+                "`{s}` is not a duration (write e.g. `15m`, `1h30m`, `2d`)"
+            ));
+        }
+        let n: u64 = rest[..end]
+            .parse()
+            .map_err(|_| format!("`{s}` is too large"))?;
+        rest = &rest[end..];
+        let uend = rest
+            .char_indices()
+            .find(|(_, c)| c.is_ascii_digit())
+            .map(|(i, _)| i)
+            .unwrap_or(rest.len());
+        let unit = &rest[..uend];
+        rest = &rest[uend..];
+        let mult = match unit {
+            "s" => 1,
+            "m" => 60,
+            "h" => 3600,
+            "d" => 86400,
+            "" => return Err(format!("`{s}` has a number without a unit (s, m, h, d)")),
+            _ => {
+                return Err(format!(
+                    "unknown duration unit `{unit}` in `{s}` (use s, m, h, d)"
+                ));
+            }
+        };
+        total = n
+            .checked_mul(mult)
+            .and_then(|v| total.checked_add(v))
+            .ok_or_else(|| format!("`{s}` is too large"))?;
+    }
+    Ok(Duration(total))
+}
+
+/// Bandwidth in bits per second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
+pub struct Bandwidth(pub u64);
+
+impl fmt::Display for Bandwidth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        if b >= 1_000_000_000_000 && b % 1_000_000_000_000 == 0 {
+            write!(f, "{}Tbps", b / 1_000_000_000_000)
+        } else if b >= 1_000_000_000 && b % 1_000_000_000 == 0 {
+            write!(f, "{}Gbps", b / 1_000_000_000)
+        } else {
+            write!(f, "{}Mbps", b / 1_000_000)
+        }
+    }
+}
+
+/// Parses `400Gbps`, `100Gb/s`, `900GB/s` (bytes, times 8), `1.6Tbps`.
+pub fn parse_bandwidth(s: &str) -> Result<Bandwidth, String> {
+    let (v, unit) = split_number(s).ok_or_else(|| format!("`{s}` is not a bandwidth"))?;
+    let mult: f64 = match unit {
+        "Mbps" | "Mb/s" => 1e6,
+        "Gbps" | "Gb/s" => 1e9,
+        "Tbps" | "Tb/s" => 1e12,
+        "MB/s" | "MBps" => 8e6,
+        "GB/s" | "GBps" => 8e9,
+        "TB/s" | "TBps" => 8e12,
+        _ => {
+            return Err(format!(
+                "unknown bandwidth unit `{unit}` in `{s}` (use Gbps, Tbps, GB/s, TB/s)"
+            ));
+        }
+    };
+    let b = v * mult;
+    if b > 1e18 {
+        return Err(format!("`{s}` is too large"));
+    }
+    Ok(Bandwidth(b.round() as u64))
+}
+
+/// Parses `10%` into a fraction (0.10).
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let num = t
+        .strip_suffix('%')
+        .ok_or_else(|| format!("`{s}` is not a percentage (write e.g. `10%`)"))?;
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a percentage"))?;
+    if !(0.0..=1000.0).contains(&v) {
+        return Err(format!("`{s}` is out of range (0% to 1000%)"));
+    }
+    Ok(v / 100.0)
+}
+
+/// The most indices an index set may name: guards against `0-4000000000`.
+pub const MAX_INDEX: u32 = 4095;
+
+/// Parses an index set such as `0-7`, `0-3,6`, `5`.
+pub fn parse_index_set(s: &str) -> Result<Vec<u32>, String> {
+    let mut out = std::collections::BTreeSet::new();
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("empty index set (write e.g. `0-7` or `0,2,4`)".into());
+    }
+    for part in t.split(',') {
+        let part = part.trim();
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let a: u32 = a
+            .parse()
+            .map_err(|_| format!("`{part}` in `{s}` is not an index or range like `0-7`"))?;
+        let b: u32 = b
+            .parse()
+            .map_err(|_| format!("`{part}` in `{s}` is not an index or range like `0-7`"))?;
+        if a > b {
+            return Err(format!("range `{part}` runs backwards"));
+        }
+        if b > MAX_INDEX {
+            return Err(format!("index {b} is too large (at most {MAX_INDEX})"));
+        }
+        out.extend(a..=b);
+    }
+    Ok(out.into_iter().collect())
+}
+
+/// Formats sorted indices compactly: `[0,1,2,3,6]` -> `0-3,6`.
+pub fn format_index_set(v: &[u32]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        if j == i {
+            parts.push(v[i].to_string());
+        } else {
+            parts.push(format!("{}-{}", v[i], v[j]));
+        }
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+/// The most names one range may expand to.
+pub const MAX_RANGE_NAMES: usize = 100_000;
+
+/// Expands a node-name pattern: `dgx-[001-128]`, `gpu[1-4]-[a,b]`, `node-[1-3,7]`.
+/// Zero padding follows the width of the range's first bound. A name without brackets
+/// expands to itself.
+pub fn expand_names(pattern: &str) -> Result<Vec<String>, String> {
+    let mut results: Vec<String> = vec![String::new()];
+    let mut rest = pattern;
+    if pattern.is_empty() {
+        return Err("empty node name".into());
+    }
+    while let Some(open) = rest.find('[') {
+        let lit = &rest[..open];
+        if lit.contains(']') {
+            return Err(format!("unmatched `]` in `{pattern}`"));
+        }
+        let close = rest[open..]
+            .find(']')
+            .map(|c| c + open)
+            .ok_or_else(|| format!("unclosed `[` in `{pattern}`"))?;
+        let inner = &rest[open + 1..close];
+        if inner.contains('[') {
+            return Err(format!("nested `[` in `{pattern}`"));
+        }
+        let items = expand_bracket(inner, pattern)?;
+        let mut next = Vec::with_capacity(results.len() * items.len());
+        for r in &results {
+            for it in &items {
+                next.push(format!("{r}{lit}{it}"));
+            }
+        }
+        if next.len() > MAX_RANGE_NAMES {
+            return Err(format!(
+                "`{pattern}` expands to more than {MAX_RANGE_NAMES} names"
+            ));
+        }
+        results = next;
+        rest = &rest[close + 1..];
+    }
+    if rest.contains(']') {
+        return Err(format!("unmatched `]` in `{pattern}`"));
+    }
+    for r in &mut results {
+        r.push_str(rest);
+    }
+    for r in &results {
+        validate_node_name(r)?;
+    }
+    Ok(results)
+}
+
+fn expand_bracket(inner: &str, pattern: &str) -> Result<Vec<String>, String> {
+    if inner.trim().is_empty() {
+        return Err(format!("empty `[]` in `{pattern}`"));
+    }
+    let mut out = Vec::new();
+    for part in inner.split(',') {
+        let part = part.trim();
+        match part.split_once('-') {
+            Some((a, b)) if !a.is_empty() && a.bytes().all(|c| c.is_ascii_digit()) => {
+                if b.is_empty() || !b.bytes().all(|c| c.is_ascii_digit()) {
+                    return Err(format!(
+                        "`{part}` in `{pattern}` is not a range like `001-128`"
+                    ));
+                }
+                let width = a.len();
+                let lo: u64 = a.parse().map_err(|_| format!("`{a}` is too large"))?;
+                let hi: u64 = b.parse().map_err(|_| format!("`{b}` is too large"))?;
+                if lo > hi {
+                    return Err(format!("range `{part}` in `{pattern}` runs backwards"));
+                }
+                if hi - lo >= MAX_RANGE_NAMES as u64 {
+                    return Err(format!(
+                        "`{pattern}` expands to more than {MAX_RANGE_NAMES} names"
+                    ));
+                }
+                for n in lo..=hi {
+                    out.push(format!("{n:0width$}"));
+                }
+            }
+            _ => {
+                if part.is_empty() {
+                    return Err(format!("empty item in `[{inner}]` of `{pattern}`"));
+                }
+                out.push(part.to_string());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Node names must be usable as Kubernetes node names and Slurm node names:
+/// lowercase DNS-1123 labels joined by dots, at most 253 characters.
+pub fn validate_node_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 253 {
+        return Err(format!("node name `{name}` must have 1 to 253 characters"));
+    }
+    let ok = name
+        .bytes()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'.');
+    let ends_ok = name
+        .bytes()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
+        && name
+            .bytes()
+            .last()
+            .is_some_and(|c| c.is_ascii_alphanumeric());
+    if !ok || !ends_ok {
+        return Err(format!(
+            "node name `{name}` must be lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit"
+        ));
+    }
+    Ok(())
+}
+
+/// Compresses node names into hostlist ranges: `dgx-001, dgx-002, dgx-003` ->
+/// `dgx-[001-003]`. Names are grouped by prefix and digit width; the output is sorted.
+pub fn compress_names(names: &[String]) -> Vec<String> {
+    use std::collections::BTreeMap;
+    let mut groups: BTreeMap<(String, usize, String), Vec<u64>> = BTreeMap::new();
+    let mut plain = Vec::new();
+    for n in names {
+        // split into prefix + trailing digits
+        let digits_start = n
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_ascii_digit())
+            .last()
+            .map(|(i, _)| i);
+        match digits_start {
+            Some(i) if n.len() - i <= 18 => {
+                let num: u64 = n[i..].parse().unwrap_or(0);
+                groups
+                    .entry((n[..i].to_string(), n.len() - i, String::new()))
+                    .or_default()
+                    .push(num);
+            }
+            _ => plain.push(n.clone()),
+        }
+    }
+    let mut out = plain;
+    for ((prefix, width, _), mut nums) in groups {
+        nums.sort_unstable();
+        nums.dedup();
+        if nums.len() == 1 {
+            out.push(format!("{prefix}{:0width$}", nums[0]));
+            continue;
+        }
+        let mut parts = Vec::new();
+        let mut i = 0;
+        while i < nums.len() {
+            let mut j = i;
+            while j + 1 < nums.len() && nums[j + 1] == nums[j] + 1 {
+                j += 1;
+            }
+            if i == j {
+                parts.push(format!("{:0width$}", nums[i]));
+            } else {
+                parts.push(format!("{:0width$}-{:0width$}", nums[i], nums[j]));
+            }
+            i = j + 1;
+        }
+        out.push(format!("{prefix}[{}]", parts.join(",")));
+    }
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes() {
+        assert_eq!(parse_bytes("80GiB").unwrap(), Bytes(80 * GIB));
+        assert_eq!(parse_bytes("2TiB").unwrap(), Bytes(2 * TIB));
+        assert_eq!(parse_bytes("18GB").unwrap(), Bytes(18_000_000_000));
+        assert_eq!(parse_bytes("1.5GiB").unwrap(), Bytes(3 * GIB / 2));
+        assert!(parse_bytes("80Gib").is_err());
+        assert!(parse_bytes("GiB").is_err());
+        assert!(parse_bytes("99999999999999999999TiB").is_err());
+        assert_eq!(Bytes(80 * GIB).to_string(), "80GiB");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("15m").unwrap(), Duration(900));
+        assert_eq!(parse_duration("1h30m").unwrap(), Duration(5400));
+        assert_eq!(parse_duration("2d").unwrap(), Duration(172800));
+        assert!(parse_duration("15").is_err());
+        assert!(parse_duration("15x").is_err());
+        assert!(parse_duration("99999999999999999999d").is_err());
+        assert_eq!(Duration(5400).to_string(), "1h30m");
+    }
+
+    #[test]
+    fn bandwidth() {
+        assert_eq!(
+            parse_bandwidth("400Gbps").unwrap(),
+            Bandwidth(400_000_000_000)
+        );
+        assert_eq!(
+            parse_bandwidth("900GB/s").unwrap(),
+            Bandwidth(7_200_000_000_000)
+        );
+        assert!(parse_bandwidth("400").is_err());
+    }
+
+    #[test]
+    fn index_sets() {
+        assert_eq!(parse_index_set("0-3,6").unwrap(), vec![0, 1, 2, 3, 6]);
+        assert_eq!(format_index_set(&[0, 1, 2, 3, 6]), "0-3,6");
+        assert!(parse_index_set("3-1").is_err());
+        assert!(parse_index_set("0-99999").is_err());
+        assert!(parse_index_set("a").is_err());
+    }
+
+    #[test]
+    fn names() {
+        let v = expand_names("dgx-[001-003]").unwrap();
+        assert_eq!(v, ["dgx-001", "dgx-002", "dgx-003"]);
+        let v = expand_names("r[1-2]-n[a,b]").unwrap();
+        assert_eq!(v, ["r1-na", "r1-nb", "r2-na", "r2-nb"]);
+        assert!(expand_names("dgx-[001-").is_err());
+        assert!(expand_names("dgx-[3-1]").is_err());
+        assert!(expand_names("DGX-1").is_err());
+        assert!(expand_names("n[0-999999999]").is_err());
+        assert_eq!(
+            compress_names(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
+            ["r1-na", "r1-nb", "r2-na", "r2-nb"]
+        );
+        let d: Vec<String> = expand_names("dgx-[001-016,018]").unwrap();
+        assert_eq!(compress_names(&d), ["dgx-[001-016,018]"]);
+    }
+}

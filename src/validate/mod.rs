@@ -1,0 +1,81 @@
+//! Validation: the rules, one per file under `rules/`, each with a stable code, its
+//! documentation (what, why, example, fix) and a failing fixture in `tests/rules/`.
+//!
+//! Codes GP000-GP005 are raised while reading files and decoding KDL (`load`, `spec`);
+//! their rule files hold the documentation. Every other rule is a function over the
+//! spec (what was written, with spans) and the model (what it resolves to).
+
+pub mod rules;
+
+use crate::diag::{Diagnostic, Diagnostics, Severity};
+use crate::model::{self, Cluster};
+use crate::source::SourceMap;
+use crate::spec::{self, Spec};
+
+/// What a rule sees.
+pub struct Ctx<'a> {
+    pub spec: &'a Spec,
+    pub model: &'a Cluster,
+}
+
+/// A validation rule and its documentation.
+pub struct Rule {
+    pub code: &'static str,
+    /// Short kebab-case name.
+    pub name: &'static str,
+    pub severity: Severity,
+    pub summary: &'static str,
+    /// Markdown: what, why, example, fix.
+    pub docs: &'static str,
+    /// `None` for codes raised while reading and decoding input.
+    pub check: Option<fn(&Ctx, &mut Diagnostics)>,
+}
+
+pub fn rule(code: &str) -> Option<&'static Rule> {
+    rules::ALL
+        .iter()
+        .copied()
+        .find(|r| r.code.eq_ignore_ascii_case(code))
+}
+
+/// The result of validating a configuration.
+pub struct Outcome {
+    pub spec: Spec,
+    pub model: Option<Cluster>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Outcome {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Parses, decodes, resolves and checks every file of `sources`.
+pub fn validate(sources: &SourceMap) -> Outcome {
+    let mut diags = Diagnostics::new();
+    let spec = spec::parse_all(sources, &mut diags);
+    let syntax_failed = diags.iter().any(|d| d.code == spec::GP001);
+    let model = if syntax_failed {
+        // A file that does not parse contributes nothing: checking references against
+        // the rest would only report consequences of the syntax error.
+        None
+    } else {
+        let model = model::build(&spec);
+        let cx = Ctx {
+            spec: &spec,
+            model: &model,
+        };
+        for r in rules::ALL {
+            if let Some(check) = r.check {
+                check(&cx, &mut diags);
+            }
+        }
+        Some(model)
+    };
+    Outcome {
+        spec,
+        model,
+        diagnostics: diags.into_sorted(),
+    }
+}
