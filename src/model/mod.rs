@@ -76,6 +76,30 @@ impl GpuModel {
             .map(String::as_str)
             .unwrap_or(catalog_name)
     }
+
+    /// The catalog profile for a name as written: the catalog name, or a driver name
+    /// pinned with `mig-name`.
+    pub fn mig_profile(&self, name: &str) -> Option<&'static crate::catalog::MigProfile> {
+        let mig = self.mig?;
+        mig.profile(name).or_else(|| {
+            self.driver_names
+                .iter()
+                .find(|(_, d)| d.as_str() == name)
+                .and_then(|(c, _)| mig.profile(c))
+        })
+    }
+
+    /// Profile names as this model's driver advertises them.
+    pub fn profile_names(&self) -> Vec<&str> {
+        self.mig
+            .map(|m| {
+                m.profiles
+                    .iter()
+                    .map(|p| self.profile_name(p.name))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]

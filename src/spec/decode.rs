@@ -292,6 +292,7 @@ fn decode_top(v: NodeView, spec: &mut Spec, diags: &mut Diagnostics) {
                         .unwrap_or_else(|| Spanned::new(true, c.head_span()))
                 }),
                 memory: v.child("memory").and_then(|c| c.arg_bytes(0)),
+                memory_given: v.child("memory").is_some(),
                 isolation: v.child("isolation").and_then(|c| c.arg_str(0)),
                 profile: v.child("profile").and_then(|c| c.arg_str(0)),
                 gpus_per_replica: v.child("gpus").and_then(|c| c.arg_u32(0)),

@@ -253,6 +253,8 @@ pub struct WorkloadDecl {
     pub preemptible: Option<S<bool>>,
     // inference / dev
     pub memory: Option<S<Bytes>>,
+    /// A `memory` node was written (even if its value was invalid).
+    pub memory_given: bool,
     pub isolation: Option<S<String>>,
     pub profile: Option<S<String>>,
     pub gpus_per_replica: Option<S<u32>>,

@@ -13,6 +13,26 @@ mod gp002_unknown_node;
 mod gp003_unknown_property;
 mod gp004_wrong_arguments;
 mod gp005_invalid_value;
+mod gp006_unknown_gpu_model;
+mod gp007_duplicate_name;
+mod gp008_dangling_reference;
+mod gp009_node_in_two_leaves;
+mod gp010_node_without_leaf;
+mod gp011_index_out_of_range;
+mod gp012_overlapping_groups;
+mod gp013_invalid_mig_layout;
+mod gp014_unknown_mig_profile;
+mod gp015_footprint_too_large;
+mod gp016_gang_exceeds_tier;
+mod gp017_quota_exceeds_capacity;
+mod gp018_preemption_cycle;
+mod gp019_mig_without_mig_gpu;
+mod gp020_gang_shape;
+mod gp021_team_quota_shape;
+mod gp022_preferred_wider_than_required;
+mod gp023_priority_order;
+mod gp024_team_parent_cycle;
+mod gp025_workload_shape;
 
 use super::Rule;
 
@@ -24,4 +44,24 @@ pub static ALL: &[&Rule] = &[
     &gp003_unknown_property::RULE,
     &gp004_wrong_arguments::RULE,
     &gp005_invalid_value::RULE,
+    &gp006_unknown_gpu_model::RULE,
+    &gp007_duplicate_name::RULE,
+    &gp008_dangling_reference::RULE,
+    &gp009_node_in_two_leaves::RULE,
+    &gp010_node_without_leaf::RULE,
+    &gp011_index_out_of_range::RULE,
+    &gp012_overlapping_groups::RULE,
+    &gp013_invalid_mig_layout::RULE,
+    &gp014_unknown_mig_profile::RULE,
+    &gp015_footprint_too_large::RULE,
+    &gp016_gang_exceeds_tier::RULE,
+    &gp017_quota_exceeds_capacity::RULE,
+    &gp018_preemption_cycle::RULE,
+    &gp019_mig_without_mig_gpu::RULE,
+    &gp020_gang_shape::RULE,
+    &gp021_team_quota_shape::RULE,
+    &gp022_preferred_wider_than_required::RULE,
+    &gp023_priority_order::RULE,
+    &gp024_team_parent_cycle::RULE,
+    &gp025_workload_shape::RULE,
 ];

@@ -1,0 +1,167 @@
+//! GP007: two declarations with the same name.
+use super::prelude::*;
+use std::collections::BTreeMap;
+
+pub static RULE: Rule = Rule {
+    code: "GP007",
+    name: "duplicate-name",
+    severity: Severity::Error,
+    summary: "two declarations of the same kind share a name (nodes, classes, switches, teams, ...)",
+    docs: r#"
+**What.** Two node classes, GPU models, nodes (also across name ranges), switches, NVLink
+domains, teams, priorities, workloads, pools, PCIe switches or NUMA ids of one class have
+the same name; or `cluster` is declared more than once.
+
+**Why.** Names are how everything else refers to a declaration; with two, a reference
+would be ambiguous and one of them silently ignored.
+
+**Example.**
+```text
+nodes "dgx-[001-016]" class="dgx-h100"
+nodes "dgx-[016-032]" class="dgx-h100"   // dgx-016 twice
+```
+
+**Fix.** Rename or remove one of them; for node ranges, make the ranges disjoint.
+"#,
+    check: Some(check),
+};
+
+fn dup<'a>(kind: &str, items: impl IntoIterator<Item = (&'a str, Span)>, out: &mut Diagnostics) {
+    let mut first: BTreeMap<&str, Span> = BTreeMap::new();
+    for (name, span) in items {
+        match first.get(name) {
+            Some(f) => out.push(
+                Diagnostic::error(RULE.code, format!("{kind} `{name}` is declared twice"))
+                    .at(span, "second declaration")
+                    .with_related(*f, "first declared here")
+                    .with_help(format!("{kind} names must be unique; rename or remove one")),
+            ),
+            None => {
+                first.insert(name, span);
+            }
+        }
+    }
+}
+
+fn check(cx: &Ctx, out: &mut Diagnostics) {
+    let s = cx.spec;
+    if s.clusters.len() > 1 {
+        for c in &s.clusters[1..] {
+            out.push(
+                Diagnostic::error(RULE.code, "`cluster` is declared more than once")
+                    .at(c.span, "second `cluster`")
+                    .with_related(s.clusters[0].span, "first declared here")
+                    .with_help("keep one `cluster` node for the whole configuration"),
+            );
+        }
+    }
+    dup(
+        "gpu-model",
+        s.gpu_models
+            .iter()
+            .map(|m| (m.name.value.as_str(), m.name.span)),
+        out,
+    );
+    dup(
+        "node class",
+        s.classes
+            .iter()
+            .map(|c| (c.name.value.as_str(), c.name.span)),
+        out,
+    );
+    dup_nodes(cx, out);
+    dup(
+        "switch",
+        s.switches
+            .iter()
+            .map(|x| (x.name.value.as_str(), x.name.span)),
+        out,
+    );
+    dup(
+        "NVLink domain",
+        s.mnnvl_domains
+            .iter()
+            .map(|x| (x.name.value.as_str(), x.name.span)),
+        out,
+    );
+    dup(
+        "team",
+        s.teams.iter().map(|x| (x.name.value.as_str(), x.name.span)),
+        out,
+    );
+    dup(
+        "priority",
+        s.priorities
+            .iter()
+            .map(|x| (x.name.value.as_str(), x.name.span)),
+        out,
+    );
+    dup(
+        "workload",
+        s.workloads
+            .iter()
+            .map(|x| (x.name.value.as_str(), x.name.span)),
+        out,
+    );
+    dup(
+        "pool",
+        s.pools.iter().map(|x| (x.name.value.as_str(), x.name.span)),
+        out,
+    );
+    for c in &s.classes {
+        dup(
+            "PCIe switch",
+            c.pcie_switches
+                .iter()
+                .filter_map(|p| p.name.as_ref())
+                .map(|n| (n.value.as_str(), n.span)),
+            out,
+        );
+        let ids: Vec<(String, Span)> = c
+            .numa
+            .iter()
+            .filter_map(|n| n.id.as_ref())
+            .map(|i| (i.value.to_string(), i.span))
+            .collect();
+        dup("NUMA node", ids.iter().map(|(n, s)| (n.as_str(), *s)), out);
+    }
+    for g in &s.node_groups {
+        dup(
+            "node override",
+            g.overrides
+                .iter()
+                .map(|o| (o.name.value.as_str(), o.name.span)),
+            out,
+        );
+    }
+}
+
+/// Nodes are reported once per pair of overlapping ranges, not once per name.
+fn dup_nodes(cx: &Ctx, out: &mut Diagnostics) {
+    let mut first: BTreeMap<&str, Span> = BTreeMap::new();
+    let mut pairs: BTreeMap<(Span, Span), Vec<String>> = BTreeMap::new();
+    for g in &cx.spec.node_groups {
+        for n in &g.names.value {
+            match first.get(n.as_str()) {
+                Some(f) => pairs.entry((g.names.span, *f)).or_default().push(n.clone()),
+                None => {
+                    first.insert(n, g.names.span);
+                }
+            }
+        }
+    }
+    for ((second, first), names) in pairs {
+        let list = crate::units::compress_names(&names).join(", ");
+        let d = Diagnostic::error(
+            RULE.code,
+            format!("{} node name(s) declared twice: {list}", names.len()),
+        )
+        .at(second, "declares nodes again");
+        let d = if first == second {
+            d
+        } else {
+            d.with_related(first, "first declared here")
+        };
+        out.push(d.with_help("every node must be declared once; make the name ranges disjoint"));
+    }
+}

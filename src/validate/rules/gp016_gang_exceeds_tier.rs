@@ -1,0 +1,142 @@
+//! GP016: a gang larger than any domain of its required tier can hold.
+use super::prelude::*;
+use crate::model::{Cluster, Tier, Workload};
+use crate::spec::WorkloadKind;
+use std::collections::BTreeMap;
+
+pub static RULE: Rule = Rule {
+    code: "GP016",
+    name: "gang-exceeds-tier",
+    severity: Severity::Error,
+    summary: "a training gang is larger than the largest domain of its required topology tier",
+    docs: r#"
+**What.** A training gang must land inside one domain of its `required` tier (one NVLink
+domain, node, leaf, spine, core, or the whole cluster when none is required), using
+`gpus-per-node` GPUs of an acceptable model on each node. No domain of that tier has
+enough such GPUs, even with the cluster empty.
+
+**Why.** All-or-nothing gangs that can never fit stay pending forever (or, worse, get
+admitted by quota and then never scheduled). The message names the largest domain and
+what it can hold.
+
+**Example.** A 128-GPU gang that must stay in one leaf, with 12 DGX nodes per leaf:
+```text
+training "llama" team="nlp" priority="prod" {
+    gang gpus=128 gpus-per-node=8
+    topology required="leaf"
+}
+```
+
+**Fix.** Relax `required` to a wider tier (keep the tight tier as `preferred`), shrink
+the gang, or add nodes to the leaf.
+"#,
+    check: Some(check),
+};
+
+/// GPUs a gang of `w` can use inside each domain of `tier`, best first.
+pub(crate) fn capacity_by_domain(m: &Cluster, w: &Workload, tier: Tier) -> Vec<(String, u32, u32)> {
+    let mut v: Vec<(String, u32, u32)> = m
+        .topology
+        .domains(m, tier)
+        .into_iter()
+        .map(|d| {
+            let mut per_node: BTreeMap<usize, u32> = BTreeMap::new();
+            for (n, gi) in &d.gpus {
+                let ok = m.nodes[*n]
+                    .gpus
+                    .iter()
+                    .find(|g| g.index == *gi)
+                    .and_then(|g| g.model.as_deref())
+                    .is_some_and(|md| w.accepts(md));
+                if ok {
+                    *per_node.entry(*n).or_default() += 1;
+                }
+            }
+            let mut cap = 0;
+            let mut nodes = 0;
+            for (n, free) in per_node {
+                let gpn = w
+                    .effective_gpus_per_node(m.nodes[n].gpus.len() as u32)
+                    .max(1);
+                if free >= gpn {
+                    cap += free / gpn * gpn;
+                    nodes += 1;
+                }
+            }
+            (d.name, cap, nodes)
+        })
+        .collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v
+}
+
+fn check(cx: &Ctx, out: &mut Diagnostics) {
+    let m = cx.model;
+    for w in m
+        .workloads
+        .iter()
+        .filter(|w| w.kind == WorkloadKind::Training && w.gang_gpus > 0)
+    {
+        let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
+            continue;
+        };
+        let tier = w.required_tier.unwrap_or(Tier::Cluster);
+        let caps = capacity_by_domain(m, w, tier);
+        let best = caps.first().map(|c| c.1).unwrap_or(0);
+        if best >= w.gang_gpus {
+            continue;
+        }
+        let gpn = w
+            .gpus_per_node
+            .map(|g| format!(" ({} per node)", g))
+            .unwrap_or_default();
+        let largest = match caps.first() {
+            Some((name, cap, nodes)) if tier != Tier::Cluster => {
+                format!(
+                    "the largest {}, `{name}`, can hold {cap} on {nodes} node(s)",
+                    tier.as_str()
+                )
+            }
+            Some((_, cap, _)) => format!("the whole cluster can hold {cap}"),
+            None => "no node has GPUs of an acceptable model".to_string(),
+        };
+        let span = decl
+            .required_tier
+            .as_ref()
+            .map(|t| t.span)
+            .or(decl.gang_gpus.as_ref().map(|g| g.span))
+            .unwrap_or(decl.span);
+        let mut d = Diagnostic::error(
+            RULE.code,
+            format!(
+                "gang `{}` needs {} GPUs{gpn} inside one {}; {largest}",
+                w.name,
+                w.gang_gpus,
+                tier.as_str()
+            ),
+        )
+        .at(span, format!("no {} is large enough", tier.as_str()));
+        if let Some(g) = &decl.gang_gpus {
+            if g.span != span {
+                d = d.with_related(g.span, "gang size");
+            }
+        }
+        let wider = Tier::ALL.iter().find(|t| {
+            **t > tier
+                && capacity_by_domain(m, w, **t)
+                    .first()
+                    .is_some_and(|c| c.1 >= w.gang_gpus)
+        });
+        out.push(d.with_help(match wider {
+            Some(t) => format!(
+                "the gang fits inside one {}: write required=\"{}\" preferred=\"{}\"",
+                t.as_str(),
+                t.as_str(),
+                tier.as_str()
+            ),
+            None => {
+                "shrink the gang or add capacity: it does not fit in the whole cluster".to_string()
+            }
+        }));
+    }
+}

@@ -1,0 +1,117 @@
+//! GP025: an inference or dev class missing what sizes it, or with contradictory settings.
+use super::prelude::*;
+use crate::spec::WorkloadKind;
+
+pub static RULE: Rule = Rule {
+    code: "GP025",
+    name: "workload-shape",
+    severity: Severity::Error,
+    summary: "zero replicas, an inference class without memory/profile/gpus, a dev class without `share`, or contradictory sharing settings",
+    docs: r#"
+**What.** `replicas=0`; an `inference` class with neither `memory` nor `profile` (MIG) nor
+`gpus` (whole GPU); `profile` or `min-compute` with an isolation other than `mig`; `gpus`
+above 1 with a sharing isolation; a `dev` class without `share`, or `per-gpu=0`;
+training-only settings on other kinds and vice versa are rejected by the language itself.
+
+**Why.** The planner sizes replicas from these values; without them it would have to guess.
+
+**Example.**
+```text
+inference "chat" team="apps" priority="serving" replicas=8 {
+    isolation "mig"
+}
+```
+
+**Fix.** Give the footprint (`memory "18GiB"`) or an explicit `profile "2g.20gb"`.
+"#,
+    check: Some(check),
+};
+
+fn check(cx: &Ctx, out: &mut Diagnostics) {
+    for d in &cx.spec.workloads {
+        let name = format!("{} `{}`", d.kind.as_str(), d.name.value);
+        if let Some(r) = d.replicas.as_ref().filter(|r| r.value == 0) {
+            out.push(
+                Diagnostic::error(RULE.code, format!("{name} has 0 replicas"))
+                    .at(r.span, "zero")
+                    .with_help("remove the class, or give it at least one replica"),
+            );
+        }
+        match d.kind {
+            WorkloadKind::Inference => {
+                let iso = d
+                    .isolation
+                    .as_ref()
+                    .map(|i| i.value.as_str())
+                    .unwrap_or("whole-gpu");
+                if !d.memory_given && d.profile.is_none() && d.gpus_per_replica.is_none() {
+                    out.push(
+                        Diagnostic::error(RULE.code, format!("{name} says nothing about its size"))
+                            .at(d.span, "needs `memory`, `profile` or `gpus`")
+                            .with_help(
+                                "give the GPU memory one replica needs, e.g. memory \"18GiB\"",
+                            ),
+                    );
+                }
+                if iso != "mig" {
+                    for (what, span) in [
+                        ("profile", d.profile.as_ref().map(|p| p.span)),
+                        ("min-compute", d.min_compute.as_ref().map(|p| p.span)),
+                    ] {
+                        if let Some(span) = span {
+                            out.push(
+                                Diagnostic::error(
+                                    RULE.code,
+                                    format!("{name} sets `{what}` but its isolation is `{iso}`"),
+                                )
+                                .at(span, "only meaningful with MIG")
+                                .with_help("add isolation \"mig\", or remove it"),
+                            );
+                        }
+                    }
+                }
+                if let Some(g) = d
+                    .gpus_per_replica
+                    .as_ref()
+                    .filter(|g| g.value != 1 && iso != "whole-gpu")
+                {
+                    out.push(
+                        Diagnostic::error(
+                            RULE.code,
+                            format!(
+                                "{name} asks for {} GPUs per replica with isolation `{iso}`",
+                                g.value
+                            ),
+                        )
+                        .at(g.span, "whole GPUs per replica")
+                        .with_help("multi-GPU replicas need isolation \"whole-gpu\""),
+                    );
+                }
+                if let Some(g) = d.gpus_per_replica.as_ref().filter(|g| g.value == 0) {
+                    out.push(
+                        Diagnostic::error(RULE.code, format!("{name} has gpus 0"))
+                            .at(g.span, "zero")
+                            .with_help("use at least 1"),
+                    );
+                }
+            }
+            WorkloadKind::Dev => {
+                if d.share.is_none() {
+                    out.push(
+                        Diagnostic::error(RULE.code, format!("{name} has no `share`"))
+                            .at(d.span, "how do sessions share GPUs?")
+                            .with_help("add e.g. share \"time-slice\" per-gpu=4"),
+                    );
+                }
+                if let Some(p) = d.per_gpu.as_ref().filter(|p| p.value == 0) {
+                    out.push(
+                        Diagnostic::error(RULE.code, format!("{name} shares 0 sessions per GPU"))
+                            .at(p.span, "zero")
+                            .with_help("use per-gpu=1 or more"),
+                    );
+                }
+            }
+            WorkloadKind::Training => {}
+        }
+    }
+}
