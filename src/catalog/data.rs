@@ -397,7 +397,13 @@ pub static MODELS: &[GpuSpec] = &[
     },
     GpuSpec {
         id: "a100-sxm4-80gb",
-        aliases: &["a100", "a100-80gb", "a100-sxm4-80", "a100-sxm", "a100-sxm-80gb"],
+        aliases: &[
+            "a100",
+            "a100-80gb",
+            "a100-sxm4-80",
+            "a100-sxm",
+            "a100-sxm-80gb",
+        ],
         product_names: &["NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"],
         pci_device_ids: &[0x20B2],
         architecture: "ampere",

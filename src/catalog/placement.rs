@@ -274,7 +274,10 @@ fn candidates<'a>(
 }
 
 /// A full placement of `sorted`, if one exists (first found, starts tried in order).
-fn search(spec: &MigSpec, sorted: &[&'static MigProfile]) -> Option<Vec<(&'static MigProfile, u8)>> {
+fn search(
+    spec: &MigSpec,
+    sorted: &[&'static MigProfile],
+) -> Option<Vec<(&'static MigProfile, u8)>> {
     let mut chosen = Vec::with_capacity(sorted.len());
     let mut best = Vec::new();
     deepest(spec, sorted, 0, &mut chosen, &mut best);
@@ -420,7 +423,10 @@ mod tests {
     #[test]
     fn two_4g_exceed_the_profile_maximum() {
         let e = fits(mig("h100"), &["4g.40gb", "4g.40gb"]).unwrap_err();
-        assert!(matches!(e, FitError::TooManyOfProfile { max: 1, .. }), "{e:?}");
+        assert!(
+            matches!(e, FitError::TooManyOfProfile { max: 1, .. }),
+            "{e:?}"
+        );
     }
 
     #[test]
@@ -470,7 +476,10 @@ mod tests {
     #[test]
     fn a30_compute_is_checked_before_slots() {
         let e = fits(mig("a30"), &["2g.12gb", "1g.6gb", "1g.6gb", "1g.6gb"]).unwrap_err();
-        assert!(matches!(e, FitError::ComputeExceeded { needed: 5, .. }), "{e:?}");
+        assert!(
+            matches!(e, FitError::ComputeExceeded { needed: 5, .. }),
+            "{e:?}"
+        );
     }
 
     #[test]
@@ -482,7 +491,10 @@ mod tests {
     #[test]
     fn unknown_profile_and_empty_list() {
         let e = fits(mig("h100"), &["5g.50gb"]).unwrap_err();
-        assert_eq!(e.to_string(), "`5g.50gb` is not a MIG profile of this GPU model");
+        assert_eq!(
+            e.to_string(),
+            "`5g.50gb` is not a MIG profile of this GPU model"
+        );
         assert_eq!(fits(mig("h100"), &[]).expect("empty fits").instances, []);
     }
 
@@ -533,7 +545,10 @@ mod tests {
             sort_canonical(&mut sorted);
             assert_eq!(&sorted, l);
         }
-        assert_eq!(layouts[0].iter().map(|p| p.name).collect::<Vec<_>>(), ["7g.80gb"]);
+        assert_eq!(
+            layouts[0].iter().map(|p| p.name).collect::<Vec<_>>(),
+            ["7g.80gb"]
+        );
         assert!(is_maximal(spec, &layouts[0]));
         assert!(!is_maximal(spec, &[]));
     }

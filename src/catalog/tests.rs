@@ -120,22 +120,96 @@ fn nvml_names_and_pci_ids_from_the_reference() {
 
 #[test]
 fn memory_nvlink_short_names_and_drivers() {
-    let cases: [(&str, u64, Option<(u8, u8, u32)>, &str, Option<&str>); 15] = [
+    /// id, memory MiB, NVLink (gen, links, GB/s), short name, MIG minimum driver.
+    type Row = (
+        &'static str,
+        u64,
+        Option<(u8, u8, u32)>,
+        &'static str,
+        Option<&'static str>,
+    );
+    let cases: [Row; 15] = [
         ("t4-16gb", 15360, None, "t4", None),
         ("a30-24gb", 24576, Some((3, 4, 200)), "a30", Some("R460")),
-        ("a100-sxm4-40gb", 40960, Some((3, 12, 600)), "a100", Some("R450")),
-        ("a100-pcie-40gb", 40960, Some((3, 12, 600)), "a100", Some("R450")),
-        ("a100-sxm4-80gb", 81920, Some((3, 12, 600)), "a100", Some("R450")),
-        ("a100-pcie-80gb", 81920, Some((3, 12, 600)), "a100", Some("R450")),
-        ("h100-sxm5-80gb", 81559, Some((4, 18, 900)), "h100", Some("R525")),
-        ("h100-pcie-80gb", 81559, Some((4, 12, 600)), "h100", Some("R525")),
-        ("h100-nvl-94gb", 95830, Some((4, 12, 600)), "h100", Some("R525")),
-        ("h200-sxm-141gb", 143771, Some((4, 18, 900)), "h200", Some("R550")),
-        ("h200-nvl-141gb", 143771, Some((4, 18, 900)), "h200", Some("R550")),
+        (
+            "a100-sxm4-40gb",
+            40960,
+            Some((3, 12, 600)),
+            "a100",
+            Some("R450"),
+        ),
+        (
+            "a100-pcie-40gb",
+            40960,
+            Some((3, 12, 600)),
+            "a100",
+            Some("R450"),
+        ),
+        (
+            "a100-sxm4-80gb",
+            81920,
+            Some((3, 12, 600)),
+            "a100",
+            Some("R450"),
+        ),
+        (
+            "a100-pcie-80gb",
+            81920,
+            Some((3, 12, 600)),
+            "a100",
+            Some("R450"),
+        ),
+        (
+            "h100-sxm5-80gb",
+            81559,
+            Some((4, 18, 900)),
+            "h100",
+            Some("R525"),
+        ),
+        (
+            "h100-pcie-80gb",
+            81559,
+            Some((4, 12, 600)),
+            "h100",
+            Some("R525"),
+        ),
+        (
+            "h100-nvl-94gb",
+            95830,
+            Some((4, 12, 600)),
+            "h100",
+            Some("R525"),
+        ),
+        (
+            "h200-sxm-141gb",
+            143771,
+            Some((4, 18, 900)),
+            "h200",
+            Some("R550"),
+        ),
+        (
+            "h200-nvl-141gb",
+            143771,
+            Some((4, 18, 900)),
+            "h200",
+            Some("R550"),
+        ),
         ("l4-24gb", 23034, None, "l4", None),
         ("l40s-48gb", 46068, None, "l40s", None),
-        ("b200-180gb", 183359, Some((5, 18, 1800)), "b200", Some("R570")),
-        ("gb200-186gb", 189471, Some((5, 18, 1800)), "gb200", Some("R570")),
+        (
+            "b200-180gb",
+            183359,
+            Some((5, 18, 1800)),
+            "b200",
+            Some("R570"),
+        ),
+        (
+            "gb200-186gb",
+            189471,
+            Some((5, 18, 1800)),
+            "gb200",
+            Some("R570"),
+        ),
     ];
     for (id, mib, nvlink, short, driver) in cases {
         let g = model(id);
@@ -157,13 +231,28 @@ fn profile_tables_are_consistent() {
         for p in spec.profiles {
             assert!(ids.insert(p.id), "{}: id {} twice", g.id, p.id);
             assert!(names.insert(p.name), "{}: {} twice", g.id, p.name);
-            assert!(!p.starts.is_empty() && p.max_count >= 1, "{} {}", g.id, p.name);
-            assert!(p.starts.windows(2).all(|w| w[0] < w[1]), "{} {}", g.id, p.name);
+            assert!(
+                !p.starts.is_empty() && p.max_count >= 1,
+                "{} {}",
+                g.id,
+                p.name
+            );
+            assert!(
+                p.starts.windows(2).all(|w| w[0] < w[1]),
+                "{} {}",
+                g.id,
+                p.name
+            );
             for &s in p.starts {
                 let end = s as u32 + p.memory_slices as u32;
                 assert!(end <= spec.memory_slices as u32, "{} {}@{s}", g.id, p.name);
             }
-            assert!(p.compute_slices <= spec.compute_slices, "{} {}", g.id, p.name);
+            assert!(
+                p.compute_slices <= spec.compute_slices,
+                "{} {}",
+                g.id,
+                p.name
+            );
             assert!(p.max_count <= spec.max_instances, "{} {}", g.id, p.name);
             let share = total_gib * p.memory_slices as f64 / spec.memory_slices as f64;
             assert!(
@@ -175,7 +264,11 @@ fn profile_tables_are_consistent() {
             );
             check_name(g.id, p.name, p.compute_slices, p.media_extensions);
         }
-        let me: Vec<_> = spec.profiles.iter().filter(|p| p.media_extensions).collect();
+        let me: Vec<_> = spec
+            .profiles
+            .iter()
+            .filter(|p| p.media_extensions)
+            .collect();
         assert!(me.iter().all(|p| p.max_count == 1), "{}: +me max 1", g.id);
     }
 }
@@ -203,19 +296,51 @@ fn mig_capability_and_profile_names_per_model() {
     let expect: [(&str, [&str; 7]); 4] = [
         (
             "a100-sxm4-40gb",
-            ["1g.5gb", "1g.5gb+me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"],
+            [
+                "1g.5gb",
+                "1g.5gb+me",
+                "1g.10gb",
+                "2g.10gb",
+                "3g.20gb",
+                "4g.20gb",
+                "7g.40gb",
+            ],
         ),
         (
             "h100-nvl-94gb",
-            ["1g.12gb", "1g.12gb+me", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"],
+            [
+                "1g.12gb",
+                "1g.12gb+me",
+                "1g.24gb",
+                "2g.24gb",
+                "3g.47gb",
+                "4g.47gb",
+                "7g.94gb",
+            ],
         ),
         (
             "b200-180gb",
-            ["1g.23gb", "1g.23gb+me", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb"],
+            [
+                "1g.23gb",
+                "1g.23gb+me",
+                "1g.45gb",
+                "2g.45gb",
+                "3g.90gb",
+                "4g.90gb",
+                "7g.180gb",
+            ],
         ),
         (
             "gb200-186gb",
-            ["1g.23gb", "1g.23gb+me", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb"],
+            [
+                "1g.23gb",
+                "1g.23gb+me",
+                "1g.47gb",
+                "2g.47gb",
+                "3g.93gb",
+                "4g.93gb",
+                "7g.186gb",
+            ],
         ),
     ];
     for (id, names) in expect {
@@ -225,10 +350,20 @@ fn mig_capability_and_profile_names_per_model() {
     for id in ["l40s-48gb", "l4-24gb", "t4-16gb"] {
         assert!(model(id).mig.is_none(), "{id} has no MIG");
     }
-    let a30: Vec<(&str, u32)> = mig("a30-24gb").profiles.iter().map(|p| (p.name, p.id)).collect();
+    let a30: Vec<(&str, u32)> = mig("a30-24gb")
+        .profiles
+        .iter()
+        .map(|p| (p.name, p.id))
+        .collect();
     assert_eq!(
         a30,
-        [("1g.6gb", 14), ("1g.6gb+me", 21), ("2g.12gb", 5), ("2g.12gb+me", 6), ("4g.24gb", 0)]
+        [
+            ("1g.6gb", 14),
+            ("1g.6gb+me", 21),
+            ("2g.12gb", 5),
+            ("2g.12gb+me", 6),
+            ("4g.24gb", 0)
+        ]
     );
     assert_eq!(mig("a30-24gb").max_instances, 4);
     // Variants of one product share the MIG table.
@@ -256,8 +391,14 @@ fn observed_memory_matches_the_transcripts() {
         ("h200-sxm-141gb", "4g.71gb", 69.50),
     ];
     for (id, name, gib) in observed {
-        let p = mig(id).profile(name).unwrap_or_else(|| panic!("{id} {name}"));
-        assert_eq!((p.memory_gib, p.memory_observed), (gib, true), "{id} {name}");
+        let p = mig(id)
+            .profile(name)
+            .unwrap_or_else(|| panic!("{id} {name}"));
+        assert_eq!(
+            (p.memory_gib, p.memory_observed),
+            (gib, true),
+            "{id} {name}"
+        );
     }
     for id in ["a30-24gb", "a100-sxm4-40gb", "b200-180gb", "gb200-186gb"] {
         assert!(mig(id).profiles.iter().all(|p| !p.memory_observed), "{id}");
@@ -275,7 +416,13 @@ fn usable_memory_grows_with_memory_slices() {
                     assert_eq!(a.memory_gib, b.memory_gib, "{} {} {}", g.id, a.name, b.name);
                 }
                 if b.memory_slices > a.memory_slices {
-                    assert!(b.memory_gib > a.memory_gib, "{} {} {}", g.id, a.name, b.name);
+                    assert!(
+                        b.memory_gib > a.memory_gib,
+                        "{} {} {}",
+                        g.id,
+                        a.name,
+                        b.name
+                    );
                 }
             }
         }
