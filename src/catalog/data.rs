@@ -415,7 +415,7 @@ pub static MODELS: &[GpuSpec] = &[
     GpuSpec {
         id: "a100-pcie-80gb",
         aliases: &["a100-pcie-80", "a100-80gb-pcie"],
-        product_names: &["NVIDIA A100 80GB PCIe", "NVIDIA A100-PCIE-80GB"],
+        product_names: &["NVIDIA A100 80GB PCIe"],
         pci_device_ids: &[0x20B5],
         architecture: "ampere",
         memory_mib: 81920,
