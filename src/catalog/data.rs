@@ -1,107 +1,527 @@
-//! Catalog data (placeholder: filled in from the reference tables).
+//! The built-in catalog data: every GPU model gpuplan knows, with memory, NVLink, PCI ids,
+//! NVML product names and MIG geometry.
+//!
+//! Sources: `../shared/reference/mig.md` (§2 placement table, §3 A30, §4 names, minimum
+//! drivers and `-lgip` memory, §5 PCI ids), `../shared/reference/limits.md` §1 (NVLink)
+//! and the `-lgip` fixtures under `../shared/fixtures/nvidia-smi/`.
+//!
+//! Usable memory (`memory_gib`): where a real `nvidia-smi mig -lgip` transcript gives the
+//! value, it is copied and marked `memory_observed: true`. Otherwise it is derived
+//! conservatively (rounded down to 0.01 GiB) and marked `false`:
+//! - from a sibling model's observed value with the same number of memory slices, scaled
+//!   by the ratio of memory per slice (A100-40 and A30 from A100-80, B200 and GB200 from
+//!   H200);
+//! - a 4g profile has the same memory slices as the 3g one, so the same value;
+//! - a 7g profile (8 memory slices) gets twice the 4-slice value; on A100-80, the only
+//!   model with an observed 7g, 7g = 79.00 GiB > 2 x 39.25.
+//!
+//! Short names (Slurm GRES type): one per product family (`a100` for the 40GB and 80GB
+//! parts, `h100` for SXM, PCIe and NVL, `h200` for SXM and NVL). A cluster that mixes
+//! memory variants of one family declares its own `gpu-model` with another short name.
+//!
+//! PCI ids of derived products (A800, H800, H100 SXM5 94GB, GH200, H20) are left out on
+//! purpose: they are different products with different NVLink and would be misnamed.
 
 use super::{GpuSpec, MigProfile, MigSpec, NvlinkSpec};
 
-const S7: &[u8] = &[0, 1, 2, 3, 4, 5, 6];
+const OBSERVED: bool = true;
+const DERIVED: bool = false;
 
-static H100_80_MIG: MigSpec = MigSpec {
-    memory_slices: 8,
+/// The hardware shape behind a GPU-instance profile ID: identical across models of one
+/// geometry, only the name and usable memory differ.
+struct Shape {
+    id: u32,
+    compute_slices: u8,
+    memory_slices: u8,
+    max_count: u8,
+    starts: &'static [u8],
+    media_extensions: bool,
+}
+
+const fn profile(shape: &Shape, name: &'static str, memory_gib: f64, observed: bool) -> MigProfile {
+    MigProfile {
+        name,
+        id: shape.id,
+        compute_slices: shape.compute_slices,
+        memory_slices: shape.memory_slices,
+        max_count: shape.max_count,
+        starts: shape.starts,
+        memory_gib,
+        memory_observed: observed,
+        media_extensions: shape.media_extensions,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 8 memory slices / 7 compute slices (A100, H100, H200, B200, GB200): mig.md §2 `-lgipp`.
+
+const STARTS_1SLICE: &[u8] = &[0, 1, 2, 3, 4, 5, 6];
+const STARTS_2SLICE: &[u8] = &[0, 2, 4, 6];
+const STARTS_2G: &[u8] = &[0, 2, 4];
+const STARTS_3G: &[u8] = &[0, 4];
+const STARTS_ZERO: &[u8] = &[0];
+
+/// ID 19: `1g` with one memory slice.
+const G8_1G: Shape = Shape {
+    id: 19,
+    compute_slices: 1,
+    memory_slices: 1,
+    max_count: 7,
+    starts: STARTS_1SLICE,
+    media_extensions: false,
+};
+/// ID 20: `1g+me`.
+const G8_1G_ME: Shape = Shape {
+    id: 20,
+    compute_slices: 1,
+    memory_slices: 1,
+    max_count: 1,
+    starts: STARTS_1SLICE,
+    media_extensions: true,
+};
+/// ID 15: `1g` with two memory slices.
+const G8_1G_2MEM: Shape = Shape {
+    id: 15,
+    compute_slices: 1,
+    memory_slices: 2,
+    max_count: 4,
+    starts: STARTS_2SLICE,
+    media_extensions: false,
+};
+/// ID 14: `2g`.
+const G8_2G: Shape = Shape {
+    id: 14,
+    compute_slices: 2,
+    memory_slices: 2,
+    max_count: 3,
+    starts: STARTS_2G,
+    media_extensions: false,
+};
+/// ID 9: `3g`.
+const G8_3G: Shape = Shape {
+    id: 9,
+    compute_slices: 3,
+    memory_slices: 4,
+    max_count: 2,
+    starts: STARTS_3G,
+    media_extensions: false,
+};
+/// ID 5: `4g`.
+const G8_4G: Shape = Shape {
+    id: 5,
+    compute_slices: 4,
+    memory_slices: 4,
+    max_count: 1,
+    starts: STARTS_ZERO,
+    media_extensions: false,
+};
+/// ID 0: `7g`, the whole GPU.
+const G8_7G: Shape = Shape {
+    id: 0,
     compute_slices: 7,
-    max_instances: 7,
-    min_driver: "R525",
+    memory_slices: 8,
+    max_count: 1,
+    starts: STARTS_ZERO,
+    media_extensions: false,
+};
+
+const fn eight_slice(min_driver: &'static str, profiles: &'static [MigProfile]) -> MigSpec {
+    MigSpec {
+        memory_slices: 8,
+        compute_slices: 7,
+        max_instances: 7,
+        profiles,
+        min_driver,
+    }
+}
+
+/// A100 40GB. No -lgip in the reference: halves of the A100-80 values. `1g.10gb` (ID 15)
+/// needs R525+ per the User Guide; the model minimum stays R450.
+static A100_40_MIG: MigSpec = eight_slice(
+    "R450",
+    &[
+        profile(&G8_1G, "1g.5gb", 4.75, DERIVED),
+        profile(&G8_1G_ME, "1g.5gb+me", 4.75, DERIVED),
+        profile(&G8_1G_2MEM, "1g.10gb", 9.75, DERIVED),
+        profile(&G8_2G, "2g.10gb", 9.75, DERIVED),
+        profile(&G8_3G, "3g.20gb", 19.62, DERIVED),
+        profile(&G8_4G, "4g.20gb", 19.62, DERIVED),
+        profile(&G8_7G, "7g.40gb", 39.50, DERIVED),
+    ],
+);
+
+/// A100 80GB: mig.md §4 caveat (observed 9.50 / 19.50 / 39.25 / 79.00).
+static A100_80_MIG: MigSpec = eight_slice(
+    "R450",
+    &[
+        profile(&G8_1G, "1g.10gb", 9.50, OBSERVED),
+        profile(&G8_1G_ME, "1g.10gb+me", 9.50, OBSERVED),
+        profile(&G8_1G_2MEM, "1g.20gb", 19.50, OBSERVED),
+        profile(&G8_2G, "2g.20gb", 19.50, OBSERVED),
+        profile(&G8_3G, "3g.40gb", 39.25, OBSERVED),
+        profile(&G8_4G, "4g.40gb", 39.25, OBSERVED),
+        profile(&G8_7G, "7g.80gb", 79.00, OBSERVED),
+    ],
+);
+
+/// H100 80GB (SXM5 and PCIe): mig.md §4 caveat (observed 9.75 / 19.62 / 39.50).
+static H100_80_MIG: MigSpec = eight_slice(
+    "R525",
+    &[
+        profile(&G8_1G, "1g.10gb", 9.75, OBSERVED),
+        profile(&G8_1G_ME, "1g.10gb+me", 9.75, OBSERVED),
+        profile(&G8_1G_2MEM, "1g.20gb", 19.62, OBSERVED),
+        profile(&G8_2G, "2g.20gb", 19.62, OBSERVED),
+        profile(&G8_3G, "3g.40gb", 39.50, OBSERVED),
+        profile(&G8_4G, "4g.40gb", 39.50, OBSERVED),
+        profile(&G8_7G, "7g.80gb", 79.00, DERIVED),
+    ],
+);
+
+/// H100 NVL 94GB: fixture `mig_lgip_H100NVL_94GB` (10.75 / 21.62; 3g.47gb = 46.38 from
+/// the mig-parted PR the fixture cites).
+static H100_94_MIG: MigSpec = eight_slice(
+    "R525",
+    &[
+        profile(&G8_1G, "1g.12gb", 10.75, OBSERVED),
+        profile(&G8_1G_ME, "1g.12gb+me", 10.75, OBSERVED),
+        profile(&G8_1G_2MEM, "1g.24gb", 21.62, OBSERVED),
+        profile(&G8_2G, "2g.24gb", 21.62, OBSERVED),
+        profile(&G8_3G, "3g.47gb", 46.38, OBSERVED),
+        profile(&G8_4G, "4g.47gb", 46.38, DERIVED),
+        profile(&G8_7G, "7g.94gb", 92.76, DERIVED),
+    ],
+);
+
+/// H200 141GB (SXM and NVL): fixture `mig_lgip_H200_141GB` (16.00 / 32.25 / 69.50; the
+/// 7g row was not captured).
+static H200_MIG: MigSpec = eight_slice(
+    "R550",
+    &[
+        profile(&G8_1G, "1g.18gb", 16.00, OBSERVED),
+        profile(&G8_1G_ME, "1g.18gb+me", 16.00, OBSERVED),
+        profile(&G8_1G_2MEM, "1g.35gb", 32.25, OBSERVED),
+        profile(&G8_2G, "2g.35gb", 32.25, OBSERVED),
+        profile(&G8_3G, "3g.71gb", 69.50, OBSERVED),
+        profile(&G8_4G, "4g.71gb", 69.50, OBSERVED),
+        profile(&G8_7G, "7g.141gb", 139.00, DERIVED),
+    ],
+);
+
+/// B200 180GB: names from the User Guide; shapes expected identical to §2 but no
+/// `-lgipp` transcript exists (UNVERIFIED). Memory scaled from H200 by 183359/143771.
+static B200_MIG: MigSpec = eight_slice(
+    "R570",
+    &[
+        profile(&G8_1G, "1g.23gb", 20.40, DERIVED),
+        profile(&G8_1G_ME, "1g.23gb+me", 20.40, DERIVED),
+        profile(&G8_1G_2MEM, "1g.45gb", 41.13, DERIVED),
+        profile(&G8_2G, "2g.45gb", 41.13, DERIVED),
+        profile(&G8_3G, "3g.90gb", 88.63, DERIVED),
+        profile(&G8_4G, "4g.90gb", 88.63, DERIVED),
+        profile(&G8_7G, "7g.180gb", 177.26, DERIVED),
+    ],
+);
+
+/// GB200 186GB: names from mig-parted's config (UNVERIFIED shapes, as B200). Memory
+/// scaled from H200 by 189471/143771.
+static GB200_MIG: MigSpec = eight_slice(
+    "R570",
+    &[
+        profile(&G8_1G, "1g.23gb", 21.08, DERIVED),
+        profile(&G8_1G_ME, "1g.23gb+me", 21.08, DERIVED),
+        profile(&G8_1G_2MEM, "1g.47gb", 42.50, DERIVED),
+        profile(&G8_2G, "2g.47gb", 42.50, DERIVED),
+        profile(&G8_3G, "3g.93gb", 91.59, DERIVED),
+        profile(&G8_4G, "4g.93gb", 91.59, DERIVED),
+        profile(&G8_7G, "7g.186gb", 183.18, DERIVED),
+    ],
+);
+
+// ---------------------------------------------------------------------------------------
+// A30: 4 memory slices / 4 compute slices, mig.md §3 (observed `-lgipp`, driver 535).
+// The same numeric IDs mean other shapes than on the 8-slice models.
+
+const A30_STARTS_1G: &[u8] = &[0, 1, 2, 3];
+const A30_STARTS_2G: &[u8] = &[0, 2];
+
+const A30_1G: Shape = Shape {
+    id: 14,
+    compute_slices: 1,
+    memory_slices: 1,
+    max_count: 4,
+    starts: A30_STARTS_1G,
+    media_extensions: false,
+};
+const A30_1G_ME: Shape = Shape {
+    id: 21,
+    compute_slices: 1,
+    memory_slices: 1,
+    max_count: 1,
+    starts: A30_STARTS_1G,
+    media_extensions: true,
+};
+const A30_2G: Shape = Shape {
+    id: 5,
+    compute_slices: 2,
+    memory_slices: 2,
+    max_count: 2,
+    starts: A30_STARTS_2G,
+    media_extensions: false,
+};
+const A30_2G_ME: Shape = Shape {
+    id: 6,
+    compute_slices: 2,
+    memory_slices: 2,
+    max_count: 1,
+    starts: A30_STARTS_2G,
+    media_extensions: true,
+};
+const A30_4G: Shape = Shape {
+    id: 0,
+    compute_slices: 4,
+    memory_slices: 4,
+    max_count: 1,
+    starts: STARTS_ZERO,
+    media_extensions: false,
+};
+
+/// A30 24GB. Memory scaled from A100-80 by 6/10 GiB per slice (the A30 transcript's
+/// memory column is not in the reference). `1g.6gb+me` needs R470+, `2g.12gb+me` R525+.
+static A30_MIG: MigSpec = MigSpec {
+    memory_slices: 4,
+    compute_slices: 4,
+    max_instances: 4,
+    min_driver: "R460",
     profiles: &[
-        MigProfile {
-            name: "1g.10gb",
-            id: 19,
-            compute_slices: 1,
-            memory_slices: 1,
-            max_count: 7,
-            starts: S7,
-            memory_gib: 9.75,
-            memory_observed: true,
-            media_extensions: false,
-        },
-        MigProfile {
-            name: "1g.10gb+me",
-            id: 20,
-            compute_slices: 1,
-            memory_slices: 1,
-            max_count: 1,
-            starts: S7,
-            memory_gib: 9.75,
-            memory_observed: true,
-            media_extensions: true,
-        },
-        MigProfile {
-            name: "1g.20gb",
-            id: 15,
-            compute_slices: 1,
-            memory_slices: 2,
-            max_count: 4,
-            starts: &[0, 2, 4, 6],
-            memory_gib: 19.62,
-            memory_observed: true,
-            media_extensions: false,
-        },
-        MigProfile {
-            name: "2g.20gb",
-            id: 14,
-            compute_slices: 2,
-            memory_slices: 2,
-            max_count: 3,
-            starts: &[0, 2, 4],
-            memory_gib: 19.62,
-            memory_observed: true,
-            media_extensions: false,
-        },
-        MigProfile {
-            name: "3g.40gb",
-            id: 9,
-            compute_slices: 3,
-            memory_slices: 4,
-            max_count: 2,
-            starts: &[0, 4],
-            memory_gib: 39.50,
-            memory_observed: true,
-            media_extensions: false,
-        },
-        MigProfile {
-            name: "4g.40gb",
-            id: 5,
-            compute_slices: 4,
-            memory_slices: 4,
-            max_count: 1,
-            starts: &[0],
-            memory_gib: 39.50,
-            memory_observed: true,
-            media_extensions: false,
-        },
-        MigProfile {
-            name: "7g.80gb",
-            id: 0,
-            compute_slices: 7,
-            memory_slices: 8,
-            max_count: 1,
-            starts: &[0],
-            memory_gib: 79.0,
-            memory_observed: false,
-            media_extensions: false,
-        },
+        profile(&A30_1G, "1g.6gb", 5.70, DERIVED),
+        profile(&A30_1G_ME, "1g.6gb+me", 5.70, DERIVED),
+        profile(&A30_2G, "2g.12gb", 11.70, DERIVED),
+        profile(&A30_2G_ME, "2g.12gb+me", 11.70, DERIVED),
+        profile(&A30_4G, "4g.24gb", 23.55, DERIVED),
     ],
 };
 
-pub static MODELS: &[GpuSpec] = &[GpuSpec {
-    id: "h100-sxm5-80gb",
-    aliases: &["h100", "h100-sxm", "h100-80gb"],
-    product_names: &["NVIDIA H100 80GB HBM3"],
-    pci_device_ids: &[0x2330],
-    architecture: "hopper",
-    memory_mib: 81559,
-    nvlink: Some(NvlinkSpec {
-        generation: 4,
-        links: 18,
-        bandwidth_gbs: 900,
-    }),
-    mig: Some(&H100_80_MIG),
-    short_name: "h100",
-}];
+// ---------------------------------------------------------------------------------------
+// NVLink (limits.md §1). Bridged PCIe parts carry the bandwidth between a bridged pair;
+// whether a bridge is installed is the topology's business (nvlink domains), not the
+// model's. Link counts of bridges are derived from bandwidth / 50 GB/s per link.
+
+/// A100 SXM4 over NVSwitch; also A100 PCIe between a bridged pair (same gen-3 links).
+const NVLINK3_A100: NvlinkSpec = NvlinkSpec {
+    generation: 3,
+    links: 12,
+    bandwidth_gbs: 600,
+};
+/// A30 NVLink bridge: gen 3, 200 GB/s (4 links).
+const NVLINK3_A30: NvlinkSpec = NvlinkSpec {
+    generation: 3,
+    links: 4,
+    bandwidth_gbs: 200,
+};
+/// H100 / H200 SXM5 over NVSwitch.
+const NVLINK4_SXM: NvlinkSpec = NvlinkSpec {
+    generation: 4,
+    links: 18,
+    bandwidth_gbs: 900,
+};
+/// H100 PCIe / H100 NVL bridge pair (limits.md: link count UNVERIFIED).
+const NVLINK4_BRIDGE: NvlinkSpec = NvlinkSpec {
+    generation: 4,
+    links: 12,
+    bandwidth_gbs: 600,
+};
+/// H200 NVL bridge (2- or 4-way, 900 GB/s per NVIDIA's product page; not in limits.md,
+/// UNVERIFIED link count).
+const NVLINK4_H200_NVL: NvlinkSpec = NvlinkSpec {
+    generation: 4,
+    links: 18,
+    bandwidth_gbs: 900,
+};
+/// B200 / GB200: 18 NVLink 5 links, 1.8 TB/s.
+const NVLINK5: NvlinkSpec = NvlinkSpec {
+    generation: 5,
+    links: 18,
+    bandwidth_gbs: 1800,
+};
+
+// ---------------------------------------------------------------------------------------
+// Models, in a stable order (family, then memory, then form factor). Bare family aliases
+// (`a100`, `h100`, `h200`) name the SXM part (for A100 the 80GB one), the usual meaning
+// in cluster specs.
+
+pub static MODELS: &[GpuSpec] = &[
+    GpuSpec {
+        id: "t4-16gb",
+        aliases: &["t4", "tesla-t4"],
+        product_names: &["Tesla T4"],
+        pci_device_ids: &[0x1EB8],
+        architecture: "turing",
+        memory_mib: 15360,
+        nvlink: None,
+        mig: None,
+        short_name: "t4",
+    },
+    GpuSpec {
+        id: "a30-24gb",
+        aliases: &["a30"],
+        product_names: &["NVIDIA A30"],
+        pci_device_ids: &[0x20B7],
+        architecture: "ampere",
+        memory_mib: 24576,
+        nvlink: Some(NVLINK3_A30),
+        mig: Some(&A30_MIG),
+        short_name: "a30",
+    },
+    GpuSpec {
+        id: "a100-sxm4-40gb",
+        aliases: &["a100-40gb", "a100-sxm4-40", "a100-sxm-40gb"],
+        product_names: &["NVIDIA A100-SXM4-40GB", "A100-SXM4-40GB"],
+        pci_device_ids: &[0x20B0],
+        architecture: "ampere",
+        memory_mib: 40960,
+        nvlink: Some(NVLINK3_A100),
+        mig: Some(&A100_40_MIG),
+        short_name: "a100",
+    },
+    GpuSpec {
+        id: "a100-pcie-40gb",
+        aliases: &["a100-pcie-40"],
+        product_names: &["NVIDIA A100-PCIE-40GB", "A100-PCIE-40GB"],
+        pci_device_ids: &[0x20B1, 0x20F1],
+        architecture: "ampere",
+        memory_mib: 40960,
+        nvlink: Some(NVLINK3_A100),
+        mig: Some(&A100_40_MIG),
+        short_name: "a100",
+    },
+    GpuSpec {
+        id: "a100-sxm4-80gb",
+        aliases: &[
+            "a100",
+            "a100-80gb",
+            "a100-sxm4-80",
+            "a100-sxm",
+            "a100-sxm-80gb",
+        ],
+        product_names: &["NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"],
+        pci_device_ids: &[0x20B2],
+        architecture: "ampere",
+        memory_mib: 81920,
+        nvlink: Some(NVLINK3_A100),
+        mig: Some(&A100_80_MIG),
+        short_name: "a100",
+    },
+    GpuSpec {
+        id: "a100-pcie-80gb",
+        aliases: &["a100-pcie-80", "a100-80gb-pcie"],
+        product_names: &["NVIDIA A100 80GB PCIe"],
+        pci_device_ids: &[0x20B5],
+        architecture: "ampere",
+        memory_mib: 81920,
+        nvlink: Some(NVLINK3_A100),
+        mig: Some(&A100_80_MIG),
+        short_name: "a100",
+    },
+    GpuSpec {
+        id: "h100-sxm5-80gb",
+        aliases: &["h100", "h100-sxm", "h100-80gb", "h100-sxm5"],
+        product_names: &["NVIDIA H100 80GB HBM3"],
+        pci_device_ids: &[0x2330],
+        architecture: "hopper",
+        memory_mib: 81559,
+        nvlink: Some(NVLINK4_SXM),
+        mig: Some(&H100_80_MIG),
+        short_name: "h100",
+    },
+    GpuSpec {
+        id: "h100-pcie-80gb",
+        aliases: &["h100-pcie", "h100-pcie-80"],
+        product_names: &["NVIDIA H100 PCIe"],
+        pci_device_ids: &[0x2331],
+        architecture: "hopper",
+        memory_mib: 81559,
+        nvlink: Some(NVLINK4_BRIDGE),
+        mig: Some(&H100_80_MIG),
+        short_name: "h100",
+    },
+    GpuSpec {
+        id: "h100-nvl-94gb",
+        aliases: &["h100-nvl", "h100-94gb"],
+        product_names: &["NVIDIA H100 NVL"],
+        pci_device_ids: &[0x2321],
+        architecture: "hopper",
+        memory_mib: 95830,
+        nvlink: Some(NVLINK4_BRIDGE),
+        mig: Some(&H100_94_MIG),
+        short_name: "h100",
+    },
+    GpuSpec {
+        id: "h200-sxm-141gb",
+        aliases: &["h200", "h200-sxm", "h200-141gb"],
+        product_names: &["NVIDIA H200"],
+        pci_device_ids: &[0x2335],
+        architecture: "hopper",
+        memory_mib: 143771,
+        nvlink: Some(NVLINK4_SXM),
+        mig: Some(&H200_MIG),
+        short_name: "h200",
+    },
+    GpuSpec {
+        id: "h200-nvl-141gb",
+        aliases: &["h200-nvl"],
+        product_names: &["NVIDIA H200 NVL"],
+        pci_device_ids: &[0x233B],
+        architecture: "hopper",
+        memory_mib: 143771,
+        nvlink: Some(NVLINK4_H200_NVL),
+        mig: Some(&H200_MIG),
+        short_name: "h200",
+    },
+    GpuSpec {
+        id: "l4-24gb",
+        aliases: &["l4"],
+        product_names: &["NVIDIA L4"],
+        pci_device_ids: &[0x27B8],
+        architecture: "ada",
+        memory_mib: 23034,
+        nvlink: None,
+        mig: None,
+        short_name: "l4",
+    },
+    GpuSpec {
+        id: "l40s-48gb",
+        aliases: &["l40s"],
+        product_names: &["NVIDIA L40S"],
+        pci_device_ids: &[0x26B9],
+        architecture: "ada",
+        memory_mib: 46068,
+        nvlink: None,
+        mig: None,
+        short_name: "l40s",
+    },
+    // B200 memory is approximate (~179 GiB usable of 180 GB nominal).
+    GpuSpec {
+        id: "b200-180gb",
+        aliases: &["b200", "b200-sxm"],
+        product_names: &["NVIDIA B200"],
+        pci_device_ids: &[0x2901],
+        architecture: "blackwell",
+        memory_mib: 183359,
+        nvlink: Some(NVLINK5),
+        mig: Some(&B200_MIG),
+        short_name: "b200",
+    },
+    // GB200 memory is approximate (~185 GiB of 186 GB nominal per GPU).
+    GpuSpec {
+        id: "gb200-186gb",
+        aliases: &["gb200"],
+        product_names: &["NVIDIA GB200"],
+        pci_device_ids: &[0x2941],
+        architecture: "blackwell",
+        memory_mib: 189471,
+        nvlink: Some(NVLINK5),
+        mig: Some(&GB200_MIG),
+        short_name: "gb200",
+    },
+];

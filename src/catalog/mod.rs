@@ -9,7 +9,9 @@
 pub mod data;
 pub mod placement;
 
-pub use placement::{FitError, Placement, fits};
+pub use placement::{
+    FitError, Placement, enumerate_layouts, fits, fits_profiles, is_maximal, sort_canonical,
+};
 
 /// NVLink capability of a GPU model.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
@@ -106,3 +108,6 @@ pub fn lookup_product(product: &str) -> Option<&'static GpuSpec> {
 pub fn lookup_pci(device_id: u16) -> Option<&'static GpuSpec> {
     all().iter().find(|g| g.pci_device_ids.contains(&device_id))
 }
+
+#[cfg(test)]
+mod tests;
