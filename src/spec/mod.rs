@@ -7,6 +7,7 @@
 mod decode;
 pub mod language;
 pub mod reader;
+pub mod schema;
 
 pub use decode::decode_document;
 
