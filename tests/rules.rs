@@ -25,7 +25,7 @@ fn every_rule_has_a_failing_fixture_with_a_snapshot() {
             rule.code,
             path.display()
         );
-        let (sources, mut diags) = gpuplan::load::load_paths(&[path.clone()]);
+        let (sources, mut diags) = gpuplan::load::load_paths(std::slice::from_ref(&path));
         let outcome = validate::validate(&sources);
         diags.extend(outcome.diagnostics);
         assert!(

@@ -68,6 +68,9 @@ fn overlap<'a>(
     }
 }
 
+/// A named group of node names, as written.
+type NamedNodes<'a> = (&'a str, Option<&'a Spanned<Vec<String>>>);
+
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     for c in &cx.spec.classes {
         overlap("NVLink domain", "GPU", &c.nvlink_domains, out);
@@ -97,7 +100,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         );
     }
     let m = cx.model;
-    let node_groups: [(&str, Vec<(&str, Option<&Spanned<Vec<String>>>)>); 2] = [
+    let node_groups: [(&str, Vec<NamedNodes>); 2] = [
         (
             "multi-node NVLink domain",
             cx.spec

@@ -70,12 +70,18 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             .map(|d| (w, d))
     }) {
         let Some(mem) = &decl.memory else { continue };
-        let need_gib = mem.value.gib() * (1.0 + m.mig.headroom);
         let models = candidate_models(m, w);
         if models.is_empty() {
             continue;
         }
         let iso = w.isolation.or(w.share).unwrap_or(Isolation::WholeGpu);
+        // The headroom sizes MIG profiles; whole and shared GPUs are checked as written.
+        let headroom = if iso == Isolation::Mig {
+            m.mig.headroom
+        } else {
+            0.0
+        };
+        let need_gib = mem.value.gib() * (1.0 + headroom);
         let (best, what) = match iso {
             Isolation::Mig => {
                 let best = models

@@ -1,0 +1,121 @@
+//! CLI contract: exit codes, stdout/stderr split, JSON output, and every bundled
+//! example validating cleanly.
+
+use std::path::Path;
+use std::process::Command;
+
+fn gpuplan(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run gpuplan")
+}
+
+fn examples() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("examples")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.path().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_example_is_valid_without_warnings() {
+    let ex = examples();
+    assert!(ex.len() >= 4, "expected at least 4 examples, found {ex:?}");
+    for e in ex {
+        let out = gpuplan(&["validate", &e, "--format", "json"]);
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+        assert_eq!(out.status.code(), Some(0), "{e}: {json:#}");
+        assert_eq!(json["error_count"], 0, "{e}: {json:#}");
+        assert_eq!(json["warning_count"], 0, "{e}: {json:#}");
+    }
+}
+
+#[test]
+fn examples_cover_the_required_clusters() {
+    for (dir, nodes, gpus) in [
+        ("examples/small-lab", 2, 8),
+        ("examples/superpod-h100", 32, 256),
+        ("examples/gb200-nvl72", 36, 144),
+    ] {
+        let out = gpuplan(&["show", dir, "--format", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{dir}");
+        let m: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let n = m["nodes"].as_array().unwrap();
+        assert_eq!(n.len(), nodes, "{dir}");
+        let g: usize = n.iter().map(|x| x["gpus"].as_array().unwrap().len()).sum();
+        assert_eq!(g, gpus, "{dir}");
+    }
+    // GB200 NVL72: each rack is one 72-GPU NVLink domain.
+    let out = gpuplan(&["show", "examples/gb200-nvl72", "--format", "json"]);
+    let m: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let domains = m["nvlink_domains"].as_array().unwrap();
+    assert!(domains.iter().any(|d| d["multi_node"] == true && d["members"].as_array().unwrap().len() == 72));
+}
+
+#[test]
+fn invalid_input_exits_1_with_diagnostics_on_stderr() {
+    let out = gpuplan(&["validate", "tests/rules/GP013.kdl"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "human diagnostics go to stderr");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("GP013") && err.contains("taken by 3g.40gb@4"), "{err}");
+}
+
+#[test]
+fn json_diagnostics_have_code_line_and_help() {
+    let out = gpuplan(&["validate", "tests/rules/GP003.kdl", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &j["diagnostics"][0];
+    assert_eq!(d["code"], "GP003");
+    assert_eq!(d["help"], "did you mean `guarantee`?");
+    assert!(d["line"].as_u64().unwrap() > 0 && d["column"].as_u64().unwrap() > 0);
+    assert_eq!(j["valid"], false);
+}
+
+#[test]
+fn folder_and_files_merge_into_one_configuration() {
+    let dir = Path::new("examples/superpod-h100");
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+        .filter(|p| p.ends_with(".kdl"))
+        .collect();
+    files.sort();
+    files.reverse(); // order of files on the command line does not matter
+    let mut args = vec!["show", "--format", "json"];
+    args.extend(files.iter().map(String::as_str));
+    let a = gpuplan(&args);
+    let b = gpuplan(&["show", "--format", "json", "examples/superpod-h100"]);
+    assert_eq!(a.status.code(), Some(0));
+    assert_eq!(a.stdout, b.stdout, "same configuration whatever the file order");
+}
+
+#[test]
+fn explain_lists_and_documents_rules() {
+    let out = gpuplan(&["explain"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).lines().count() >= 20);
+    let out = gpuplan(&["explain", "GP013"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("**Fix.**"));
+    assert_eq!(gpuplan(&["explain", "GP999"]).status.code(), Some(1));
+}
+
+#[test]
+fn commands_not_yet_built_fail_cleanly() {
+    let out = gpuplan(&["discover"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("GP900"));
+}
+
+#[test]
+fn usage_errors_exit_1_and_help_exits_0() {
+    assert_eq!(gpuplan(&["validate"]).status.code(), Some(1));
+    assert_eq!(gpuplan(&["--help"]).status.code(), Some(0));
+}
