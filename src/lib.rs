@@ -27,6 +27,8 @@ pub mod commands;
 pub mod diag;
 pub mod load;
 pub mod model;
+pub mod placement;
+pub mod solve;
 pub mod source;
 pub mod spec;
 pub mod suggest;

@@ -55,7 +55,11 @@ fn examples_cover_the_required_clusters() {
     let out = gpuplan(&["show", "examples/gb200-nvl72", "--format", "json"]);
     let m: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let domains = m["nvlink_domains"].as_array().unwrap();
-    assert!(domains.iter().any(|d| d["multi_node"] == true && d["members"].as_array().unwrap().len() == 72));
+    assert!(
+        domains
+            .iter()
+            .any(|d| d["multi_node"] == true && d["members"].as_array().unwrap().len() == 72)
+    );
 }
 
 #[test]
@@ -64,7 +68,10 @@ fn invalid_input_exits_1_with_diagnostics_on_stderr() {
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty(), "human diagnostics go to stderr");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("GP013") && err.contains("taken by 3g.40gb@4"), "{err}");
+    assert!(
+        err.contains("GP013") && err.contains("taken by 3g.40gb@4"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -94,7 +101,10 @@ fn folder_and_files_merge_into_one_configuration() {
     let a = gpuplan(&args);
     let b = gpuplan(&["show", "--format", "json", "examples/superpod-h100"]);
     assert_eq!(a.status.code(), Some(0));
-    assert_eq!(a.stdout, b.stdout, "same configuration whatever the file order");
+    assert_eq!(
+        a.stdout, b.stdout,
+        "same configuration whatever the file order"
+    );
 }
 
 #[test]

@@ -1,0 +1,204 @@
+//! The result of planning: a [`Placement`] value.
+//!
+//! Which nodes form which pool, where every gang lands (nodes and GPU indexes), the MIG
+//! layout of every MIG GPU and which replicas use which instances, the time-slice/MPS
+//! shares, what was admitted and what was not (with reasons in the user's terms), team
+//! usage, headroom per tier and the solver's summary. Produced by either solver
+//! (`solve::ilp`, `solve::greedy`), verified by the independent [`check`] module and
+//! rendered by `views`. Everything is ordered (names, indexes) so that the same input
+//! gives byte-identical JSON.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the JSON form of a placement (`gpuplan plan --format json`).
+pub const FORMAT_VERSION: &str = "1";
+
+/// What a pool's GPUs are used for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PoolMode {
+    /// Whole GPUs: training gangs and whole-GPU inference.
+    WholeGpu,
+    Mig,
+    TimeSlice,
+    Mps,
+}
+
+impl PoolMode {
+    pub const ALL: [PoolMode; 4] = [
+        PoolMode::WholeGpu,
+        PoolMode::Mig,
+        PoolMode::TimeSlice,
+        PoolMode::Mps,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PoolMode::WholeGpu => "whole-gpu",
+            PoolMode::Mig => "mig",
+            PoolMode::TimeSlice => "time-slice",
+            PoolMode::Mps => "mps",
+        }
+    }
+
+    /// The mode of a `pool` declaration (`training` pools hold whole GPUs).
+    pub fn from_decl(s: &str) -> Option<PoolMode> {
+        Some(match s {
+            "training" | "whole-gpu" => PoolMode::WholeGpu,
+            "mig" => PoolMode::Mig,
+            "time-slice" => PoolMode::TimeSlice,
+            "mps" => PoolMode::Mps,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SolverSummary {
+    /// `ilp` or `greedy`.
+    pub name: String,
+    /// `optimal`, `feasible` (time limit or gap reached), `fallback` (ILP failed; greedy
+    /// answer kept) or `heuristic` (greedy).
+    pub status: String,
+    /// Objective of the last (topology/compaction) stage; lower is better.
+    pub objective: f64,
+    pub bound: f64,
+    /// Relative gap of the last stage (0 when proven optimal).
+    pub gap: f64,
+    pub seconds: f64,
+    /// Stages solved (one per priority level, then compaction).
+    pub stages: u32,
+    /// Variables and constraints of the largest stage model.
+    pub variables: usize,
+    pub constraints: usize,
+}
+
+/// Pool membership of one node.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct NodePool {
+    pub node: String,
+    pub mode: PoolMode,
+    /// The declared `pool` this node belongs to, if any.
+    pub pool: Option<String>,
+}
+
+/// GPUs of one node used by one gang (or one whole-GPU replica).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct NodeGpus {
+    pub node: String,
+    pub gpus: Vec<u32>,
+}
+
+/// How far a gang spreads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Span {
+    pub nvlink_domains: u32,
+    pub nodes: u32,
+    pub leaves: u32,
+    pub spines: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gang {
+    /// 0-based replica index within the workload class.
+    pub replica: u32,
+    pub nodes: Vec<NodeGpus>,
+    pub span: Span,
+}
+
+/// One MIG instance serving one replica.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct MigInstance {
+    pub node: String,
+    pub gpu: u32,
+    /// Catalog profile name (as the driver advertises it when renamed with `mig-name`).
+    pub profile: String,
+}
+
+/// Replicas of a shared class on one GPU (time-slice / MPS).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Share {
+    pub node: String,
+    pub gpu: u32,
+    pub replicas: u32,
+}
+
+/// Why (part of) a workload class was not placed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unplaced {
+    pub replicas: u32,
+    /// Short machine-readable reason: `capacity`, `topology`, `quota`, `model`, `priority`.
+    pub reason: String,
+    /// The explanation in the user's terms.
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadPlacement {
+    pub name: String,
+    pub kind: String,
+    pub team: String,
+    pub priority: String,
+    pub replicas_requested: u32,
+    pub replicas_placed: u32,
+    /// GPU-equivalents requested and placed (a 3g.40gb on an 8-slice GPU is 0.5, a
+    /// time-slice replica with 4 per GPU is 0.25).
+    pub gpus_requested: f64,
+    pub gpus_placed: f64,
+    /// Whole-GPU gangs (training, whole-GPU inference), by replica.
+    pub gangs: Vec<Gang>,
+    /// MIG profile chosen per GPU model (right-sizing), `model -> profile`.
+    pub mig_profiles: std::collections::BTreeMap<String, String>,
+    pub mig_instances: Vec<MigInstance>,
+    pub shares: Vec<Share>,
+    pub unplaced: Vec<Unplaced>,
+}
+
+/// The MIG layout of one GPU (profiles largest first).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct GpuLayout {
+    pub node: String,
+    pub gpu: u32,
+    pub model: String,
+    pub profiles: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TeamUsage {
+    pub name: String,
+    pub guarantee: u32,
+    pub ceiling: u32,
+    pub gpus_placed: f64,
+    pub cost_per_hour: Option<f64>,
+}
+
+/// Largest gang that would still fit, per tier.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Headroom {
+    pub tier: String,
+    /// Largest number of free whole GPUs inside one domain of this tier.
+    pub largest_gang: u32,
+    /// The domain offering it.
+    pub domain: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub gpus_total: u32,
+    pub gpus_allocated: f64,
+    pub allocation_pct: f64,
+    pub cost_per_hour: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    pub format_version: String,
+    pub cluster: String,
+    pub solver: SolverSummary,
+    pub summary: Summary,
+    pub pools: Vec<NodePool>,
+    pub workloads: Vec<WorkloadPlacement>,
+    pub mig_layouts: Vec<GpuLayout>,
+    pub teams: Vec<TeamUsage>,
+    pub headroom: Vec<Headroom>,
+}

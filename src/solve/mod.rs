@@ -1,0 +1,80 @@
+//! Planning: model -> [`Assignment`] (by the ILP or the greedy baseline) ->
+//! [`Placement`](crate::placement::Placement).
+//!
+//! Both solvers produce the same concrete [`Assignment`]: node pool modes, gangs on nodes
+//! and GPUs, MIG layouts and instances, time-slice/MPS shares. `placement::build` turns
+//! it into the reported value (admission, reasons, team usage, headroom), and
+//! `placement::check` verifies it independently. good_lp types never leave `ilp`.
+
+pub mod sizing;
+
+use crate::model::NodeIdx;
+use crate::placement::PoolMode;
+use std::collections::BTreeMap;
+
+/// Which solver to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SolverKind {
+    Ilp,
+    Greedy,
+}
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub solver: SolverKind,
+    /// Wall-clock budget for the whole solve, in seconds.
+    pub time_limit: f64,
+    /// Relative MIP gap at which a stage stops.
+    pub gap: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            solver: SolverKind::Ilp,
+            time_limit: 30.0,
+            gap: 0.0001,
+        }
+    }
+}
+
+/// A concrete assignment of workloads to hardware. Indexes refer to
+/// `Cluster::nodes` and `Cluster::workloads`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Assignment {
+    /// Pool mode of each node that is used or pinned (`None` = free, undecided).
+    pub node_mode: Vec<Option<PoolMode>>,
+    /// Whole-GPU gangs: (workload, replica, [(node, gpu indexes)]).
+    pub gangs: Vec<(usize, u32, Vec<(NodeIdx, Vec<u32>)>)>,
+    /// MIG layout per (node, gpu): catalog profile names, largest first.
+    pub mig_layouts: BTreeMap<(NodeIdx, u32), Vec<&'static str>>,
+    /// MIG instances used: (workload, node, gpu, catalog profile).
+    pub mig_instances: Vec<(usize, NodeIdx, u32, &'static str)>,
+    /// Shared GPUs: (workload, node, gpu, replicas).
+    pub shares: Vec<(usize, NodeIdx, u32, u32)>,
+    /// Right-sized MIG profile per (workload, GPU model).
+    pub mig_profiles: BTreeMap<(usize, String), &'static str>,
+}
+
+/// What the solver reports about itself.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SolveInfo {
+    pub name: &'static str,
+    pub status: String,
+    pub objective: f64,
+    pub bound: f64,
+    pub gap: f64,
+    pub seconds: f64,
+    pub stages: u32,
+    pub variables: usize,
+    pub constraints: usize,
+}
+
+pub mod greedy;
+
+/// Solves with the chosen solver.
+pub fn run(c: &crate::model::Cluster, opts: &Options) -> (Assignment, SolveInfo) {
+    match opts.solver {
+        SolverKind::Greedy | SolverKind::Ilp => greedy::solve(c),
+    }
+}
