@@ -68,6 +68,7 @@ fn display(p: &Path) -> String {
     p.to_string_lossy().replace('\\', "/")
 }
 
+#[allow(clippy::result_large_err)] // one diagnostic per unreadable file; not hot
 fn read_one(f: &Path) -> Result<String, Diagnostic> {
     let meta = std::fs::metadata(f).map_err(|e| {
         Diagnostic::error(GP000, format!("cannot read `{}`: {e}", f.display()))

@@ -43,7 +43,10 @@ fn strict() -> bool {
 
 /// Semantic codes are raised by rules over the model; the parse-level ones always exist.
 fn parse_level(code: &str) -> bool {
-    matches!(code, "GP000" | "GP001" | "GP002" | "GP003" | "GP004" | "GP005")
+    matches!(
+        code,
+        "GP000" | "GP001" | "GP002" | "GP003" | "GP004" | "GP005"
+    )
 }
 
 fn name(p: &Path) -> String {
@@ -125,7 +128,9 @@ fn every_file_yields_coded_spanned_errors() {
             }
         }
         if sources.files().is_empty() && !diags.iter().all(|d| d.code == "GP000") {
-            failures.push(format!("{file}: unreadable file but codes other than GP000"));
+            failures.push(format!(
+                "{file}: unreadable file but codes other than GP000"
+            ));
         }
         if checked && !diags.iter().any(|d| d.code == want) {
             let got: Vec<&str> = diags.iter().map(|d| d.code).collect();

@@ -339,12 +339,29 @@ pub fn parse_all(sources: &SourceMap, diags: &mut Diagnostics) -> Spec {
             diags.push(d);
             continue;
         }
-        match kdl::KdlDocument::parse_v2(&f.text) {
+        match parse_kdl(&f.text) {
             Ok(doc) => decode_document(&doc, f.id, &mut spec, diags),
             Err(e) => diags.extend(syntax_diagnostics(f.id, &f.text, &e)),
         }
     }
     spec
+}
+
+/// Stack for the KDL parser: it recurses once per error it recovers from (kdl 6.7,
+/// `v2_parser::document`), so a file of thousands of broken lines needs a deep stack.
+const PARSER_STACK: usize = 512 * 1024 * 1024;
+
+#[allow(clippy::result_large_err)] // kdl's own error type
+fn parse_kdl(text: &str) -> Result<kdl::KdlDocument, kdl::KdlError> {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(PARSER_STACK)
+            .spawn_scoped(s, || kdl::KdlDocument::parse_v2(text))
+            .ok()
+            .and_then(|h| h.join().ok())
+            // No thread (or it panicked): parse here.
+            .unwrap_or_else(|| kdl::KdlDocument::parse_v2(text))
+    })
 }
 
 /// How deeply children blocks, block comments and slashdash chains may nest. The
@@ -361,6 +378,7 @@ pub fn nesting_guard(file: FileId, text: &str) -> Option<Diagnostic> {
     let mut braces: Vec<usize> = Vec::new();
     let mut comments: Vec<usize> = Vec::new();
     let mut slashdashes = 0usize;
+    let mut stray = 0usize;
     let too_deep = |at: usize, len: usize, what: &str| {
         let (offset, len) = clamp_to_chars(text, at, len);
         Some(
@@ -442,7 +460,20 @@ pub fn nesting_guard(file: FileId, text: &str) -> Option<Diagnostic> {
                 i += 1;
             }
             b'}' => {
-                braces.pop();
+                // kdl recovers from each stray `}` by recursing once more.
+                if braces.pop().is_none() {
+                    stray += 1;
+                    if stray > MAX_NESTING {
+                        return Some(
+                            Diagnostic::error(
+                                GP001,
+                                format!("KDL syntax error: more than {MAX_NESTING} unmatched `}}`"),
+                            )
+                            .at(Span::new(file, i, 1), "no `{` opens this")
+                            .with_help("check for unbalanced braces"),
+                        );
+                    }
+                }
                 slashdashes = 0;
                 i += 1;
             }
