@@ -148,14 +148,15 @@ impl IntoIterator for Diagnostics {
 /// A diagnostic bound to its source text, ready for `miette` to render.
 pub struct Rendered<'a> {
     diag: &'a Diagnostic,
-    source: Option<miette::NamedSource<String>>,
+    source: Option<miette::NamedSource<std::sync::Arc<str>>>,
 }
 
 impl<'a> Rendered<'a> {
     pub fn new(diag: &'a Diagnostic, sources: &SourceMap) -> Self {
-        let source = diag.span.and_then(|s| sources.get(s.file)).map(|f| {
-            miette::NamedSource::new(f.path.clone(), f.text.to_string()).with_language("kdl")
-        });
+        let source = diag
+            .span
+            .and_then(|s| sources.get(s.file))
+            .map(|f| miette::NamedSource::new(f.path.clone(), f.text.clone()).with_language("kdl"));
         Rendered { diag, source }
     }
 }
@@ -220,6 +221,9 @@ impl miette::Diagnostic for Rendered<'_> {
     }
 }
 
+/// The most diagnostics [`Report::human`] renders; the rest are counted.
+pub const MAX_HUMAN_DIAGNOSTICS: usize = 200;
+
 /// Renders diagnostics for people (`miette` graphical, or plain without colour) and as JSON.
 pub struct Report<'a> {
     pub sources: &'a SourceMap,
@@ -269,13 +273,22 @@ impl<'a> Report<'a> {
         .with_width(100)
         .with_links(false);
         let mut out = String::new();
-        for d in self.diagnostics {
+        // miette reads each snippet from the start of its file: rendering is capped so
+        // that a file with a hundred thousand errors is reported in seconds, not hours.
+        for d in self.diagnostics.iter().take(MAX_HUMAN_DIAGNOSTICS) {
             let r = Rendered::new(d, self.sources);
             let _ = handler.render_report(&mut out, &r);
             for l in self.related_elsewhere(d) {
                 out.push_str(&format!("  = note: {l}\n"));
             }
             out.push('\n');
+        }
+        if let Some(more) = self.diagnostics.len().checked_sub(MAX_HUMAN_DIAGNOSTICS) {
+            if more > 0 {
+                out.push_str(&format!(
+                    "... and {more} more diagnostic(s) not shown (`--format json` lists all)\n\n"
+                ));
+            }
         }
         out
     }

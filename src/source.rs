@@ -48,20 +48,19 @@ pub struct SourceFile {
     pub id: FileId,
     pub path: String,
     pub text: Arc<str>,
+    /// Byte offset of the start of each line, for `line_col` in O(log n): a file with
+    /// many diagnostics must not make reporting quadratic.
+    line_starts: Vec<usize>,
 }
 
 impl SourceFile {
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
-        let mut line = 1;
-        let mut line_start = 0;
-        for (i, b) in self.text.as_bytes()[..offset].iter().enumerate() {
-            if *b == b'\n' {
-                line += 1;
-                line_start = i + 1;
-            }
-        }
+        // Index of the last line starting at or before `offset` (line_starts[0] == 0).
+        let idx = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let line = idx + 1;
+        let line_start = self.line_starts[idx];
         let col = self
             .text
             .get(line_start..offset)
@@ -86,10 +85,15 @@ impl SourceMap {
     /// Adds a file and returns its id.
     pub fn add(&mut self, path: impl Into<String>, text: impl Into<Arc<str>>) -> FileId {
         let id = FileId(self.files.len() as u32);
+        let text: Arc<str> = text.into();
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
         self.files.push(Arc::new(SourceFile {
             id,
             path: path.into(),
-            text: text.into(),
+            text,
+            line_starts,
         }));
         id
     }

@@ -24,7 +24,14 @@ pub fn did_you_mean<'a>(
 ) -> Option<&'a str> {
     let lower = word.to_ascii_lowercase();
     let mut best: Option<(usize, &'a str)> = None;
+    let wlen = word.chars().count();
     for c in candidates {
+        let limit = (c.chars().count().max(wlen) / 3).max(1) + 1;
+        // The distance is at least the difference in length: skip hopeless candidates
+        // cheaply (a megabyte-long name against every known name).
+        if c.chars().count().abs_diff(wlen) > limit && !c.contains(lower.as_str()) {
+            continue;
+        }
         let d = if c.eq_ignore_ascii_case(word) {
             0
         } else if c.contains(lower.as_str()) && lower.len() >= 3 {
@@ -32,7 +39,6 @@ pub fn did_you_mean<'a>(
         } else {
             distance(&lower, &c.to_ascii_lowercase())
         };
-        let limit = (c.chars().count().max(word.chars().count()) / 3).max(1) + 1;
         if d <= limit && best.is_none_or(|(bd, bc)| (d, c) < (bd, bc)) {
             best = Some((d, c));
         }

@@ -289,6 +289,12 @@ pub fn expand_names(pattern: &str) -> Result<Vec<String>, String> {
             return Err(format!("nested `[` in `{pattern}`"));
         }
         let items = expand_bracket(inner, pattern)?;
+        // Checked before allocating: `n[0-99999][0-99999]` would ask for 10^10 names.
+        if results.len().saturating_mul(items.len()) > MAX_RANGE_NAMES {
+            return Err(format!(
+                "`{pattern}` expands to more than {MAX_RANGE_NAMES} names"
+            ));
+        }
         let mut next = Vec::with_capacity(results.len() * items.len());
         for r in &results {
             for it in &items {
