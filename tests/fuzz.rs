@@ -53,7 +53,7 @@ fabric {
     nvlink-domain "nvl" nodes="dgx-[001-002]"
 }
 team "research" guarantee=8 burst=16
-team "nlp" guarantee=8 burst=32 parent="research" {
+team "nlp" guarantee=8 burst=16 parent="research" {
     quota model="h100-sxm5-80gb" guarantee=8 burst=16
     quota pool="train" guarantee=8
 }

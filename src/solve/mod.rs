@@ -38,6 +38,9 @@ impl Default for Options {
     }
 }
 
+/// The GPUs of one gang: (node, gpu indexes) per node it uses.
+pub type GangNodes = Vec<(NodeIdx, Vec<u32>)>;
+
 /// A concrete assignment of workloads to hardware. Indexes refer to
 /// `Cluster::nodes` and `Cluster::workloads`.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -45,7 +48,7 @@ pub struct Assignment {
     /// Pool mode of each node that is used or pinned (`None` = free, undecided).
     pub node_mode: Vec<Option<PoolMode>>,
     /// Whole-GPU gangs: (workload, replica, [(node, gpu indexes)]).
-    pub gangs: Vec<(usize, u32, Vec<(NodeIdx, Vec<u32>)>)>,
+    pub gangs: Vec<(usize, u32, GangNodes)>,
     /// MIG layout per (node, gpu): catalog profile names, largest first.
     pub mig_layouts: BTreeMap<(NodeIdx, u32), Vec<&'static str>>,
     /// MIG instances used: (workload, node, gpu, catalog profile).
