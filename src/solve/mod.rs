@@ -74,10 +74,21 @@ pub struct SolveInfo {
 }
 
 pub mod greedy;
+pub mod ilp;
 
 /// Solves with the chosen solver.
 pub fn run(c: &crate::model::Cluster, opts: &Options) -> (Assignment, SolveInfo) {
     match opts.solver {
-        SolverKind::Greedy | SolverKind::Ilp => greedy::solve(c),
+        SolverKind::Greedy => greedy::solve(c),
+        SolverKind::Ilp => match ilp::solve(c, opts) {
+            Ok(r) => r,
+            Err(e) => {
+                // The ILP failed (solver error, no solution in time): keep the greedy answer
+                // and say so in the solver summary.
+                let (a, mut info) = greedy::solve(c);
+                info.status = format!("fallback: {e}");
+                (a, info)
+            }
+        },
     }
 }

@@ -1,0 +1,388 @@
+//! Post-pass: ILP counts -> concrete nodes, GPUs, layouts and instances.
+//!
+//! Deterministic: groups, nodes and GPUs are walked in name/index order, workloads in
+//! priority order then name. Gang shares are placed largest first on aligned GPU blocks
+//! (buddy style), which is exact for power-of-two sizes; a gang whose shares cannot all
+//! be placed on distinct nodes is dropped whole (all-or-nothing) and reported unplaced.
+
+use super::formulation::Formulation;
+use super::problem::Problem;
+use crate::catalog::MigProfile;
+use crate::model::{Cluster, NodeIdx};
+use crate::placement::PoolMode;
+use crate::solve::Assignment;
+use std::collections::{BTreeMap, BTreeSet};
+
+fn val(values: &[f64], col: usize) -> u64 {
+    values.get(col).copied().unwrap_or(0.0).round().max(0.0) as u64
+}
+
+/// Workloads in admission order: higher priority first, then name.
+fn order(c: &Cluster, ws: impl IntoIterator<Item = usize>) -> Vec<usize> {
+    let mut v: Vec<usize> = ws.into_iter().collect();
+    v.sort_by_key(|w| {
+        (
+            std::cmp::Reverse(
+                c.priority(&c.workloads[*w].priority)
+                    .map(|p| p.value)
+                    .unwrap_or(i64::MIN),
+            ),
+            c.workloads[*w].name.clone(),
+        )
+    });
+    v
+}
+
+struct Free {
+    /// Free GPU indexes per node.
+    gpus: BTreeMap<NodeIdx, BTreeSet<u32>>,
+}
+
+impl Free {
+    /// Takes `need` GPUs inside an aligned free block of `block` GPUs (by position in the
+    /// node's usable GPU list), lowest first.
+    fn take(&mut self, c: &Cluster, n: NodeIdx, need: u32, block: u32) -> Option<Vec<u32>> {
+        let usable: Vec<u32> = c.nodes[n].usable_gpus().map(|g| g.index).collect();
+        let free = self.gpus.get_mut(&n)?;
+        let block = block.max(need).max(1) as usize;
+        let mut start = 0;
+        while start + block <= usable.len() {
+            let blk = &usable[start..start + block];
+            if blk.iter().filter(|g| free.contains(g)).count() >= need as usize
+                && blk[..need as usize].iter().all(|g| free.contains(g))
+            {
+                let got: Vec<u32> = blk[..need as usize].to_vec();
+                for g in &got {
+                    free.remove(g);
+                }
+                return Some(got);
+            }
+            start += block;
+        }
+        None
+    }
+
+    fn give_back(&mut self, n: NodeIdx, gpus: &[u32]) {
+        if let Some(f) = self.gpus.get_mut(&n) {
+            f.extend(gpus.iter().copied());
+        }
+    }
+}
+
+pub fn assignment(c: &Cluster, p: &Problem, f: &Formulation, values: &[f64]) -> Assignment {
+    let mut a = Assignment {
+        node_mode: vec![None; c.nodes.len()],
+        ..Default::default()
+    };
+    // 1. Node modes: whole-GPU nodes first in each group, then MIG, time-slice, MPS.
+    let mut by_mode: BTreeMap<(usize, PoolMode), Vec<NodeIdx>> = BTreeMap::new();
+    for (gi, g) in p.groups.iter().enumerate() {
+        let mut next = 0;
+        for mode in PoolMode::ALL {
+            let Some(v) = f.n.get(&(gi, mode)) else {
+                continue;
+            };
+            let k = (val(values, v.1) as usize).min(g.nodes.len() - next);
+            let nodes = g.nodes[next..next + k].to_vec();
+            next += k;
+            for &n in &nodes {
+                if mode != PoolMode::WholeGpu || g.pinned.is_some() {
+                    a.node_mode[n] = Some(mode);
+                }
+            }
+            by_mode.insert((gi, mode), nodes);
+        }
+    }
+    let mut free = Free {
+        gpus: c
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (i, n.usable_gpus().map(|g| g.index).collect()))
+            .collect(),
+    };
+    gangs(c, p, f, values, &by_mode, &mut free, &mut a);
+    mig(c, p, f, values, &by_mode, &mut a);
+    shared(c, p, f, values, &by_mode, &mut a);
+    a
+}
+
+/// One gang to place: the shape, its per-share footprint, and the groups (with share
+/// counts still available) it may take shares from.
+struct GangJob {
+    shape: usize,
+    mode: usize,
+    groups: Vec<usize>,
+    block: u32,
+}
+
+fn gangs(
+    c: &Cluster,
+    p: &Problem,
+    f: &Formulation,
+    values: &[f64],
+    by_mode: &BTreeMap<(usize, PoolMode), Vec<NodeIdx>>,
+    free: &mut Free,
+    a: &mut Assignment,
+) {
+    let mut jobs: Vec<GangJob> = Vec::new();
+    let mut shares_left: BTreeMap<(usize, usize, usize), u64> = BTreeMap::new();
+    for (&(si, mi, gi), y) in &f.y_local {
+        for _ in 0..val(values, y.1) {
+            jobs.push(GangJob {
+                shape: si,
+                mode: mi,
+                groups: vec![gi],
+                block: f.footprint[&(si, mi, gi)],
+            });
+        }
+        shares_left.insert((si, mi, gi), val(values, y.1));
+    }
+    for (&(si, mi, gi), x) in &f.x {
+        shares_left.insert((si, mi, gi), val(values, x.1));
+    }
+    for ((si, mi, d), y) in &f.y_dom {
+        let groups: Vec<usize> =
+            f.x.keys()
+                .filter(|(s, m, g)| {
+                    s == si
+                        && m == mi
+                        && p.domain_of(&p.groups[*g], &p.shapes[*si].modes[*mi])
+                            .as_deref()
+                            == Some(d.as_str())
+                })
+                .map(|k| k.2)
+                .collect();
+        let block = groups
+            .iter()
+            .map(|g| f.footprint[&(*si, *mi, *g)])
+            .max()
+            .unwrap_or(1);
+        for _ in 0..val(values, y.1) {
+            jobs.push(GangJob {
+                shape: *si,
+                mode: *mi,
+                groups: groups.clone(),
+                block,
+            });
+        }
+    }
+    // Largest shares first; then preferred modes; deterministic by shape and groups.
+    jobs.sort_by(|x, y| {
+        (y.block, x.mode, x.shape, &x.groups).cmp(&(x.block, y.mode, y.shape, &y.groups))
+    });
+    // Workloads per shape, in admission order, with their admitted gang counts.
+    let mut queue: BTreeMap<usize, Vec<(usize, u64)>> = BTreeMap::new();
+    for (si, s) in p.shapes.iter().enumerate() {
+        let q = order(c, s.workloads.iter().copied())
+            .into_iter()
+            .map(|w| (w, f.a.get(&w).map(|v| val(values, v.1)).unwrap_or(0)))
+            .collect();
+        queue.insert(si, q);
+    }
+    let mut replica: BTreeMap<usize, u32> = BTreeMap::new();
+    for job in jobs {
+        let s = &p.shapes[job.shape];
+        let Some(w) = queue
+            .get_mut(&job.shape)
+            .and_then(|q| q.iter_mut().find(|(_, n)| *n > 0))
+        else {
+            continue;
+        };
+        let need = if s.modes[job.mode].node_local {
+            s.gpus
+        } else {
+            s.per_node
+        };
+        let shares = if s.modes[job.mode].node_local {
+            1
+        } else {
+            s.shares
+        };
+        let mut placed: Vec<(NodeIdx, Vec<u32>)> = Vec::new();
+        let mut used_left: Vec<(usize, usize, usize)> = Vec::new();
+        'share: for _ in 0..shares {
+            for &gi in &job.groups {
+                let key = (job.shape, job.mode, gi);
+                if shares_left.get(&key).copied().unwrap_or(0) == 0 {
+                    continue;
+                }
+                let block = f.footprint[&key];
+                for &n in by_mode
+                    .get(&(gi, PoolMode::WholeGpu))
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[])
+                {
+                    if placed.iter().any(|(pn, _)| *pn == n) {
+                        continue;
+                    }
+                    if let Some(g) = free.take(c, n, need, block) {
+                        placed.push((n, g));
+                        *shares_left.get_mut(&key).unwrap() -= 1;
+                        used_left.push(key);
+                        continue 'share;
+                    }
+                }
+            }
+            break;
+        }
+        if placed.len() as u32 != shares {
+            for (n, g) in &placed {
+                free.give_back(*n, g);
+            }
+            for k in used_left {
+                *shares_left.get_mut(&k).unwrap() += 1;
+            }
+            continue;
+        }
+        w.1 -= 1;
+        let r = replica.entry(w.0).or_default();
+        for (n, _) in &placed {
+            a.node_mode[*n] = Some(PoolMode::WholeGpu);
+        }
+        placed.sort();
+        a.gangs.push((w.0, *r, placed));
+        *r += 1;
+    }
+    a.gangs.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+}
+
+fn mig(
+    c: &Cluster,
+    p: &Problem,
+    f: &Formulation,
+    values: &[f64],
+    by_mode: &BTreeMap<(usize, PoolMode), Vec<NodeIdx>>,
+    a: &mut Assignment,
+) {
+    for (&w, per) in &p.mig {
+        for (m, q) in per {
+            a.mig_profiles.insert((w, m.clone()), q.name);
+        }
+    }
+    for (m, layouts) in &f.layouts {
+        // Instance slots per profile: fixed layouts first, then chosen layouts on free GPUs.
+        let mut slots: BTreeMap<&str, Vec<(NodeIdx, u32)>> = BTreeMap::new();
+        for ((n, g), ls) in &p.fixed_layouts {
+            if c.nodes[*n]
+                .gpus
+                .iter()
+                .any(|x| x.index == *g && x.model.as_deref() == Some(m.as_str()) && !x.down)
+            {
+                a.mig_layouts
+                    .insert((*n, *g), ls.iter().map(|q| q.name).collect());
+                a.node_mode[*n] = Some(PoolMode::Mig);
+                for q in ls {
+                    slots.entry(q.name).or_default().push((*n, *g));
+                }
+            }
+        }
+        let mut gpus: Vec<(NodeIdx, u32)> = Vec::new();
+        for (gi, g) in p.groups.iter().enumerate() {
+            if &g.model != m {
+                continue;
+            }
+            let nodes: &[NodeIdx] = if g.fixed_mig {
+                &g.nodes
+            } else {
+                by_mode
+                    .get(&(gi, PoolMode::Mig))
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[])
+            };
+            for &n in nodes {
+                for x in c.nodes[n].usable_gpus() {
+                    if !p.fixed_layouts.contains_key(&(n, x.index)) {
+                        gpus.push((n, x.index));
+                    }
+                }
+            }
+        }
+        gpus.sort_by(|x, y| (&c.nodes[x.0].name, x.1).cmp(&(&c.nodes[y.0].name, y.1)));
+        let mut it = gpus.into_iter();
+        for (li, l) in layouts.iter().enumerate() {
+            let count =
+                f.z.get(&(m.clone(), li))
+                    .map(|v| val(values, v.1))
+                    .unwrap_or(0);
+            for _ in 0..count {
+                let Some((n, g)) = it.next() else { break };
+                let names: Vec<&'static str> = l.iter().map(|q: &&MigProfile| q.name).collect();
+                for q in &names {
+                    slots.entry(q).or_default().push((n, g));
+                }
+                a.mig_layouts.insert((n, g), names);
+                a.node_mode[n] = Some(PoolMode::Mig);
+            }
+        }
+        let ws = order(
+            c,
+            p.mig.keys().copied().filter(|w| p.mig[w].contains_key(m)),
+        );
+        for w in ws {
+            let q = p.mig[&w][m].name;
+            let want =
+                f.r.get(&(w, m.clone()))
+                    .map(|v| val(values, v.1))
+                    .unwrap_or(0);
+            let list = slots.entry(q).or_default();
+            for _ in 0..want {
+                if list.is_empty() {
+                    break;
+                }
+                let (n, g) = list.remove(0);
+                a.mig_instances.push((w, n, g, q));
+            }
+        }
+    }
+    a.mig_instances.sort();
+}
+
+fn shared(
+    c: &Cluster,
+    p: &Problem,
+    f: &Formulation,
+    values: &[f64],
+    by_mode: &BTreeMap<(usize, PoolMode), Vec<NodeIdx>>,
+    a: &mut Assignment,
+) {
+    let mut gpus: BTreeMap<(String, PoolMode), Vec<(NodeIdx, u32)>> = BTreeMap::new();
+    for (gi, g) in p.groups.iter().enumerate() {
+        for mode in [PoolMode::TimeSlice, PoolMode::Mps] {
+            for &n in by_mode.get(&(gi, mode)).map(Vec::as_slice).unwrap_or(&[]) {
+                for x in c.nodes[n].usable_gpus() {
+                    gpus.entry((g.model.clone(), mode))
+                        .or_default()
+                        .push((n, x.index));
+                }
+            }
+        }
+    }
+    for v in gpus.values_mut() {
+        v.sort_by(|x, y| (&c.nodes[x.0].name, x.1).cmp(&(&c.nodes[y.0].name, y.1)));
+        v.reverse(); // pop() takes the first
+    }
+    for w in order(c, p.shared.keys().copied()) {
+        let (mps, per_gpu, models) = &p.shared[&w];
+        let mode = if *mps {
+            PoolMode::Mps
+        } else {
+            PoolMode::TimeSlice
+        };
+        for m in models {
+            let mut reps =
+                f.r.get(&(w, m.clone()))
+                    .map(|v| val(values, v.1))
+                    .unwrap_or(0) as u32;
+            let list = gpus.entry((m.clone(), mode)).or_default();
+            while reps > 0 {
+                let Some((n, g)) = list.pop() else { break };
+                let k = reps.min(*per_gpu);
+                a.shares.push((w, n, g, k));
+                a.node_mode[n] = Some(mode);
+                reps -= k;
+            }
+        }
+    }
+    a.shares.sort();
+}

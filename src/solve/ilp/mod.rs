@@ -1,0 +1,232 @@
+//! The ILP solver: aggregate ([`problem`]), formulate ([`formulation`]), solve in stages
+//! with HiGHS, then turn counts into concrete nodes and GPUs ([`extract`]).
+//!
+//! Stages are lexicographic: one per priority level, highest first, each maximising the
+//! GPU-equivalents admitted at that level (plus guaranteed team usage) and then locking
+//! that amount for the next stages, so a higher class is never left out for a lower
+//! one; a last stage minimises topology spread, MIG/shared GPU count and fragmentation.
+//! Each stage starts from the previous stage's solution (always feasible there).
+
+mod extract;
+pub mod formulation;
+pub mod problem;
+
+use super::{Assignment, Options, SolveInfo};
+use crate::model::Cluster;
+use formulation::{Formulation, Objective};
+use good_lp::{Expression, SolverModel};
+use problem::Problem;
+use std::time::Instant;
+
+struct Stage {
+    values: Vec<f64>,
+    objective: f64,
+    bound: f64,
+    gap: f64,
+    status: &'static str,
+    variables: usize,
+    constraints: usize,
+}
+
+/// Solves the placement; `Err` when HiGHS fails (the caller falls back to greedy).
+pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), String> {
+    let start = Instant::now();
+    let p = Problem::build(c);
+    let mut levels: Vec<i64> = c.workloads.iter().map(|w| priority_value(c, w)).collect();
+    levels.sort_unstable_by(|a, b| b.cmp(a));
+    levels.dedup();
+    let mut locks: Vec<(Vec<usize>, f64)> = Vec::new();
+    let mut warm: Option<Vec<f64>> = None;
+    let mut last: Option<Stage> = None;
+    let stages_total = levels.len() + 1;
+    let mut worst = "optimal";
+    for (i, level) in levels.iter().enumerate() {
+        let ws: Vec<usize> = (0..c.workloads.len())
+            .filter(|w| priority_value(c, &c.workloads[*w]) == *level)
+            .collect();
+        let budget = remaining(opts, start) / (stages_total - i) as f64;
+        let st = stage(
+            c,
+            &p,
+            Objective::Admit(ws.clone()),
+            &locks,
+            warm.as_deref(),
+            budget,
+            opts.gap,
+        )?;
+        if st.status != "optimal" {
+            worst = "feasible";
+        }
+        let f = Formulation::new(c, &p);
+        let achieved: f64 = ws
+            .iter()
+            .map(|w| formulation::value(&f.usage(c, &p, *w, None), &st.values))
+            .sum();
+        locks.push((ws, achieved));
+        warm = Some(st.values.clone());
+        last = Some(st);
+    }
+    let budget = remaining(opts, start);
+    let st = stage(
+        c,
+        &p,
+        Objective::Compact,
+        &locks,
+        warm.as_deref(),
+        budget,
+        opts.gap,
+    )?;
+    if st.status != "optimal" {
+        worst = "feasible";
+    }
+    let values = st.values.clone();
+    let f = Formulation::new(c, &p);
+    let assignment = extract::assignment(c, &p, &f, &values);
+    let (variables, constraints) = (st.variables, st.constraints);
+    let info = SolveInfo {
+        name: "ilp",
+        status: worst.to_string(),
+        objective: st.objective,
+        bound: st.bound,
+        gap: st.gap,
+        seconds: start.elapsed().as_secs_f64(),
+        stages: stages_total as u32,
+        variables: variables.max(last.as_ref().map(|l| l.variables).unwrap_or(0)),
+        constraints: constraints.max(last.as_ref().map(|l| l.constraints).unwrap_or(0)),
+    };
+    Ok((assignment, info))
+}
+
+fn priority_value(c: &Cluster, w: &crate::model::Workload) -> i64 {
+    c.priority(&w.priority).map(|p| p.value).unwrap_or(i64::MIN)
+}
+
+fn remaining(opts: &Options, start: Instant) -> f64 {
+    (opts.time_limit - start.elapsed().as_secs_f64()).max(0.05)
+}
+
+fn stage(
+    c: &Cluster,
+    p: &Problem,
+    objective: Objective,
+    locks: &[(Vec<usize>, f64)],
+    warm: Option<&[f64]>,
+    time_limit: f64,
+    gap: f64,
+) -> Result<Stage, String> {
+    let f = Formulation::new(c, p);
+    let columns = f.columns();
+    let (obj, maximise) = match &objective {
+        Objective::Admit(ws) => {
+            let mut e = formulation::expr(ws.iter().flat_map(|w| f.usage(c, p, *w, None)));
+            // Guaranteed usage is worth a little more than burst at the same level.
+            for u in f.u.values() {
+                e += 0.5 * u.0;
+            }
+            (e, true)
+        }
+        Objective::Compact => (compaction(p, &f), false),
+    };
+    let mut lock_rows = Vec::new();
+    for (ws, achieved) in locks {
+        let e = formulation::expr(ws.iter().flat_map(|w| f.usage(c, p, *w, None)));
+        lock_rows.push(e.geq(achieved - 1e-6 * (1.0 + achieved.abs())));
+    }
+    let Formulation {
+        vars, constraints, ..
+    } = f;
+    let ncons = constraints.len() + lock_rows.len();
+    let mut prob = if maximise {
+        vars.maximise(obj)
+    } else {
+        vars.minimise(obj)
+    }
+    .using(good_lp::highs);
+    for ct in constraints.into_iter().chain(lock_rows) {
+        prob.add_constraint(ct);
+    }
+    let mut model = prob.try_into_inner().map_err(|e| e.to_string())?;
+    model.set_option("output_flag", false);
+    model.set_option("time_limit", time_limit.max(0.05));
+    model.set_option("mip_rel_gap", gap.max(0.0));
+    model.set_option("threads", 1);
+    let init: Vec<f64> = match warm {
+        Some(w) if w.len() == columns => w.to_vec(),
+        _ => Vec::new(),
+    };
+    if !init.is_empty() {
+        model.set_solution(Some(&init), None, None, None);
+    }
+    let solved = model
+        .try_solve()
+        .map_err(|e| format!("HiGHS failed: {e:?}"))?;
+    use highs::HighsModelStatus as S;
+    let status = match solved.status() {
+        S::Optimal => "optimal",
+        S::ReachedTimeLimit
+        | S::ReachedSolutionLimit
+        | S::ReachedIterationLimit
+        | S::ReachedInterrupt
+        | S::ReachedMemoryLimit => "feasible",
+        other => return Err(format!("HiGHS ended with status {other:?}")),
+    };
+    if solved.primal_solution_status() != highs::HighsSolutionStatus::Feasible {
+        return Err("HiGHS found no feasible solution within the time limit".into());
+    }
+    let values: Vec<f64> = solved
+        .get_solution()
+        .columns()
+        .iter()
+        .map(|v| v.round())
+        .collect();
+    let objective = solved.objective_value();
+    let bound = solved
+        .double_info_value(c"mip_dual_bound")
+        .unwrap_or(objective);
+    let gap = if status == "optimal" {
+        solved
+            .mip_gap()
+            .clamp(0.0, 1.0)
+            .min(if objective == bound { 0.0 } else { 1.0 })
+    } else {
+        solved.mip_gap()
+    };
+    let gap = if gap.is_finite() { gap.max(0.0) } else { 0.0 };
+    Ok(Stage {
+        values,
+        objective,
+        bound,
+        gap,
+        status,
+        variables: columns,
+        constraints: ncons,
+    })
+}
+
+/// The last stage's cost: spread gangs, MIG/shared GPUs, non-whole-GPU nodes, and GPU
+/// use in late groups (so that free capacity stays together in whole nodes and leaves).
+fn compaction(p: &Problem, f: &Formulation) -> Expression {
+    let mut e = Expression::from(0.0);
+    for ((si, mi, _), y) in f.y_dom.iter() {
+        e += p.shapes[*si].modes[*mi].penalty * y.0;
+    }
+    for ((si, mi, _), y) in f.y_local.iter() {
+        e += p.shapes[*si].modes[*mi].penalty * y.0;
+    }
+    for z in f.z.values() {
+        e += 1.0 * z.0;
+    }
+    for t in f.t.values() {
+        e += 1.0 * t.0;
+    }
+    let groups = p.groups.len().max(1) as f64;
+    for ((gi, mode), n) in &f.n {
+        if *mode != crate::placement::PoolMode::WholeGpu {
+            e += (0.01 + 0.001 * p.groups[*gi].ord as f64 / groups) * n.0;
+        }
+    }
+    for ((_, _, gi), x) in f.x.iter().chain(f.y_local.iter()) {
+        e += 0.0001 * (p.groups[*gi].ord as f64 / groups) * x.0;
+    }
+    e
+}

@@ -1,0 +1,368 @@
+//! Aggregation: the cluster and its demand as a small problem.
+//!
+//! Nodes that are identical for planning (same class, usable GPU count, leaf,
+//! multi-node NVLink domain and pinned pool) form one [`Group`]; training gangs with the
+//! same shape (gang size, GPUs per node, tiers, acceptable models) form one [`Shape`].
+//! The number of ILP variables grows with groups x shapes, not with GPUs.
+
+use crate::catalog::MigProfile;
+use crate::model::{Cluster, NodeIdx, Tier};
+use crate::placement::PoolMode;
+use crate::solve::sizing::{self, Usage};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug)]
+pub struct Group {
+    /// Member nodes, name order.
+    pub nodes: Vec<NodeIdx>,
+    pub model: String,
+    /// Usable GPUs per node.
+    pub gpus: u32,
+    /// Largest node-local NVLink domain (GPUs).
+    pub nvlink: u32,
+    pub pinned: Option<PoolMode>,
+    /// Nodes with fixed MIG layouts (each such node is its own group).
+    pub fixed_mig: bool,
+    /// Domain name per tier (leaf and above; multi-node NVLink domain for `nvlink`).
+    pub domain: BTreeMap<Tier, String>,
+    /// Order of the group in the fabric (for compaction).
+    pub ord: usize,
+}
+
+/// One way to place gangs of a shape: inside one domain of `tier`.
+#[derive(Clone, Debug)]
+pub struct Mode {
+    pub tier: Tier,
+    /// Gangs fit inside one node (node tier, or a node-local NVLink domain).
+    pub node_local: bool,
+    /// Cost of a gang placed this way (0 for the preferred tier).
+    pub penalty: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Shape {
+    pub gpus: u32,
+    pub per_node: u32,
+    /// Shares (nodes) per gang.
+    pub shares: u32,
+    pub modes: Vec<Mode>,
+    pub models: Vec<String>,
+    /// Workloads of this shape (indexes into `Cluster::workloads`).
+    pub workloads: Vec<usize>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Problem {
+    pub groups: Vec<Group>,
+    pub shapes: Vec<Shape>,
+    /// MIG demand: workload -> (model -> profile).
+    pub mig: BTreeMap<usize, BTreeMap<String, &'static MigProfile>>,
+    /// Shared demand: workload -> (mps, per_gpu, models).
+    pub shared: BTreeMap<usize, (bool, u32, Vec<String>)>,
+    /// GPU-equivalents of one replica, per workload and model.
+    pub equiv: BTreeMap<(usize, String), f64>,
+    /// Fixed MIG layouts: (node, gpu) -> catalog profiles.
+    pub fixed_layouts: BTreeMap<(NodeIdx, u32), Vec<&'static MigProfile>>,
+}
+
+impl Problem {
+    pub fn build(c: &Cluster) -> Problem {
+        let fixed_layouts = fixed_layouts(c);
+        let groups = groups(c, &fixed_layouts);
+        let mut p = Problem {
+            groups,
+            shapes: Vec::new(),
+            mig: BTreeMap::new(),
+            shared: BTreeMap::new(),
+            equiv: BTreeMap::new(),
+            fixed_layouts,
+        };
+        p.demand(c);
+        p
+    }
+
+    fn demand(&mut self, c: &Cluster) {
+        let mut shapes: BTreeMap<(u32, u32, Vec<(Tier, bool)>, Vec<String>), Shape> =
+            BTreeMap::new();
+        for (wi, w) in c.workloads.iter().enumerate() {
+            let models: Vec<String> = c
+                .models
+                .values()
+                .filter(|m| sizing::runs_on(c, w, m))
+                .map(|m| m.name.clone())
+                .collect();
+            let eligible: Vec<&Group> = self
+                .groups
+                .iter()
+                .filter(|g| models.contains(&g.model))
+                .collect();
+            if eligible.is_empty() || w.replicas == 0 {
+                continue;
+            }
+            let maxg = eligible.iter().map(|g| g.gpus).max().unwrap_or(0);
+            for m in &models {
+                let model = &c.models[m];
+                self.equiv
+                    .insert((wi, m.clone()), sizing::gpu_equivalent(c, w, model, maxg));
+            }
+            match sizing::usage(w, maxg) {
+                Usage::Gang { gpus, per_node } => {
+                    let per_node = per_node.max(1);
+                    let shares = gpus.div_ceil(per_node);
+                    let modes = modes(w.required_tier, w.preferred_tier, gpus, per_node, &eligible);
+                    if modes.is_empty() {
+                        continue;
+                    }
+                    let key_modes: Vec<(Tier, bool)> =
+                        modes.iter().map(|m| (m.tier, m.node_local)).collect();
+                    shapes
+                        .entry((gpus, per_node, key_modes, models.clone()))
+                        .or_insert_with(|| Shape {
+                            gpus,
+                            per_node,
+                            shares,
+                            modes,
+                            models: models.clone(),
+                            workloads: Vec::new(),
+                        })
+                        .workloads
+                        .push(wi);
+                }
+                Usage::Mig => {
+                    let per: BTreeMap<String, &'static MigProfile> = models
+                        .iter()
+                        .filter_map(|m| {
+                            sizing::mig_profile(c, w, &c.models[m]).map(|p| (m.clone(), p))
+                        })
+                        .collect();
+                    if !per.is_empty() {
+                        self.mig.insert(wi, per);
+                    }
+                }
+                Usage::Shared { mps, per_gpu } => {
+                    self.shared.insert(wi, (mps, per_gpu, models));
+                }
+            }
+        }
+        self.shapes = shapes.into_values().collect();
+    }
+
+    /// Groups a mode of a shape may use, with their domain key (`None` = node-local).
+    pub fn domain_of(&self, g: &Group, mode: &Mode) -> Option<String> {
+        if mode.node_local {
+            None
+        } else if mode.tier == Tier::Cluster {
+            Some("cluster".into())
+        } else {
+            g.domain.get(&mode.tier).cloned()
+        }
+    }
+}
+
+/// The ways gangs of this size may be placed: the required tier, plus the preferred one
+/// when it is tighter. A node-local mode holds the whole gang on one node (node tier, or
+/// the NVLink tier on nodes whose NVLink domain is inside the node); the NVLink tier on
+/// multi-node domains (NVL72) is a domain mode.
+fn modes(
+    required: Option<Tier>,
+    preferred: Option<Tier>,
+    gpus: u32,
+    per_node: u32,
+    eligible: &[&Group],
+) -> Vec<Mode> {
+    let req = required.unwrap_or(Tier::Cluster);
+    let one_node = per_node >= gpus;
+    let mk = |t: Tier, penalty: f64| -> Vec<Mode> {
+        let mut v = Vec::new();
+        match t {
+            Tier::Node => {
+                if one_node && eligible.iter().any(|g| g.gpus >= gpus) {
+                    v.push(Mode {
+                        tier: t,
+                        node_local: true,
+                        penalty,
+                    });
+                }
+            }
+            Tier::Nvlink => {
+                if one_node
+                    && eligible
+                        .iter()
+                        .any(|g| !g.domain.contains_key(&Tier::Nvlink) && g.nvlink >= gpus)
+                {
+                    v.push(Mode {
+                        tier: t,
+                        node_local: true,
+                        penalty,
+                    });
+                }
+                if eligible
+                    .iter()
+                    .any(|g| g.domain.contains_key(&Tier::Nvlink))
+                {
+                    v.push(Mode {
+                        tier: t,
+                        node_local: false,
+                        penalty,
+                    });
+                }
+            }
+            _ => v.push(Mode {
+                tier: t,
+                node_local: false,
+                penalty,
+            }),
+        }
+        v
+    };
+    let mut v = Vec::new();
+    if let Some(p) = preferred.filter(|p| *p < req) {
+        v.extend(mk(p, 0.0));
+    }
+    let pen = if v.is_empty() {
+        0.0
+    } else {
+        (gpus as f64 / 8.0).max(1.0)
+    };
+    v.extend(mk(req, pen));
+    v
+}
+
+/// Whether a group can hold gangs of `gpus` in `mode`.
+pub fn group_fits(g: &Group, mode: &Mode, gpus: u32, per_node: u32) -> bool {
+    if g.gpus < per_node.min(gpus) {
+        return false;
+    }
+    match (mode.tier, mode.node_local) {
+        (Tier::Node, _) => g.gpus >= gpus,
+        (Tier::Nvlink, true) => !g.domain.contains_key(&Tier::Nvlink) && g.nvlink >= gpus,
+        (Tier::Nvlink, false) => g.domain.contains_key(&Tier::Nvlink),
+        _ => true,
+    }
+}
+
+fn fixed_layouts(c: &Cluster) -> BTreeMap<(NodeIdx, u32), Vec<&'static MigProfile>> {
+    let mut out = BTreeMap::new();
+    for l in &c.mig.layouts {
+        for &n in &l.nodes {
+            for g in &c.nodes[n].gpus {
+                if !(l.gpus.is_empty() || l.gpus.contains(&g.index)) {
+                    continue;
+                }
+                let Some(model) = c.model_of(g) else { continue };
+                let profiles: Option<Vec<&'static MigProfile>> =
+                    l.profiles.iter().map(|p| model.mig_profile(p)).collect();
+                if let Some(ps) = profiles {
+                    out.entry((n, g.index)).or_insert(ps);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn groups(c: &Cluster, fixed: &BTreeMap<(NodeIdx, u32), Vec<&'static MigProfile>>) -> Vec<Group> {
+    let pinned: BTreeMap<NodeIdx, PoolMode> = c
+        .pools
+        .iter()
+        .flat_map(|p| {
+            p.nodes
+                .iter()
+                .filter_map(move |&n| PoolMode::from_decl(&p.mode).map(|m| (n, m)))
+        })
+        .collect();
+    // Group key: leaf path, multi-node NVLink domain, class, usable count, pin.
+    let mut by_key: BTreeMap<
+        (
+            Vec<String>,
+            String,
+            String,
+            u32,
+            Option<PoolMode>,
+            Option<NodeIdx>,
+        ),
+        Vec<NodeIdx>,
+    > = BTreeMap::new();
+    for (ni, n) in c.nodes.iter().enumerate() {
+        let usable = n.usable_gpus().count() as u32;
+        let Some(model) = n.usable_gpus().find_map(|g| g.model.clone()) else {
+            continue;
+        };
+        if usable == 0 {
+            continue;
+        }
+        let has_fixed = fixed.keys().any(|(fnode, _)| *fnode == ni);
+        let path: Vec<String> = [Tier::Leaf, Tier::Spine, Tier::Core]
+            .iter()
+            .map(|t| {
+                let v = c.topology.ancestor_at(c, ni, *t);
+                format!("{:?}", v.index())
+            })
+            .collect();
+        let mnnvl = n
+            .mnnvl
+            .first()
+            .map(|d| c.nvlink_domains[*d].name.clone())
+            .unwrap_or_default();
+        let pin = if has_fixed {
+            Some(PoolMode::Mig)
+        } else {
+            pinned.get(&ni).copied()
+        };
+        by_key
+            .entry((
+                path,
+                mnnvl,
+                format!("{}/{model}", n.class),
+                usable,
+                pin,
+                has_fixed.then_some(ni),
+            ))
+            .or_default()
+            .push(ni);
+    }
+    let mut groups: Vec<Group> = by_key
+        .into_iter()
+        .map(|((_, mnnvl, _, usable, pin, fixed_node), nodes)| {
+            let n0 = nodes[0];
+            let node = &c.nodes[n0];
+            let mut domain = BTreeMap::new();
+            for t in [Tier::Leaf, Tier::Spine, Tier::Core] {
+                let v = c.topology.ancestor_at(c, n0, t);
+                domain.insert(t, format!("{}#{}", t.as_str(), v.index()));
+            }
+            if !mnnvl.is_empty() {
+                domain.insert(Tier::Nvlink, format!("nvlink#{mnnvl}"));
+            }
+            let nvlink = if mnnvl.is_empty() {
+                let mut sizes: BTreeMap<usize, u32> = BTreeMap::new();
+                for g in node.usable_gpus() {
+                    if let Some(d) = g.nvlink_domain {
+                        *sizes.entry(d).or_default() += 1;
+                    }
+                }
+                sizes.values().copied().max().unwrap_or(1)
+            } else {
+                usable
+            };
+            Group {
+                nodes,
+                model: node
+                    .usable_gpus()
+                    .find_map(|g| g.model.clone())
+                    .unwrap_or_default(),
+                gpus: usable,
+                nvlink,
+                pinned: pin,
+                fixed_mig: fixed_node.is_some(),
+                domain,
+                ord: 0,
+            }
+        })
+        .collect();
+    groups.sort_by(|a, b| c.nodes[a.nodes[0]].name.cmp(&c.nodes[b.nodes[0]].name));
+    for (i, g) in groups.iter_mut().enumerate() {
+        g.ord = i;
+    }
+    groups
+}
