@@ -7,6 +7,7 @@
 //! way every problem is reported once, by the rule that owns it.
 
 mod build;
+pub mod capacity;
 pub mod topology;
 
 pub use build::build;
