@@ -61,11 +61,11 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = SolverChoice::Ilp)]
         solver: SolverChoice,
         /// Wall-clock budget for the solve: `30s`, `2m`, or plain seconds.
-        #[arg(long, default_value = "30s")]
-        time_limit: String,
+        #[arg(long, default_value = "30s", value_parser = crate::commands::parse_time_limit)]
+        time_limit: f64,
         /// Relative MIP gap at which a stage stops: `0.01%`, `1%`, or a fraction.
-        #[arg(long, default_value = "0.01%")]
-        gap: String,
+        #[arg(long, default_value = "0.01%", value_parser = crate::commands::parse_gap)]
+        gap: f64,
         /// Also write the plan as JSON to this file.
         #[arg(short = 'o', long = "out", value_name = "PLAN")]
         out: Option<PathBuf>,

@@ -67,7 +67,12 @@ fn validate(root: &Value, s: &Value, v: &Value, path: &str, errors: &mut Vec<Str
         }
     }
     if let Some(obj) = v.as_object() {
-        for r in s.get("required").and_then(Value::as_array).into_iter().flatten() {
+        for r in s
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(k) = r.as_str() {
                 if !obj.contains_key(k) {
                     errors.push(format!("{path}: missing `{k}`"));

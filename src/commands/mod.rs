@@ -9,6 +9,7 @@ mod show;
 mod validate;
 
 pub use output::Output;
+pub use plan::{parse_gap, parse_time_limit};
 
 use crate::cli::{Cli, Command};
 use crate::diag::Diagnostic;

@@ -12,13 +12,18 @@ use std::path::{Path, PathBuf};
 /// GP901: the solver produced a plan that violates an invariant (a bug, never valid).
 pub const GP901: &str = "GP901";
 
+/// GP902: the plan could not be saved (`-o PLAN`).
+pub const GP902: &str = "GP902";
+
 /// Resolved `plan` settings.
 pub struct Settings {
     pub paths: Vec<PathBuf>,
     pub format: Format,
     pub solver: SolverChoice,
-    pub time_limit: String,
-    pub gap: String,
+    /// Seconds.
+    pub time_limit: f64,
+    /// Relative gap (a fraction).
+    pub gap: f64,
     pub out: Option<PathBuf>,
 }
 
@@ -49,21 +54,13 @@ pub fn parse_gap(s: &str) -> Result<f64, String> {
     }
 }
 
-fn usage_error(out: &Output, message: String) -> u8 {
-    let d = Diagnostic::error("GP900", message);
+fn write_error(out: &Output, message: String) -> u8 {
+    let d = Diagnostic::error(GP902, message);
     out.diagnostics(&crate::source::SourceMap::new(), &[d], Format::Human);
     1
 }
 
 pub fn run(s: &Settings, out: &Output) -> u8 {
-    let time_limit = match parse_time_limit(&s.time_limit) {
-        Ok(t) => t,
-        Err(e) => return usage_error(out, format!("--time-limit: {e}")),
-    };
-    let gap = match parse_gap(&s.gap) {
-        Ok(g) => g,
-        Err(e) => return usage_error(out, format!("--gap: {e}")),
-    };
     let (sources, mut diags) = load::load_paths(&s.paths);
     let outcome = validate::validate(&sources);
     diags.extend(outcome.diagnostics.iter().cloned());
@@ -80,8 +77,8 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
             SolverChoice::Ilp => SolverKind::Ilp,
             SolverChoice::Greedy => SolverKind::Greedy,
         },
-        time_limit,
-        gap,
+        time_limit: s.time_limit,
+        gap: s.gap,
     };
     out.status(&format!(
         "planning {} nodes, {} workload classes",
@@ -102,7 +99,7 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
     let json = placement::view::json(&plan);
     if let Some(path) = &s.out {
         if let Err(e) = write_atomically(path, &json) {
-            return usage_error(out, format!("cannot write `{}`: {e}", path.display()));
+            return write_error(out, format!("cannot write `{}`: {e}", path.display()));
         }
         out.status(&format!("plan saved to {}", path.display()));
     }

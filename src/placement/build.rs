@@ -89,7 +89,7 @@ pub fn build(c: &Cluster, a: &Assignment, info: &SolveInfo) -> Placement {
     }
 }
 
-fn gpu_model<'c>(c: &'c Cluster, ni: NodeIdx, gi: u32) -> Option<&'c crate::model::GpuModel> {
+fn gpu_model(c: &Cluster, ni: NodeIdx, gi: u32) -> Option<&crate::model::GpuModel> {
     c.nodes
         .get(ni)?
         .gpus

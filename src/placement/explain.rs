@@ -19,6 +19,9 @@ use crate::solve::Assignment;
 use crate::solve::sizing::{self, Usage};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// GPUs held per class (workload index -> (node, gpu)).
+type Held = BTreeMap<usize, BTreeSet<(usize, u32)>>;
+
 /// The reasons for `requested - placed` replicas of class `wi`.
 pub(crate) fn explain(
     c: &Cluster,
@@ -145,7 +148,66 @@ fn quota_reason(c: &Cluster, w: &Workload, wi: usize, records: &[Record]) -> Opt
             ));
         }
     }
-    None
+    quota_full_everywhere(c, w, need, records)
+}
+
+/// Quota reason from per-model/pool quotas: every usable GPU the class could use is
+/// covered by a quota (of its team or a parent) with no room for one more replica.
+fn quota_full_everywhere(
+    c: &Cluster,
+    w: &Workload,
+    need: f64,
+    records: &[Record],
+) -> Option<String> {
+    let chain = c.team_chain(&w.team);
+    // GPU-equivalents per (team, quota index), for the teams of the chain.
+    let mut usage: BTreeMap<(String, usize), f64> = BTreeMap::new();
+    for r in records {
+        let Some(x) = c.workloads.get(r.workload) else {
+            continue;
+        };
+        let pool = c.pool_of(r.node).map(|p| p.name.as_str());
+        for t in c.team_chain(&x.team) {
+            if !chain.iter().any(|o| o.name == t.name) {
+                continue;
+            }
+            for (qi, q) in t.quotas.iter().enumerate() {
+                if q.covers(&r.model, pool) {
+                    *usage.entry((t.name.clone(), qi)).or_default() += r.amount;
+                }
+            }
+        }
+    }
+    let mut first: Option<String> = None;
+    for (ni, n) in c.nodes.iter().enumerate() {
+        let pool = c.pool_of(ni).map(|p| p.name.as_str());
+        for g in n.usable_gpus().filter(|g| gpu_runs(c, w, ni, g.index)) {
+            let model = g.model.as_deref().unwrap_or("");
+            let full = chain.iter().find_map(|t| {
+                t.quotas.iter().enumerate().find_map(|(qi, q)| {
+                    let u = usage.get(&(t.name.clone(), qi)).copied().unwrap_or(0.0);
+                    (q.covers(model, pool) && u + need > q.ceiling() as f64 + 1e-9).then(|| {
+                        let what = q.model.as_deref().or(q.pool.as_deref()).unwrap_or("-");
+                        format!(
+                            "team `{}` has placed {} GPUs of `{what}` of its quota ceiling of {}; one more replica of `{}` needs {}",
+                            t.name,
+                            fmt_num(u),
+                            q.ceiling(),
+                            w.name,
+                            fmt_num(need)
+                        )
+                    })
+                })
+            });
+            match full {
+                Some(m) => {
+                    first.get_or_insert(m);
+                }
+                None => return None,
+            }
+        }
+    }
+    first
 }
 
 /// `12`, `0.5`, `2.25`: GPU-equivalents without trailing zeros.
@@ -192,82 +254,87 @@ fn capacity_reason(
     missing: u32,
     records: &[Record],
 ) -> String {
-    let acceptable = |r: &Record| {
-        c.models
-            .get(&r.model)
-            .is_some_and(|m| sizing::runs_on(c, w, m))
+    let kind = match sizing::usage(w, 1) {
+        Usage::Gang { gpus, .. } => return gang_capacity(c, a, w, wi, gpus, missing, records),
+        Usage::Mig => "a MIG instance",
+        Usage::Shared { mps: true, .. } => "a share of an MPS GPU",
+        Usage::Shared { mps: false, .. } => "a share of a time-sliced GPU",
     };
-    match sizing::usage(w, 1) {
-        Usage::Gang { gpus, .. } => {
-            let tier = w.required_tier.unwrap_or(Tier::Cluster);
-            let pools = super::build::pools_of(c, a);
-            let free = super::build::free_whole_gpus(c, a, &pools);
-            let mut best: Option<(String, usize, BTreeMap<usize, BTreeSet<(usize, u32)>>)> = None;
-            for d in c.topology.domains(c, tier) {
-                let inside: BTreeSet<(usize, u32)> = d.gpus.iter().copied().collect();
-                let n = d
-                    .gpus
-                    .iter()
-                    .filter(|g| free.contains(g))
-                    .filter(|(ni, gi)| gpu_runs(c, w, *ni, *gi))
-                    .count();
-                if best.as_ref().is_none_or(|b| n > b.1) {
-                    let mut held: BTreeMap<usize, BTreeSet<(usize, u32)>> = BTreeMap::new();
-                    for r in records.iter().filter(|r| r.workload != wi && acceptable(r)) {
-                        if inside.contains(&(r.node, r.gpu)) {
-                            held.entry(r.workload).or_default().insert((r.node, r.gpu));
-                        }
-                    }
-                    best = Some((d.name, n, held));
-                }
-            }
-            let Some((name, n, held)) = best else {
-                return format!("gang `{}` found no domain to land in", w.name);
-            };
-            let after = holders_text(c, w, &held);
-            let after = if after.is_empty() {
-                String::new()
-            } else {
-                format!(" after {after}")
-            };
-            let what = if tier == Tier::Cluster {
-                "the cluster".to_string()
-            } else {
-                format!("the largest {} (`{name}`)", tier.as_str())
-            };
-            let reps = if missing == 1 {
-                String::new()
-            } else {
-                format!("{missing} gangs: ")
-            };
-            format!(
-                "{reps}gang `{}` needs {gpus} GPUs inside one {}; {what} has {n} free{after}",
-                w.name,
-                tier.as_str()
-            )
-        }
-        Usage::Mig | Usage::Shared { .. } => {
-            let mut held: BTreeMap<usize, BTreeSet<(usize, u32)>> = BTreeMap::new();
-            for r in records.iter().filter(|r| r.workload != wi && acceptable(r)) {
-                held.entry(r.workload).or_default().insert((r.node, r.gpu));
-            }
-            let kind = match sizing::usage(w, 1) {
-                Usage::Mig => "a MIG instance",
-                Usage::Shared { mps: true, .. } => "a share of an MPS GPU",
-                _ => "a share of a time-sliced GPU",
-            };
-            let after = holders_text(c, w, &held);
-            let after = if after.is_empty() {
-                String::new()
-            } else {
-                format!("; GPUs of {}: {after}", models_text(w))
-            };
-            format!(
-                "{missing} replica(s) of `{}` found no free room for {kind}{after}",
-                w.name
-            )
-        }
+    let mut held = Held::new();
+    for r in records
+        .iter()
+        .filter(|r| r.workload != wi && gpu_runs(c, w, r.node, r.gpu))
+    {
+        held.entry(r.workload).or_default().insert((r.node, r.gpu));
     }
+    let after = holders_text(c, w, &held);
+    let after = if after.is_empty() {
+        String::new()
+    } else {
+        format!("; GPUs of {}: {after}", models_text(w))
+    };
+    format!(
+        "{missing} replica(s) of `{}` found no free room for {kind}{after}",
+        w.name
+    )
+}
+
+/// "gang `w` needs N GPUs inside one leaf; the largest leaf (`x`) has F free after ...".
+fn gang_capacity(
+    c: &Cluster,
+    a: &Assignment,
+    w: &Workload,
+    wi: usize,
+    gpus: u32,
+    missing: u32,
+    records: &[Record],
+) -> String {
+    let tier = w.required_tier.unwrap_or(Tier::Cluster);
+    let pools = super::build::pools_of(c, a);
+    let free = super::build::free_whole_gpus(c, a, &pools);
+    let mut best: Option<(String, usize, Held)> = None;
+    for d in c.topology.domains(c, tier) {
+        let n = d
+            .gpus
+            .iter()
+            .filter(|&&(ni, gi)| free.contains(&(ni, gi)) && gpu_runs(c, w, ni, gi))
+            .count();
+        if best.as_ref().is_some_and(|b| n <= b.1) {
+            continue;
+        }
+        let inside: BTreeSet<(usize, u32)> = d.gpus.iter().copied().collect();
+        let mut held = Held::new();
+        for r in records.iter().filter(|r| {
+            r.workload != wi && inside.contains(&(r.node, r.gpu)) && gpu_runs(c, w, r.node, r.gpu)
+        }) {
+            held.entry(r.workload).or_default().insert((r.node, r.gpu));
+        }
+        best = Some((d.name, n, held));
+    }
+    let Some((name, n, held)) = best else {
+        return format!("gang `{}` found no domain to land in", w.name);
+    };
+    let after = holders_text(c, w, &held);
+    let after = if after.is_empty() {
+        String::new()
+    } else {
+        format!(" after {after}")
+    };
+    let what = if tier == Tier::Cluster {
+        "the cluster".to_string()
+    } else {
+        format!("the largest {} (`{name}`)", tier.as_str())
+    };
+    let reps = if missing == 1 {
+        String::new()
+    } else {
+        format!("{missing} gangs: ")
+    };
+    format!(
+        "{reps}gang `{}` needs {gpus} GPUs inside one {}; {what} has {n} free{after}",
+        w.name,
+        tier.as_str()
+    )
 }
 
 fn gpu_runs(c: &Cluster, w: &Workload, ni: usize, gi: u32) -> bool {

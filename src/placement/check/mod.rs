@@ -16,17 +16,20 @@ use crate::model::{Cluster, Isolation, NodeIdx, Tier, Workload};
 use crate::spec::WorkloadKind;
 use std::collections::{BTreeMap, BTreeSet};
 
-const EPS: f64 = 1e-6;
+mod policy;
+use policy::{check_priority, check_summary, check_teams};
+
+pub(super) const EPS: f64 = 1e-6;
 
 /// How a class uses GPUs, re-derived from the workload.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     Gang,
     Mig,
     Shared(PoolMode, u32),
 }
 
-fn kind(w: &Workload) -> Kind {
+pub(super) fn kind(w: &Workload) -> Kind {
     if w.kind == WorkloadKind::Training {
         return Kind::Gang;
     }
@@ -39,7 +42,7 @@ fn kind(w: &Workload) -> Kind {
 }
 
 /// Gang size and GPUs per node of a gang class on a node with `node_gpus` GPUs.
-fn gang_shape(w: &Workload, node_gpus: u32) -> (u32, u32) {
+pub(super) fn gang_shape(w: &Workload, node_gpus: u32) -> (u32, u32) {
     if w.kind == WorkloadKind::Training {
         let size = w.gang_gpus.max(1);
         let per = w
@@ -54,19 +57,19 @@ fn gang_shape(w: &Workload, node_gpus: u32) -> (u32, u32) {
 }
 
 /// What the checker learns while walking the placement.
-struct Walk<'c> {
-    c: &'c Cluster,
-    errors: Vec<String>,
+pub(super) struct Walk<'c> {
+    pub(super) c: &'c Cluster,
+    pub(super) errors: Vec<String>,
     /// (node, gpu) -> owner description.
-    owner: BTreeMap<(NodeIdx, u32), String>,
+    pub(super) owner: BTreeMap<(NodeIdx, u32), String>,
     /// node -> modes of what runs there.
-    modes: BTreeMap<NodeIdx, BTreeSet<PoolMode>>,
+    pub(super) modes: BTreeMap<NodeIdx, BTreeSet<PoolMode>>,
     /// (team, model, pool) GPU-equivalents per class's team.
-    charges: Vec<(String, String, Option<String>, f64)>,
+    pub(super) charges: Vec<(String, String, Option<String>, f64)>,
     /// Allocated hardware per GPU (for the summary).
-    allocated: BTreeMap<(NodeIdx, u32), f64>,
+    pub(super) allocated: BTreeMap<(NodeIdx, u32), f64>,
     /// GPU-equivalents per class.
-    placed: BTreeMap<String, f64>,
+    pub(super) placed: BTreeMap<String, f64>,
 }
 
 /// Every violated invariant, one line each; empty when the placement is sound.
@@ -351,14 +354,17 @@ fn check_shares(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
         }
         // Claimed per class: a second share entry of any class on this GPU collides.
         let key = format!("shares of `{}` on `{}` GPU {}", w.name, s.node, s.gpu);
-        if k.owner.contains_key(&(ni, s.gpu)) {
-            let prev = k.owner.get(&(ni, s.gpu)).cloned().unwrap_or_default();
-            k.errors.push(format!(
-                "GPU {} of `{}` is used twice: by {prev} and by {key}",
-                s.gpu, s.node
-            ));
-        } else {
-            k.owner.insert((ni, s.gpu), key);
+        match k.owner.entry((ni, s.gpu)) {
+            std::collections::btree_map::Entry::Occupied(prev) => {
+                let prev = prev.get().clone();
+                k.errors.push(format!(
+                    "GPU {} of `{}` is used twice: by {prev} and by {key}",
+                    s.gpu, s.node
+                ));
+            }
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(key);
+            }
         }
         k.mode(ni, mode);
         k.charge(w, ni, &model, s.replicas as f64 / per_gpu as f64);
@@ -514,140 +520,6 @@ fn check_modes(k: &mut Walk, p: &Placement) {
                     pm.as_str()
                 ));
             }
-        }
-    }
-}
-
-fn check_teams(k: &mut Walk) {
-    let c = k.c;
-    let mut team: BTreeMap<String, f64> = BTreeMap::new();
-    let mut quota: BTreeMap<(String, usize), f64> = BTreeMap::new();
-    for (t0, model, pool, amount) in &k.charges {
-        for t in c.team_chain(t0) {
-            *team.entry(t.name.clone()).or_default() += amount;
-            for (qi, q) in t.quotas.iter().enumerate() {
-                if q.covers(model, pool.as_deref()) {
-                    *quota.entry((t.name.clone(), qi)).or_default() += amount;
-                }
-            }
-        }
-    }
-    for t in c.teams.values() {
-        let used = team.get(&t.name).copied().unwrap_or(0.0);
-        if used > t.ceiling() as f64 + EPS {
-            k.errors.push(format!(
-                "team `{}` holds {used:.2} GPUs, above its ceiling of {}",
-                t.name,
-                t.ceiling()
-            ));
-        }
-        for (qi, q) in t.quotas.iter().enumerate() {
-            let used = quota.get(&(t.name.clone(), qi)).copied().unwrap_or(0.0);
-            if used > q.ceiling() as f64 + EPS {
-                let what = q.model.as_deref().or(q.pool.as_deref()).unwrap_or("-");
-                k.errors.push(format!(
-                    "team `{}` holds {used:.2} GPUs of `{what}`, above its quota ceiling of {}",
-                    t.name,
-                    q.ceiling()
-                ));
-            }
-        }
-    }
-}
-
-/// A whole-GPU gang class left out for capacity must not fit into free GPUs plus GPUs
-/// held by strictly lower-priority gangs, per domain of its required tier.
-fn check_priority(k: &mut Walk, p: &Placement) {
-    let c = k.c;
-    let value = |prio: &str| c.priority(prio).map(|x| x.value).unwrap_or(0);
-    let whole: BTreeSet<NodeIdx> = p
-        .pools
-        .iter()
-        .filter(|x| x.mode == PoolMode::WholeGpu)
-        .filter_map(|x| c.node_index.get(&x.node).copied())
-        .collect();
-    for wp in &p.workloads {
-        let Some(w) = c.workloads.iter().find(|w| w.name == wp.name) else {
-            continue;
-        };
-        if kind(w) != Kind::Gang || !wp.unplaced.iter().any(|u| u.reason == "capacity") {
-            continue;
-        }
-        let mine = value(&w.priority);
-        let mut lower: BTreeSet<(NodeIdx, u32)> = BTreeSet::new();
-        for other in p.workloads.iter().filter(|o| value(&o.priority) < mine) {
-            for g in &other.gangs {
-                for ng in &g.nodes {
-                    if let Some(&ni) = c.node_index.get(&ng.node) {
-                        lower.extend(ng.gpus.iter().map(|&gi| (ni, gi)));
-                    }
-                }
-            }
-        }
-        let available = |ni: NodeIdx, gi: u32| {
-            lower.contains(&(ni, gi)) || (whole.contains(&ni) && !k.owner.contains_key(&(ni, gi)))
-        };
-        let tier = w.required_tier.unwrap_or(Tier::Cluster);
-        let (size, _) = gang_shape(w, 8);
-        for d in c.topology.domains(c, tier) {
-            let mut per_node: BTreeMap<NodeIdx, u32> = BTreeMap::new();
-            for &(ni, gi) in &d.gpus {
-                let ok_model = c.nodes[ni]
-                    .gpus
-                    .iter()
-                    .find(|g| g.index == gi)
-                    .and_then(|g| c.model_of(g))
-                    .is_some_and(|m| {
-                        w.accepts(&m.name)
-                            && w.memory.is_none_or(|mem| {
-                                mem.0 <= m.memory.0 * w.gpus_per_replica.max(1) as u64
-                            })
-                    });
-                if ok_model && available(ni, gi) {
-                    *per_node.entry(ni).or_default() += 1;
-                }
-            }
-            let fit: u32 = per_node
-                .iter()
-                .map(|(ni, n)| {
-                    let per = gang_shape(w, c.nodes[*ni].gpus.len() as u32).1.max(1);
-                    n / per * per
-                })
-                .sum();
-            if fit >= size {
-                k.errors.push(format!(
-                    "higher-priority `{}` left out while lower-priority classes hold capacity (it fits in `{}`)",
-                    w.name, d.name
-                ));
-                break;
-            }
-        }
-    }
-}
-
-fn check_summary(k: &mut Walk, p: &Placement) {
-    let c = k.c;
-    let total = c.usable_gpu_count() as u32;
-    if p.summary.gpus_total != total {
-        k.errors.push(format!(
-            "summary: gpus_total is {}, the cluster has {total} usable GPUs",
-            p.summary.gpus_total
-        ));
-    }
-    let alloc: f64 = k.allocated.values().map(|v| v.min(1.0)).sum();
-    if (alloc - p.summary.gpus_allocated).abs() > 1e-3 {
-        k.errors.push(format!(
-            "summary: gpus_allocated is {}, the placement holds {alloc:.4}",
-            p.summary.gpus_allocated
-        ));
-    }
-    for wp in &p.workloads {
-        let held = k.placed.get(&wp.name).copied().unwrap_or(0.0);
-        if (held - wp.gpus_placed).abs() > 1e-3 {
-            k.errors.push(format!(
-                "`{}`: gpus_placed is {}, its GPUs add up to {held:.4}",
-                wp.name, wp.gpus_placed
-            ));
         }
     }
 }
