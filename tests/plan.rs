@@ -500,3 +500,31 @@ training "zzz-high" team="t" priority="high" { gang gpus=32 gpus-per-node=8; }
     }];
     assert_rejects(&c, &p, "higher-priority `zzz-high` left out");
 }
+
+// ---------------------------------------------------------------- robustness
+
+/// Planning never panics, even on the best-effort model of an invalid configuration
+/// (the rule fixtures and the malformed corpus): solve, build, check and render.
+#[test]
+fn planning_invalid_models_never_panics() {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for dir in ["tests/rules", "tests/malformed"] {
+        for e in std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()) {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "kdl") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() > 50);
+    for f in files {
+        let (sources, _) = gpuplan::load::load_paths(std::slice::from_ref(&f));
+        let Some(c) = gpuplan::validate::validate(&sources).model else {
+            continue;
+        };
+        let p = greedy(&c);
+        let _ = placement::check(&c, &p);
+        let _ = placement::view::human(&p, &c);
+    }
+}
