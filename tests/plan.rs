@@ -528,3 +528,35 @@ fn planning_invalid_models_never_panics() {
         let _ = placement::view::human(&p, &c);
     }
 }
+
+#[test]
+fn gang_gpus_stay_inside_one_nvlink_domain_of_a_node() {
+    let c = load_text(
+        r#"
+cluster "nvl"
+node-class "two-boards" {
+    cpu sockets=1 cores-per-socket=8 threads-per-core=1
+    memory "256GiB"
+    gpus 8 model="h100-sxm5-80gb"
+    nvlink-domain gpus="0-3"
+    nvlink-domain gpus="4-7"
+}
+nodes "n-1" class="two-boards"
+team "t" guarantee=8
+priority "high" value=100
+priority "low" value=10
+inference "pair" team="t" priority="high" { memory "100GiB"; isolation "whole-gpu"; gpus 2; }
+inference "quad" team="t" priority="low" { memory "200GiB"; isolation "whole-gpu"; gpus 4; }
+"#,
+    );
+    let p = greedy(&c);
+    assert!(placement::check(&c, &p).is_empty());
+    assert_eq!(class(&p, "pair").gangs[0].nodes[0].gpus, [0, 1]);
+    let quad = &class(&p, "quad").gangs[0];
+    assert_eq!(
+        quad.nodes[0].gpus,
+        [4, 5, 6, 7],
+        "not 2-5 across both boards"
+    );
+    assert_eq!(quad.span.nvlink_domains, 1);
+}

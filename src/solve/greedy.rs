@@ -10,6 +10,9 @@
 //! included, in GPU-equivalents), gangs all-or-nothing inside one domain of the required
 //! tier, MIG layouts grown instance by instance while [`fits_profiles`] accepts them,
 //! and shared GPUs holding up to `per-gpu` replicas of one class.
+//!
+//! A fixed layout's instance serves only replicas right-sized to exactly its profile, as
+//! a Kubernetes pod under the mixed MIG strategy requests `nvidia.com/mig-<profile>`.
 
 use super::sizing::{self, Usage};
 use super::{Assignment, GangNodes, SolveInfo};
