@@ -220,8 +220,8 @@ fn node_name(c: &Cluster, ni: NodeIdx) -> String {
     c.nodes.get(ni).map(|n| n.name.clone()).unwrap_or_default()
 }
 
-fn workload(c: &Cluster, a: &Assignment, wi: usize, records: &[Record]) -> WorkloadPlacement {
-    let w = &c.workloads[wi];
+/// The gangs of class `wi`, by replica, nodes and GPUs sorted.
+fn gangs_of(c: &Cluster, a: &Assignment, wi: usize) -> Vec<Gang> {
     let mut gangs: Vec<Gang> = a
         .gangs
         .iter()
@@ -247,6 +247,11 @@ fn workload(c: &Cluster, a: &Assignment, wi: usize, records: &[Record]) -> Workl
         })
         .collect();
     gangs.sort_by_key(|g| g.replica);
+    gangs
+}
+
+/// The MIG instances of class `wi` (driver profile names), sorted.
+fn instances_of(c: &Cluster, a: &Assignment, wi: usize) -> Vec<MigInstance> {
     let mut mig_instances: Vec<MigInstance> = a
         .mig_instances
         .iter()
@@ -260,6 +265,13 @@ fn workload(c: &Cluster, a: &Assignment, wi: usize, records: &[Record]) -> Workl
         })
         .collect();
     mig_instances.sort();
+    mig_instances
+}
+
+fn workload(c: &Cluster, a: &Assignment, wi: usize, records: &[Record]) -> WorkloadPlacement {
+    let w = &c.workloads[wi];
+    let gangs = gangs_of(c, a, wi);
+    let mig_instances = instances_of(c, a, wi);
     let mut shares: Vec<Share> = a
         .shares
         .iter()

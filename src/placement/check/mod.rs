@@ -409,6 +409,17 @@ fn check_layouts(k: &mut Walk, p: &Placement) {
             k.errors.push(format!("{who}: listed twice"));
         }
     }
+    check_instances(k, p, &layouts);
+    check_fixed(k, &layouts);
+}
+
+/// Every MIG instance is one of its GPU's layout instances (as a multiset).
+fn check_instances(
+    k: &mut Walk,
+    p: &Placement,
+    layouts: &BTreeMap<(NodeIdx, u32), Vec<&'static str>>,
+) {
+    let c = k.c;
     // Instances within their GPU's layout.
     let mut used: BTreeMap<(NodeIdx, u32), Vec<&'static str>> = BTreeMap::new();
     for wp in &p.workloads {
@@ -441,6 +452,11 @@ fn check_layouts(k: &mut Walk, p: &Placement) {
             }
         }
     }
+}
+
+/// The `mig layout` declarations are kept exactly on every usable GPU they name.
+fn check_fixed(k: &mut Walk, layouts: &BTreeMap<(NodeIdx, u32), Vec<&'static str>>) {
+    let c = k.c;
     for l in &c.mig.layouts {
         for &ni in &l.nodes {
             let Some(n) = c.nodes.get(ni) else { continue };
