@@ -30,6 +30,13 @@ pub enum Format {
     Json,
 }
 
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum SolverChoice {
+    #[default]
+    Ilp,
+    Greedy,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Check configuration files: syntax, references, topology, MIG layouts, quotas.
@@ -41,10 +48,27 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
     },
-    /// Solve the placement and show the plan (not yet available).
+    /// Solve the placement and show the plan: pools, gangs, MIG layouts, shares, what
+    /// was left out and why, team usage and headroom.
     Plan {
+        /// KDL files, or folders whose `*.kdl` files form one configuration.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// Output format of the plan.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        /// Solver: the ILP, or the greedy first-fit baseline.
+        #[arg(long, value_enum, default_value_t = SolverChoice::Ilp)]
+        solver: SolverChoice,
+        /// Wall-clock budget for the solve: `30s`, `2m`, or plain seconds.
+        #[arg(long, default_value = "30s", value_parser = crate::commands::parse_time_limit)]
+        time_limit: f64,
+        /// Relative MIP gap at which a stage stops: `0.01%`, `1%`, or a fraction.
+        #[arg(long, default_value = "0.01%", value_parser = crate::commands::parse_gap)]
+        gap: f64,
+        /// Also write the plan as JSON to this file.
+        #[arg(short = 'o', long = "out", value_name = "PLAN")]
+        out: Option<PathBuf>,
     },
     /// Apply a saved plan (not yet available).
     Apply {

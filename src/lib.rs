@@ -7,6 +7,7 @@
 //! ```text
 //! KDL files --load--> SourceMap --spec--> spanned spec (syntax, shapes, units)
 //!           --model--> typed Cluster (ids, units, topology graph) --validate--> Diagnostics
+//! Cluster --solve--> Assignment --placement::build--> Placement --check, view--> plan
 //! ```
 //!
 //! | module | owns | reads from disk |
@@ -19,6 +20,8 @@
 //! | [`catalog`] | built-in GPU models, MIG profiles, placement rules | - |
 //! | [`model`] | the resolved cluster: nodes, GPUs, fabric, teams, workloads, topology graph | - |
 //! | [`validate`] | the rules (`GP0xx`), one per file, with their docs | - |
+//! | [`solve`] | model -> `Assignment` (ILP or greedy first-fit), MIG right-sizing | - |
+//! | [`placement`] | `Assignment` -> `Placement` value, reasons, independent checker, views | - |
 //! | [`commands`] | one file per subcommand: settings -> operation -> view -> exit code | via `load` |
 
 pub mod catalog;

@@ -4,10 +4,12 @@
 
 mod explain;
 mod output;
+mod plan;
 mod show;
 mod validate;
 
 pub use output::Output;
+pub use plan::{parse_gap, parse_time_limit};
 
 use crate::cli::{Cli, Command};
 use crate::diag::Diagnostic;
@@ -36,7 +38,24 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
         Command::Validate { paths, format } => validate::run(&paths, format, out),
         Command::Show { paths, format } => show::run(&paths, format, out),
         Command::Explain { code } => explain::run(code.as_deref(), out),
-        Command::Plan { .. } => not_yet("plan", 3, out),
+        Command::Plan {
+            paths,
+            format,
+            solver,
+            time_limit,
+            gap,
+            out: file,
+        } => plan::run(
+            &plan::Settings {
+                paths,
+                format,
+                solver,
+                time_limit,
+                gap,
+                out: file,
+            },
+            out,
+        ),
         Command::Apply { .. } => not_yet("apply", 6, out),
         Command::Discover => not_yet("discover", 7, out),
         Command::Import { .. } => not_yet("import", 7, out),

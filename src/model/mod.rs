@@ -7,6 +7,7 @@
 //! way every problem is reported once, by the rule that owns it.
 
 mod build;
+pub mod capacity;
 pub mod topology;
 
 pub use build::build;
@@ -223,6 +224,21 @@ pub struct Quota {
     pub span: Span,
 }
 
+impl Quota {
+    /// The quota's ceiling (burst, never below the guarantee).
+    pub fn ceiling(&self) -> u32 {
+        self.burst.unwrap_or(self.guarantee).max(self.guarantee)
+    }
+
+    /// Whether GPUs of `model` in declared pool `pool` count against this quota. A quota
+    /// that names neither a model nor a pool counts nothing (the team ceiling covers it).
+    pub fn covers(&self, model: &str, pool: Option<&str>) -> bool {
+        (self.model.is_some() || self.pool.is_some())
+            && self.model.as_deref().is_none_or(|m| m == model)
+            && self.pool.as_deref().is_none_or(|p| Some(p) == pool)
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Team {
     pub name: String,
@@ -365,6 +381,26 @@ impl Cluster {
     /// Total GPUs available for planning.
     pub fn usable_gpu_count(&self) -> usize {
         self.nodes.iter().map(|n| n.usable_gpus().count()).sum()
+    }
+
+    /// A team and its ancestors (nearest first), following `parent`; stops at a missing
+    /// parent or a cycle.
+    pub fn team_chain(&self, team: &str) -> Vec<&Team> {
+        let mut out: Vec<&Team> = Vec::new();
+        let mut next = self.teams.get(team);
+        while let Some(t) = next {
+            if out.iter().any(|o| o.name == t.name) {
+                break;
+            }
+            out.push(t);
+            next = t.parent.as_deref().and_then(|p| self.teams.get(p));
+        }
+        out
+    }
+
+    /// The declared pool a node belongs to (first declaration wins).
+    pub fn pool_of(&self, node: NodeIdx) -> Option<&Pool> {
+        self.pools.iter().find(|p| p.nodes.contains(&node))
     }
 
     /// Resolves a GPU model name as written (catalog alias or declared name).

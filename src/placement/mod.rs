@@ -8,6 +8,14 @@
 //! rendered by `views`. Everything is ordered (names, indexes) so that the same input
 //! gives byte-identical JSON.
 
+mod build;
+pub mod check;
+mod explain;
+pub mod view;
+
+pub use build::build;
+pub use check::check;
+
 use serde::{Deserialize, Serialize};
 
 /// Version of the JSON form of a placement (`gpuplan plan --format json`).

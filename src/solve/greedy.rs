@@ -1,19 +1,474 @@
-//! The greedy baseline (first-fit in name order). Being written.
+//! The greedy baseline: first-fit in name order, the way default schedulers place.
+//!
+//! Workload classes go in priority order (higher value first, then by name), replicas
+//! one at a time; a replica that does not fit is skipped and the next one is tried.
+//! Nodes are scanned in name order (`Cluster::nodes` is name-sorted), GPUs by index.
+//!
+//! Rules honoured: acceptable models ([`sizing::runs_on`]), usable GPUs only, pinned
+//! pools (a node of a declared pool only takes its mode), one mode per node (set on
+//! first use), fixed MIG layouts, team ceilings (parents and per-model/pool quotas
+//! included, in GPU-equivalents), gangs all-or-nothing inside one domain of the required
+//! tier, MIG layouts grown instance by instance while [`fits_profiles`] accepts them,
+//! and shared GPUs holding up to `per-gpu` replicas of one class.
+//!
+//! A fixed layout's instance serves only replicas right-sized to exactly its profile, as
+//! a Kubernetes pod under the mixed MIG strategy requests `nvidia.com/mig-<profile>`.
 
-use super::{Assignment, SolveInfo};
-use crate::model::Cluster;
+use super::sizing::{self, Usage};
+use super::{Assignment, GangNodes, SolveInfo};
+use crate::catalog::{MigProfile, fits_profiles, sort_canonical};
+use crate::model::{Cluster, NodeIdx, Tier};
+use crate::placement::PoolMode;
+use std::collections::{BTreeMap, BTreeSet};
 
+/// Tolerance for comparing GPU-equivalents against integer ceilings.
+const EPS: f64 = 1e-9;
+
+/// One GPU in MIG mode: its layout and the instances already serving replicas.
+struct MigGpu {
+    fixed: bool,
+    layout: Vec<&'static MigProfile>,
+    used: Vec<&'static MigProfile>,
+}
+
+/// GPU-equivalents charged to teams: per team (its own classes and its children's)
+/// and per (team, quota index).
+#[derive(Default)]
+struct Ledger {
+    team: BTreeMap<String, f64>,
+    quota: BTreeMap<(String, usize), f64>,
+}
+
+/// One charge: GPU-equivalents on a GPU model inside a declared pool (if any).
+struct Charge<'a> {
+    model: &'a str,
+    pool: Option<&'a str>,
+    amount: f64,
+}
+
+impl Ledger {
+    fn admits(&self, c: &Cluster, team: &str, charges: &[Charge]) -> bool {
+        let total: f64 = charges.iter().map(|x| x.amount).sum();
+        c.team_chain(team).iter().all(|t| {
+            let used = self.team.get(&t.name).copied().unwrap_or(0.0);
+            used + total <= t.ceiling() as f64 + EPS
+                && t.quotas.iter().enumerate().all(|(qi, q)| {
+                    let add: f64 = charges
+                        .iter()
+                        .filter(|x| q.covers(x.model, x.pool))
+                        .map(|x| x.amount)
+                        .sum();
+                    let used = self
+                        .quota
+                        .get(&(t.name.clone(), qi))
+                        .copied()
+                        .unwrap_or(0.0);
+                    add <= 0.0 || used + add <= q.ceiling() as f64 + EPS
+                })
+        })
+    }
+
+    fn add(&mut self, c: &Cluster, team: &str, charges: &[Charge]) {
+        let total: f64 = charges.iter().map(|x| x.amount).sum();
+        for t in c.team_chain(team) {
+            *self.team.entry(t.name.clone()).or_default() += total;
+            for (qi, q) in t.quotas.iter().enumerate() {
+                let add: f64 = charges
+                    .iter()
+                    .filter(|x| q.covers(x.model, x.pool))
+                    .map(|x| x.amount)
+                    .sum();
+                *self.quota.entry((t.name.clone(), qi)).or_default() += add;
+            }
+        }
+    }
+}
+
+struct State<'c> {
+    c: &'c Cluster,
+    mode: Vec<Option<PoolMode>>,
+    /// GPUs taken whole by gangs.
+    used: BTreeSet<(NodeIdx, u32)>,
+    mig: BTreeMap<(NodeIdx, u32), MigGpu>,
+    /// Shared GPUs: (workload, replicas).
+    shared: BTreeMap<(NodeIdx, u32), (usize, u32)>,
+    ledger: Ledger,
+    a: Assignment,
+}
+
+/// Places every workload class first-fit; see the module docs.
 pub fn solve(c: &Cluster) -> (Assignment, SolveInfo) {
-    let a = Assignment {
-        node_mode: vec![None; c.nodes.len()],
-        ..Default::default()
-    };
+    let start = std::time::Instant::now();
+    let mut s = State::new(c);
+    for wi in priority_order(c) {
+        place_class(&mut s, wi);
+    }
+    let a = s.finish();
     (
         a,
         SolveInfo {
             name: "greedy",
             status: "heuristic".into(),
+            seconds: start.elapsed().as_secs_f64(),
+            stages: 1,
             ..Default::default()
         },
     )
+}
+
+/// Workload indexes, higher priority value first, then by name.
+pub fn priority_order(c: &Cluster) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..c.workloads.len()).collect();
+    let value = |i: usize| {
+        c.priority(&c.workloads[i].priority)
+            .map(|p| p.value)
+            .unwrap_or(0)
+    };
+    order.sort_by(|&x, &y| {
+        value(y)
+            .cmp(&value(x))
+            .then_with(|| c.workloads[x].name.cmp(&c.workloads[y].name))
+    });
+    order
+}
+
+impl<'c> State<'c> {
+    fn new(c: &'c Cluster) -> Self {
+        let mut s = State {
+            c,
+            mode: vec![None; c.nodes.len()],
+            used: BTreeSet::new(),
+            mig: BTreeMap::new(),
+            shared: BTreeMap::new(),
+            ledger: Ledger::default(),
+            a: Assignment::default(),
+        };
+        for (ni, m) in s.mode.iter_mut().enumerate() {
+            *m = c.pool_of(ni).and_then(|p| PoolMode::from_decl(&p.mode));
+        }
+        s.fixed_layouts();
+        for (wi, w) in c.workloads.iter().enumerate() {
+            if sizing::usage(w, 1) != Usage::Mig {
+                continue;
+            }
+            for m in c.models.values() {
+                if let Some(p) = sizing::mig_profile(c, w, m).filter(|_| sizing::runs_on(c, w, m)) {
+                    s.a.mig_profiles.insert((wi, m.name.clone()), p.name);
+                }
+            }
+        }
+        s
+    }
+
+    /// Installs the `mig layout` declarations: those GPUs are MIG with exactly that
+    /// layout, and their nodes are MIG nodes.
+    fn fixed_layouts(&mut self) {
+        let c = self.c;
+        for l in &c.mig.layouts {
+            for &ni in &l.nodes {
+                let Some(node) = c.nodes.get(ni) else {
+                    continue;
+                };
+                if self.mode[ni].is_some_and(|m| m != PoolMode::Mig) {
+                    continue;
+                }
+                for g in node.usable_gpus() {
+                    if !l.gpus.is_empty() && !l.gpus.contains(&g.index) {
+                        continue;
+                    }
+                    let Some(model) = c.model_of(g) else { continue };
+                    let Some(spec) = model.mig else { continue };
+                    let layout: Option<Vec<&'static MigProfile>> =
+                        l.profiles.iter().map(|p| model.mig_profile(p)).collect();
+                    let Some(mut layout) = layout else { continue };
+                    if fits_profiles(spec, &layout).is_err() {
+                        continue;
+                    }
+                    sort_canonical(&mut layout);
+                    self.mode[ni] = Some(PoolMode::Mig);
+                    self.mig.insert(
+                        (ni, g.index),
+                        MigGpu {
+                            fixed: true,
+                            layout,
+                            used: Vec::new(),
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    fn finish(mut self) -> Assignment {
+        for ((ni, gi), m) in &self.mig {
+            let mut layout = if m.fixed {
+                m.layout.clone()
+            } else {
+                m.used.clone()
+            };
+            sort_canonical(&mut layout);
+            self.a
+                .mig_layouts
+                .insert((*ni, *gi), layout.iter().map(|p| p.name).collect());
+        }
+        for ((ni, gi), (wi, n)) in &self.shared {
+            self.a.shares.push((*wi, *ni, *gi, *n));
+        }
+        self.a.shares.sort();
+        self.a.node_mode = self.mode;
+        self.a
+    }
+
+    /// Whether node `ni` may take work of `mode` (its mode is unset or the same).
+    fn takes(&self, ni: NodeIdx, mode: PoolMode) -> bool {
+        self.mode[ni].is_none_or(|m| m == mode)
+    }
+
+    /// Whether GPU `gi` of node `ni` is untouched (no gang, MIG or share on it).
+    fn untouched(&self, ni: NodeIdx, gi: u32) -> bool {
+        let k = (ni, gi);
+        !self.used.contains(&k) && !self.mig.contains_key(&k) && !self.shared.contains_key(&k)
+    }
+
+    fn pool_name(&self, ni: NodeIdx) -> Option<&'c str> {
+        self.c.pool_of(ni).map(|p| p.name.as_str())
+    }
+}
+
+fn place_class(s: &mut State, wi: usize) {
+    let c = s.c;
+    let w = &c.workloads[wi];
+    match sizing::usage(w, 1) {
+        Usage::Gang { .. } => {
+            let tier = w.required_tier.unwrap_or(Tier::Cluster);
+            let domains = c.topology.domains(c, tier);
+            for r in 0..w.replicas {
+                place_gang(s, wi, r, &domains);
+            }
+        }
+        Usage::Mig => {
+            for _ in 0..w.replicas {
+                place_mig(s, wi);
+            }
+        }
+        Usage::Shared { mps, per_gpu } => {
+            let mode = if mps {
+                PoolMode::Mps
+            } else {
+                PoolMode::TimeSlice
+            };
+            for _ in 0..w.replicas {
+                place_shared(s, wi, mode, per_gpu);
+            }
+        }
+    }
+}
+
+/// First domain (name order) where the gang fits on the first nodes with enough free
+/// GPUs of an acceptable model; all-or-nothing.
+fn place_gang(s: &mut State, wi: usize, replica: u32, domains: &[crate::model::topology::Domain]) {
+    let c = s.c;
+    let w = &c.workloads[wi];
+    let Usage::Gang { gpus, .. } = sizing::usage(w, 1) else {
+        return;
+    };
+    for d in domains {
+        let mut by_node: BTreeMap<NodeIdx, Vec<u32>> = BTreeMap::new();
+        for &(ni, gi) in &d.gpus {
+            by_node.entry(ni).or_default().push(gi);
+        }
+        let mut picked: GangNodes = Vec::new();
+        let mut remaining = gpus;
+        for (ni, idxs) in by_node {
+            if remaining == 0 {
+                break;
+            }
+            if !s.takes(ni, PoolMode::WholeGpu) {
+                continue;
+            }
+            let node = &c.nodes[ni];
+            let per_node = match sizing::usage(w, node.gpus.len() as u32) {
+                Usage::Gang { per_node, .. } => per_node.max(1),
+                _ => 1,
+            };
+            let take = per_node.min(remaining) as usize;
+            let mut free: Vec<u32> = idxs
+                .into_iter()
+                .filter(|&gi| s.untouched(ni, gi))
+                .filter(|&gi| {
+                    node.gpus
+                        .iter()
+                        .find(|g| g.index == gi)
+                        .and_then(|g| c.model_of(g))
+                        .is_some_and(|m| sizing::runs_on(c, w, m))
+                })
+                .collect();
+            free.sort_unstable();
+            if free.len() < take {
+                continue;
+            }
+            picked.push((ni, choose_gpus(c, ni, &free, take)));
+            remaining -= take as u32;
+        }
+        if remaining > 0 {
+            continue;
+        }
+        let charges = gang_charges(s, &picked);
+        if !s.ledger.admits(c, &w.team, &charges) {
+            continue;
+        }
+        s.ledger.add(c, &w.team, &charges);
+        for (ni, g) in &picked {
+            s.mode[*ni] = Some(PoolMode::WholeGpu);
+            s.used.extend(g.iter().map(|&gi| (*ni, gi)));
+        }
+        s.a.gangs.push((wi, replica, picked));
+        return;
+    }
+}
+
+/// `take` of the free GPUs (sorted): the lowest indexes inside one NVLink domain when
+/// one domain has enough, else the lowest indexes.
+fn choose_gpus(c: &Cluster, ni: NodeIdx, free: &[u32], take: usize) -> Vec<u32> {
+    let node = &c.nodes[ni];
+    let mut groups: Vec<(Option<usize>, Vec<u32>)> = Vec::new();
+    for &gi in free {
+        let d = node
+            .gpus
+            .iter()
+            .find(|g| g.index == gi)
+            .and_then(|g| g.nvlink_domain);
+        match groups.iter_mut().find(|(k, _)| *k == d && d.is_some()) {
+            Some((_, v)) => v.push(gi),
+            None => groups.push((d, vec![gi])),
+        }
+    }
+    groups
+        .iter()
+        .find(|(d, v)| d.is_some() && v.len() >= take)
+        .map(|(_, v)| v[..take].to_vec())
+        .unwrap_or_else(|| free[..take].to_vec())
+}
+
+fn gang_charges<'a>(s: &State<'a>, picked: &GangNodes) -> Vec<Charge<'a>> {
+    let c = s.c;
+    let mut out = Vec::new();
+    for (ni, gpus) in picked {
+        for gi in gpus {
+            let model = c.nodes[*ni]
+                .gpus
+                .iter()
+                .find(|g| g.index == *gi)
+                .and_then(|g| g.model.as_deref())
+                .unwrap_or("");
+            out.push(Charge {
+                model,
+                pool: s.pool_name(*ni),
+                amount: 1.0,
+            });
+        }
+    }
+    out
+}
+
+/// First GPU (node name order, then index) whose MIG layout can take the replica's
+/// right-sized profile: a free instance of a fixed layout, or one more instance that
+/// still fits.
+fn place_mig(s: &mut State, wi: usize) {
+    let c = s.c;
+    let w = &c.workloads[wi];
+    for (ni, node) in c.nodes.iter().enumerate() {
+        if !s.takes(ni, PoolMode::Mig) {
+            continue;
+        }
+        for g in node.usable_gpus() {
+            let Some(model) = c.model_of(g) else { continue };
+            let Some(spec) = model.mig else { continue };
+            if !sizing::runs_on(c, w, model) {
+                continue;
+            }
+            let Some(p) = sizing::mig_profile(c, w, model) else {
+                continue;
+            };
+            let k = (ni, g.index);
+            if s.used.contains(&k) || s.shared.contains_key(&k) {
+                continue;
+            }
+            let ok = match s.mig.get(&k) {
+                Some(m) if m.fixed => {
+                    let have = m.layout.iter().filter(|q| q.name == p.name).count();
+                    let taken = m.used.iter().filter(|q| q.name == p.name).count();
+                    have > taken
+                }
+                Some(m) => {
+                    let mut l = m.used.clone();
+                    l.push(p);
+                    fits_profiles(spec, &l).is_ok()
+                }
+                None => fits_profiles(spec, &[p]).is_ok(),
+            };
+            if !ok {
+                continue;
+            }
+            let charge = [Charge {
+                model: &model.name,
+                pool: s.pool_name(ni),
+                amount: p.memory_slices as f64 / spec.memory_slices.max(1) as f64,
+            }];
+            if !s.ledger.admits(c, &w.team, &charge) {
+                continue;
+            }
+            s.ledger.add(c, &w.team, &charge);
+            s.mode[ni] = Some(PoolMode::Mig);
+            s.mig
+                .entry(k)
+                .or_insert_with(|| MigGpu {
+                    fixed: false,
+                    layout: Vec::new(),
+                    used: Vec::new(),
+                })
+                .used
+                .push(p);
+            s.a.mig_instances.push((wi, ni, g.index, p.name));
+            return;
+        }
+    }
+}
+
+/// First GPU that already serves this class below `per_gpu`, or the first untouched
+/// GPU on a node of the same sharing mode.
+fn place_shared(s: &mut State, wi: usize, mode: PoolMode, per_gpu: u32) {
+    let c = s.c;
+    let w = &c.workloads[wi];
+    for (ni, node) in c.nodes.iter().enumerate() {
+        if !s.takes(ni, mode) {
+            continue;
+        }
+        for g in node.usable_gpus() {
+            let Some(model) = c.model_of(g) else { continue };
+            if !sizing::runs_on(c, w, model) {
+                continue;
+            }
+            let k = (ni, g.index);
+            let ok = match s.shared.get(&k) {
+                Some(&(owner, n)) => owner == wi && n < per_gpu,
+                None => s.untouched(ni, g.index),
+            };
+            if !ok {
+                continue;
+            }
+            let charge = [Charge {
+                model: &model.name,
+                pool: s.pool_name(ni),
+                amount: 1.0 / per_gpu.max(1) as f64,
+            }];
+            if !s.ledger.admits(c, &w.team, &charge) {
+                continue;
+            }
+            s.ledger.add(c, &w.team, &charge);
+            s.mode[ni] = Some(mode);
+            s.shared.entry(k).or_insert((wi, 0)).1 += 1;
+            return;
+        }
+    }
 }

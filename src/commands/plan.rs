@@ -1,0 +1,124 @@
+//! `gpuplan plan PATH...`: load and validate, solve, build the placement, verify it
+//! with the independent checker, then render it (human or JSON) and optionally save the
+//! JSON (`-o PLAN`, written atomically). A plan that fails its own checker is an error.
+
+use super::Output;
+use crate::cli::{Format, SolverChoice};
+use crate::diag::Diagnostic;
+use crate::solve::{Options, SolverKind};
+use crate::{load, placement, solve, units, validate};
+use std::path::{Path, PathBuf};
+
+/// GP901: the solver produced a plan that violates an invariant (a bug, never valid).
+pub const GP901: &str = "GP901";
+
+/// GP902: the plan could not be saved (`-o PLAN`).
+pub const GP902: &str = "GP902";
+
+/// Resolved `plan` settings.
+pub struct Settings {
+    pub paths: Vec<PathBuf>,
+    pub format: Format,
+    pub solver: SolverChoice,
+    /// Seconds.
+    pub time_limit: f64,
+    /// Relative gap (a fraction).
+    pub gap: f64,
+    pub out: Option<PathBuf>,
+}
+
+/// `30s`, `2m`, `1h30m`, or plain seconds (`45`, `2.5`).
+pub fn parse_time_limit(s: &str) -> Result<f64, String> {
+    if let Ok(v) = s.trim().parse::<f64>() {
+        return if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(format!("`{s}`: the time limit must be a positive duration"))
+        };
+    }
+    let d = units::parse_duration(s)?;
+    if d.0 == 0 {
+        return Err(format!("`{s}`: the time limit must be a positive duration"));
+    }
+    Ok(d.0 as f64)
+}
+
+/// `1%` (a percentage) or `0.01` (a fraction).
+pub fn parse_gap(s: &str) -> Result<f64, String> {
+    if s.trim().ends_with('%') {
+        return units::parse_percent(s);
+    }
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=10.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}` is not a gap (write e.g. `1%` or `0.01`)")),
+    }
+}
+
+fn write_error(out: &Output, message: String) -> u8 {
+    let d = Diagnostic::error(GP902, message);
+    out.diagnostics(&crate::source::SourceMap::new(), &[d], Format::Human);
+    1
+}
+
+pub fn run(s: &Settings, out: &Output) -> u8 {
+    let (sources, mut diags) = load::load_paths(&s.paths);
+    let outcome = validate::validate(&sources);
+    diags.extend(outcome.diagnostics.iter().cloned());
+    out.diagnostics(&sources, &diags, Format::Human);
+    let Some(model) = outcome
+        .model
+        .filter(|_| !diags.iter().any(|d| d.is_error()))
+    else {
+        out.status("no plan: the configuration has errors");
+        return 1;
+    };
+    let opts = Options {
+        solver: match s.solver {
+            SolverChoice::Ilp => SolverKind::Ilp,
+            SolverChoice::Greedy => SolverKind::Greedy,
+        },
+        time_limit: s.time_limit,
+        gap: s.gap,
+    };
+    out.status(&format!(
+        "planning {} nodes, {} workload classes",
+        model.nodes.len(),
+        model.workloads.len()
+    ));
+    let (assignment, info) = solve::run(&model, &opts);
+    let plan = placement::build(&model, &assignment, &info);
+    let problems = placement::check(&model, &plan);
+    if !problems.is_empty() {
+        let d: Vec<Diagnostic> = problems
+            .iter()
+            .map(|p| Diagnostic::error(GP901, format!("the plan fails its own check: {p}")))
+            .collect();
+        out.diagnostics(&sources, &d, Format::Human);
+        return 1;
+    }
+    let json = placement::view::json(&plan);
+    if let Some(path) = &s.out {
+        if let Err(e) = write_atomically(path, &json) {
+            return write_error(out, format!("cannot write `{}`: {e}", path.display()));
+        }
+        out.status(&format!("plan saved to {}", path.display()));
+    }
+    match s.format {
+        Format::Json => out.data(&json),
+        Format::Human => out.data(&placement::view::human(&plan, &model)),
+    }
+    0
+}
+
+/// Writes `text` to a temporary file next to `path`, then renames it into place.
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "plan.json".to_string());
+    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}

@@ -1,0 +1,491 @@
+//! [`build`]: turns a solver's [`Assignment`] into the reported [`Placement`] value:
+//! pools, per-class placements with gang spans, MIG layouts (driver names applied), team
+//! usage and cost, headroom per tier, the summary and the solver summary. Reasons for
+//! what was left out come from [`super::explain`].
+//!
+//! Accounting choices:
+//! - a replica's GPU-equivalents: a gang counts its GPUs, a MIG instance its memory
+//!   slices over the GPU's (a `3g.40gb` on an 8-slice H100 is 0.5), a shared replica
+//!   `1 / per-gpu`;
+//! - a team's `gpus_placed` covers its own classes and its children's (what its ceiling
+//!   limits);
+//! - `summary.gpus_allocated` counts hardware taken: a MIG GPU by its used instances'
+//!   memory slices over 8 (or the model's slice count), a shared GPU as one whole GPU as
+//!   soon as one replica uses it.
+//!
+//! Every list is sorted (names, indexes) and every number rounded to 4 decimals, so the
+//! same assignment gives byte-identical JSON.
+
+use super::{
+    FORMAT_VERSION, Gang, GpuLayout, Headroom, MigInstance, NodeGpus, NodePool, Placement,
+    PoolMode, Share, SolverSummary, Span, Summary, TeamUsage, WorkloadPlacement,
+};
+use crate::model::topology::Vertex;
+use crate::model::{Cluster, NodeIdx, Tier};
+use crate::solve::sizing::{self, Usage};
+use crate::solve::{Assignment, SolveInfo};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// GPU-equivalents one class holds on one GPU.
+#[derive(Clone, Debug)]
+pub(crate) struct Record {
+    pub workload: usize,
+    pub node: NodeIdx,
+    pub gpu: u32,
+    pub model: String,
+    pub amount: f64,
+}
+
+pub(crate) fn round4(x: f64) -> f64 {
+    let r = (x * 10_000.0).round() / 10_000.0;
+    if r == 0.0 { 0.0 } else { r }
+}
+
+/// The reported placement of an assignment.
+pub fn build(c: &Cluster, a: &Assignment, info: &SolveInfo) -> Placement {
+    let records = records(c, a);
+    let pools = pools_of(c, a);
+    let mut workloads: Vec<WorkloadPlacement> = (0..c.workloads.len())
+        .map(|wi| workload(c, a, wi, &records))
+        .collect();
+    let team_used = team_usage(c, &records);
+    for (wi, wp) in workloads.iter_mut().enumerate() {
+        if wp.replicas_placed < wp.replicas_requested {
+            wp.unplaced = super::explain::explain(c, a, wi, wp.replicas_placed, &records);
+        }
+    }
+    workloads.sort_by(|x, y| x.name.cmp(&y.name));
+    let teams = c
+        .teams
+        .values()
+        .map(|t| TeamUsage {
+            name: t.name.clone(),
+            guarantee: t.guarantee,
+            ceiling: t.ceiling(),
+            gpus_placed: round4(team_used.get(&t.name).map(|u| u.0).unwrap_or(0.0)),
+            cost_per_hour: team_used.get(&t.name).and_then(|u| u.1).map(round4),
+        })
+        .collect();
+    Placement {
+        format_version: FORMAT_VERSION.to_string(),
+        cluster: c.name.clone(),
+        solver: SolverSummary {
+            name: info.name.to_string(),
+            status: info.status.clone(),
+            objective: round4(info.objective),
+            bound: round4(info.bound),
+            gap: round4(info.gap),
+            seconds: round4(info.seconds),
+            stages: info.stages,
+            variables: info.variables,
+            constraints: info.constraints,
+        },
+        summary: summary(c, a),
+        headroom: headroom(c, a, &pools),
+        pools,
+        workloads,
+        mig_layouts: mig_layouts(c, a),
+        teams,
+    }
+}
+
+fn gpu_model(c: &Cluster, ni: NodeIdx, gi: u32) -> Option<&crate::model::GpuModel> {
+    c.nodes
+        .get(ni)?
+        .gpus
+        .iter()
+        .find(|g| g.index == gi)
+        .and_then(|g| c.model_of(g))
+}
+
+fn model_name(c: &Cluster, ni: NodeIdx, gi: u32) -> String {
+    gpu_model(c, ni, gi)
+        .map(|m| m.name.clone())
+        .unwrap_or_default()
+}
+
+/// GPU-equivalents held per (class, GPU), from the assignment.
+pub(crate) fn records(c: &Cluster, a: &Assignment) -> Vec<Record> {
+    let mut out = Vec::new();
+    for (wi, _, nodes) in &a.gangs {
+        for (ni, gpus) in nodes {
+            for gi in gpus {
+                out.push(Record {
+                    workload: *wi,
+                    node: *ni,
+                    gpu: *gi,
+                    model: model_name(c, *ni, *gi),
+                    amount: 1.0,
+                });
+            }
+        }
+    }
+    for (wi, ni, gi, p) in &a.mig_instances {
+        let m = gpu_model(c, *ni, *gi);
+        let amount = m
+            .and_then(|m| m.mig)
+            .and_then(|s| {
+                s.profile(p)
+                    .map(|q| q.memory_slices as f64 / s.memory_slices.max(1) as f64)
+            })
+            .unwrap_or(1.0);
+        out.push(Record {
+            workload: *wi,
+            node: *ni,
+            gpu: *gi,
+            model: model_name(c, *ni, *gi),
+            amount,
+        });
+    }
+    for (wi, ni, gi, n) in &a.shares {
+        let per_gpu = c
+            .workloads
+            .get(*wi)
+            .map(|w| match sizing::usage(w, 1) {
+                Usage::Shared { per_gpu, .. } => per_gpu,
+                _ => 1,
+            })
+            .unwrap_or(1);
+        out.push(Record {
+            workload: *wi,
+            node: *ni,
+            gpu: *gi,
+            model: model_name(c, *ni, *gi),
+            amount: *n as f64 / per_gpu.max(1) as f64,
+        });
+    }
+    out
+}
+
+/// The pool mode of every node: as assigned, else the declared pool's, else whole-GPU.
+pub(crate) fn pools_of(c: &Cluster, a: &Assignment) -> Vec<NodePool> {
+    let mut v: Vec<NodePool> = c
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(ni, n)| {
+            let decl = c.pool_of(ni);
+            let mode = a
+                .node_mode
+                .get(ni)
+                .copied()
+                .flatten()
+                .or_else(|| decl.and_then(|p| PoolMode::from_decl(&p.mode)))
+                .unwrap_or(PoolMode::WholeGpu);
+            NodePool {
+                node: n.name.clone(),
+                mode,
+                pool: decl.map(|p| p.name.clone()),
+            }
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Domain counts of a gang's GPUs: NVLink domains, nodes, leaves, spines.
+pub(crate) fn span(c: &Cluster, nodes: &[(NodeIdx, Vec<u32>)]) -> Span {
+    let mut nvl: BTreeSet<(Option<usize>, NodeIdx, u32)> = BTreeSet::new();
+    let mut leaves = BTreeSet::new();
+    let mut spines = BTreeSet::new();
+    for (ni, gpus) in nodes {
+        for gi in gpus {
+            let d = c
+                .nodes
+                .get(*ni)
+                .and_then(|n| n.gpus.iter().find(|g| g.index == *gi))
+                .and_then(|g| g.nvlink_domain);
+            nvl.insert(match d {
+                Some(d) => (Some(d), 0, 0),
+                None => (None, *ni, *gi),
+            });
+        }
+        for (tier, set) in [(Tier::Leaf, &mut leaves), (Tier::Spine, &mut spines)] {
+            let v = c.topology.ancestor_at(c, *ni, tier);
+            if matches!(c.topology.graph.node_weight(v), Some(Vertex::Switch(_))) {
+                set.insert(v);
+            }
+        }
+    }
+    let distinct: BTreeSet<NodeIdx> = nodes.iter().map(|(n, _)| *n).collect();
+    Span {
+        nvlink_domains: nvl.len() as u32,
+        nodes: distinct.len() as u32,
+        leaves: leaves.len() as u32,
+        spines: spines.len() as u32,
+    }
+}
+
+fn node_name(c: &Cluster, ni: NodeIdx) -> String {
+    c.nodes.get(ni).map(|n| n.name.clone()).unwrap_or_default()
+}
+
+/// The gangs of class `wi`, by replica, nodes and GPUs sorted.
+fn gangs_of(c: &Cluster, a: &Assignment, wi: usize) -> Vec<Gang> {
+    let mut gangs: Vec<Gang> = a
+        .gangs
+        .iter()
+        .filter(|g| g.0 == wi)
+        .map(|(_, r, nodes)| {
+            let mut ng: Vec<NodeGpus> = nodes
+                .iter()
+                .map(|(ni, g)| {
+                    let mut gpus = g.clone();
+                    gpus.sort_unstable();
+                    NodeGpus {
+                        node: node_name(c, *ni),
+                        gpus,
+                    }
+                })
+                .collect();
+            ng.sort();
+            Gang {
+                replica: *r,
+                nodes: ng,
+                span: span(c, nodes),
+            }
+        })
+        .collect();
+    gangs.sort_by_key(|g| g.replica);
+    gangs
+}
+
+/// The MIG instances of class `wi` (driver profile names), sorted.
+fn instances_of(c: &Cluster, a: &Assignment, wi: usize) -> Vec<MigInstance> {
+    let mut mig_instances: Vec<MigInstance> = a
+        .mig_instances
+        .iter()
+        .filter(|m| m.0 == wi)
+        .map(|(_, ni, gi, p)| MigInstance {
+            node: node_name(c, *ni),
+            gpu: *gi,
+            profile: gpu_model(c, *ni, *gi)
+                .map(|m| m.profile_name(p).to_string())
+                .unwrap_or_else(|| p.to_string()),
+        })
+        .collect();
+    mig_instances.sort();
+    mig_instances
+}
+
+fn workload(c: &Cluster, a: &Assignment, wi: usize, records: &[Record]) -> WorkloadPlacement {
+    let w = &c.workloads[wi];
+    let gangs = gangs_of(c, a, wi);
+    let mig_instances = instances_of(c, a, wi);
+    let mut shares: Vec<Share> = a
+        .shares
+        .iter()
+        .filter(|s| s.0 == wi)
+        .map(|(_, ni, gi, n)| Share {
+            node: node_name(c, *ni),
+            gpu: *gi,
+            replicas: *n,
+        })
+        .collect();
+    shares.sort();
+    let placed = gangs.len() as u32
+        + mig_instances.len() as u32
+        + shares.iter().map(|s| s.replicas).sum::<u32>();
+    let mig_profiles = a
+        .mig_profiles
+        .iter()
+        .filter(|((x, _), _)| *x == wi)
+        .map(|((_, m), p)| {
+            let name = c
+                .models
+                .get(m)
+                .map(|gm| gm.profile_name(p).to_string())
+                .unwrap_or_else(|| p.to_string());
+            (m.clone(), name)
+        })
+        .collect();
+    let gpus_placed: f64 = records
+        .iter()
+        .filter(|r| r.workload == wi)
+        .map(|r| r.amount)
+        .sum();
+    WorkloadPlacement {
+        name: w.name.clone(),
+        kind: w.kind.as_str().to_string(),
+        team: w.team.clone(),
+        priority: w.priority.clone(),
+        replicas_requested: w.replicas,
+        replicas_placed: placed,
+        gpus_requested: round4(w.replicas as f64 * replica_equivalent(c, wi)),
+        gpus_placed: round4(gpus_placed),
+        gangs,
+        mig_profiles,
+        mig_instances,
+        shares,
+        unplaced: Vec::new(),
+    }
+}
+
+/// GPU-equivalents of one replica, on the first model (by name) it runs on.
+pub(crate) fn replica_equivalent(c: &Cluster, wi: usize) -> f64 {
+    let w = &c.workloads[wi];
+    let gpus = c.nodes.first().map(|n| n.gpus.len() as u32).unwrap_or(1);
+    match c.models.values().find(|m| sizing::runs_on(c, w, m)) {
+        Some(m) => sizing::gpu_equivalent(c, w, m, gpus),
+        None => match sizing::usage(w, gpus) {
+            Usage::Gang { gpus, .. } => gpus as f64,
+            Usage::Mig => 1.0,
+            Usage::Shared { per_gpu, .. } => 1.0 / per_gpu as f64,
+        },
+    }
+}
+
+/// Per team (its subtree): GPU-equivalents placed and cost per hour (when every GPU it
+/// uses has a price).
+fn team_usage(c: &Cluster, records: &[Record]) -> BTreeMap<String, (f64, Option<f64>)> {
+    let mut out: BTreeMap<String, (f64, Option<f64>)> = BTreeMap::new();
+    let priced = c.models.values().any(|m| m.price_per_hour.is_some());
+    for t in c.teams.keys() {
+        out.insert(t.clone(), (0.0, priced.then_some(0.0)));
+    }
+    for r in records {
+        let price = c.models.get(&r.model).and_then(|m| m.price_per_hour);
+        let Some(w) = c.workloads.get(r.workload) else {
+            continue;
+        };
+        for t in c.team_chain(&w.team) {
+            let e = out.entry(t.name.clone()).or_insert((0.0, Some(0.0)));
+            e.0 += r.amount;
+            e.1 = match (e.1, price) {
+                (Some(x), Some(p)) => Some(x + r.amount * p),
+                _ => None,
+            };
+        }
+    }
+    out
+}
+
+fn summary(c: &Cluster, a: &Assignment) -> Summary {
+    let total = c.usable_gpu_count() as u32;
+    let mut held: BTreeMap<(NodeIdx, u32), f64> = BTreeMap::new();
+    for (_, _, nodes) in &a.gangs {
+        for (ni, gpus) in nodes {
+            for gi in gpus {
+                held.insert((*ni, *gi), 1.0);
+            }
+        }
+    }
+    for (_, ni, gi, p) in &a.mig_instances {
+        let frac = gpu_model(c, *ni, *gi)
+            .and_then(|m| m.mig)
+            .and_then(|s| {
+                s.profile(p)
+                    .map(|q| q.memory_slices as f64 / s.memory_slices.max(1) as f64)
+            })
+            .unwrap_or(1.0);
+        *held.entry((*ni, *gi)).or_default() += frac;
+    }
+    for (_, ni, gi, _) in &a.shares {
+        held.insert((*ni, *gi), 1.0);
+    }
+    let allocated: f64 = held.values().map(|v| v.min(1.0)).sum();
+    let priced = c.models.values().any(|m| m.price_per_hour.is_some());
+    let cost: f64 = held
+        .iter()
+        .map(|((ni, gi), v)| {
+            v.min(1.0)
+                * gpu_model(c, *ni, *gi)
+                    .and_then(|m| m.price_per_hour)
+                    .unwrap_or(0.0)
+        })
+        .sum();
+    Summary {
+        gpus_total: total,
+        gpus_allocated: round4(allocated),
+        allocation_pct: if total == 0 {
+            0.0
+        } else {
+            round4(100.0 * allocated / total as f64)
+        },
+        cost_per_hour: priced.then_some(round4(cost)),
+    }
+}
+
+/// GPUs no class touches (whole GPUs on whole-GPU nodes): the ones a new gang could use.
+pub(crate) fn free_whole_gpus(
+    c: &Cluster,
+    a: &Assignment,
+    pools: &[NodePool],
+) -> BTreeSet<(NodeIdx, u32)> {
+    let whole: BTreeSet<&str> = pools
+        .iter()
+        .filter(|p| p.mode == PoolMode::WholeGpu)
+        .map(|p| p.node.as_str())
+        .collect();
+    let mut busy: BTreeSet<(NodeIdx, u32)> = a.mig_layouts.keys().copied().collect();
+    for (_, _, nodes) in &a.gangs {
+        for (ni, gpus) in nodes {
+            busy.extend(gpus.iter().map(|g| (*ni, *g)));
+        }
+    }
+    busy.extend(a.mig_instances.iter().map(|m| (m.1, m.2)));
+    busy.extend(a.shares.iter().map(|s| (s.1, s.2)));
+    let mut out = BTreeSet::new();
+    for (ni, n) in c.nodes.iter().enumerate() {
+        if !whole.contains(n.name.as_str()) {
+            continue;
+        }
+        for g in n.usable_gpus() {
+            if !busy.contains(&(ni, g.index)) {
+                out.insert((ni, g.index));
+            }
+        }
+    }
+    out
+}
+
+fn headroom(c: &Cluster, a: &Assignment, pools: &[NodePool]) -> Vec<Headroom> {
+    let free = free_whole_gpus(c, a, pools);
+    [
+        Tier::Nvlink,
+        Tier::Node,
+        Tier::Leaf,
+        Tier::Spine,
+        Tier::Cluster,
+    ]
+    .into_iter()
+    .map(|tier| {
+        let mut best: (u32, Option<String>) = (0, None);
+        for d in c.topology.domains(c, tier) {
+            let n = d.gpus.iter().filter(|g| free.contains(g)).count() as u32;
+            if n > best.0 {
+                best = (n, Some(d.name));
+            }
+        }
+        Headroom {
+            tier: tier.as_str().to_string(),
+            largest_gang: best.0,
+            domain: best.1,
+        }
+    })
+    .collect()
+}
+
+fn mig_layouts(c: &Cluster, a: &Assignment) -> Vec<GpuLayout> {
+    let mut v: Vec<GpuLayout> = a
+        .mig_layouts
+        .iter()
+        .map(|((ni, gi), profiles)| {
+            let m = gpu_model(c, *ni, *gi);
+            GpuLayout {
+                node: node_name(c, *ni),
+                gpu: *gi,
+                model: m.map(|m| m.name.clone()).unwrap_or_default(),
+                profiles: profiles
+                    .iter()
+                    .map(|p| {
+                        m.map(|m| m.profile_name(p).to_string())
+                            .unwrap_or_else(|| p.to_string())
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    v.sort();
+    v
+}

@@ -1,0 +1,213 @@
+//! Views of a [`Placement`]: the reviewable human plan ([`human`]) and the versioned
+//! JSON ([`json`]). Views only render; they decide nothing. Plain ASCII, no colour,
+//! deterministic.
+
+use super::{Placement, PoolMode, WorkloadPlacement};
+use crate::model::Cluster;
+use crate::units::compress_names;
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+/// The plan as pretty JSON (with `format_version`), newline-terminated.
+pub fn json(p: &Placement) -> String {
+    format!("{}\n", serde_json::to_string_pretty(p).unwrap_or_default())
+}
+
+fn num(x: f64) -> String {
+    super::explain::fmt_num(x)
+}
+
+fn plural(n: u32, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The plan as text for review.
+pub fn human(p: &Placement, c: &Cluster) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "plan for cluster `{}`", p.cluster);
+    let v = &p.solver;
+    let _ = writeln!(
+        s,
+        "solver: {} {}, objective {:.1}, bound {:.1}, gap {:.2}%, {:.2}s",
+        v.name,
+        v.status,
+        v.objective,
+        v.bound,
+        v.gap * 100.0,
+        v.seconds
+    );
+    pools(&mut s, p, c);
+    let _ = writeln!(s, "\nworkloads");
+    for w in &p.workloads {
+        workload(&mut s, w);
+    }
+    teams(&mut s, p);
+    let _ = writeln!(s, "\nheadroom (largest gang that still fits)");
+    for h in &p.headroom {
+        let _ = writeln!(
+            s,
+            "  {:<8} {:>5} GPUs{}",
+            h.tier,
+            h.largest_gang,
+            h.domain
+                .as_ref()
+                .map(|d| format!(" in {d}"))
+                .unwrap_or_default()
+        );
+    }
+    let m = &p.summary;
+    let _ = writeln!(
+        s,
+        "\nsummary: {} of {} GPUs allocated ({:.1}%){}",
+        num(m.gpus_allocated),
+        m.gpus_total,
+        m.allocation_pct,
+        m.cost_per_hour
+            .map(|c| format!(", ${c:.2}/h"))
+            .unwrap_or_default()
+    );
+    s
+}
+
+fn pools(s: &mut String, p: &Placement, c: &Cluster) {
+    let _ = writeln!(s, "\npools");
+    for mode in PoolMode::ALL {
+        let nodes: Vec<String> = p
+            .pools
+            .iter()
+            .filter(|n| n.mode == mode)
+            .map(|n| n.node.clone())
+            .collect();
+        if nodes.is_empty() {
+            continue;
+        }
+        let gpus: usize = nodes
+            .iter()
+            .filter_map(|n| c.node(n))
+            .map(|n| n.usable_gpus().count())
+            .sum();
+        let _ = writeln!(
+            s,
+            "  {:<11} {:>4} nodes {:>5} GPUs  {}",
+            mode.as_str(),
+            nodes.len(),
+            gpus,
+            compress_names(&nodes).join(",")
+        );
+    }
+}
+
+fn workload(s: &mut String, w: &WorkloadPlacement) {
+    let _ = writeln!(
+        s,
+        "  {} ({}, team {}, priority {})",
+        w.name, w.kind, w.team, w.priority
+    );
+    let mut line = format!(
+        "    {}/{} replicas, {} GPU{}",
+        w.replicas_placed,
+        w.replicas_requested,
+        num(w.gpus_placed),
+        if w.gpus_placed == 1.0 { "" } else { "s" }
+    );
+    let mut nodes: BTreeSet<String> = BTreeSet::new();
+    if !w.gangs.is_empty() {
+        let max =
+            |f: fn(&super::Span) -> u32| w.gangs.iter().map(|g| f(&g.span)).max().unwrap_or(0);
+        let min =
+            |f: fn(&super::Span) -> u32| w.gangs.iter().map(|g| f(&g.span)).min().unwrap_or(0);
+        let n = max(|x| x.nodes);
+        let each = if n == min(|x| x.nodes) {
+            "each"
+        } else {
+            "up to"
+        };
+        let _ = write!(
+            line,
+            ", {}, {each} {}",
+            plural(w.gangs.len() as u32, "gang", "gangs"),
+            plural(n, "node", "nodes")
+        );
+        let leaves = max(|x| x.leaves);
+        if leaves > 0 {
+            let _ = write!(line, " under {}", plural(leaves, "leaf", "leaves"));
+        }
+        let nvl = max(|x| x.nvlink_domains);
+        let _ = write!(line, ", {}", plural(nvl, "NVLink domain", "NVLink domains"));
+        nodes.extend(
+            w.gangs
+                .iter()
+                .flat_map(|g| g.nodes.iter().map(|n| n.node.clone())),
+        );
+    }
+    if !w.mig_instances.is_empty() {
+        let profiles: BTreeSet<&str> = w.mig_instances.iter().map(|m| m.profile.as_str()).collect();
+        let gpus: BTreeSet<(&str, u32)> = w
+            .mig_instances
+            .iter()
+            .map(|m| (m.node.as_str(), m.gpu))
+            .collect();
+        let _ = write!(
+            line,
+            ", MIG {} on {}",
+            profiles.into_iter().collect::<Vec<_>>().join("+"),
+            plural(gpus.len() as u32, "GPU", "GPUs")
+        );
+        nodes.extend(w.mig_instances.iter().map(|m| m.node.clone()));
+    }
+    if !w.shares.is_empty() {
+        let most = w.shares.iter().map(|x| x.replicas).max().unwrap_or(0);
+        let _ = write!(
+            line,
+            ", shared on {} (up to {most} per GPU)",
+            plural(w.shares.len() as u32, "GPU", "GPUs")
+        );
+        nodes.extend(w.shares.iter().map(|x| x.node.clone()));
+    }
+    let _ = writeln!(s, "{line}");
+    if !nodes.is_empty() {
+        let list: Vec<String> = nodes.into_iter().collect();
+        let _ = writeln!(s, "    nodes: {}", compress_names(&list).join(","));
+    }
+    for u in &w.unplaced {
+        let _ = writeln!(
+            s,
+            "    unplaced: {} ({}): {}",
+            plural(u.replicas, "replica", "replicas"),
+            u.reason,
+            u.message
+        );
+    }
+}
+
+fn teams(s: &mut String, p: &Placement) {
+    if p.teams.is_empty() {
+        return;
+    }
+    let width = p
+        .teams
+        .iter()
+        .map(|t| t.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let _ = writeln!(s, "\nteams");
+    let _ = writeln!(
+        s,
+        "  {:<width$}  guarantee  ceiling   placed   cost/h",
+        "team"
+    );
+    for t in &p.teams {
+        let _ = writeln!(
+            s,
+            "  {:<width$}  {:>9}  {:>7}  {:>7}  {:>7}",
+            t.name,
+            t.guarantee,
+            t.ceiling,
+            num(t.gpus_placed),
+            t.cost_per_hour
+                .map(|c| format!("{c:.2}"))
+                .unwrap_or_else(|| "-".to_string())
+        );
+    }
+}

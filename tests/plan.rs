@@ -1,0 +1,562 @@
+//! `gpuplan plan`: every example plans (greedy and the default solver) and passes the
+//! independent checker; the JSON contract; determinism; snapshots of the human plans;
+//! the checker rejects hand-broken placements; greedy behaviour on tiny clusters.
+
+use gpuplan::model::Cluster;
+use gpuplan::placement::{self, Gang, NodeGpus, Placement};
+use gpuplan::solve::{self, Options, SolverKind};
+use gpuplan::source::SourceMap;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn gpuplan(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run gpuplan")
+}
+
+fn examples() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("examples")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.path().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn model_of(sources: &SourceMap) -> Cluster {
+    let outcome = gpuplan::validate::validate(sources);
+    let errors: Vec<_> = outcome
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    outcome.model.expect("model")
+}
+
+fn load_dir(dir: &str) -> Cluster {
+    let (sources, diags) = gpuplan::load::load_paths(&[PathBuf::from(dir)]);
+    assert!(diags.is_empty(), "{diags:#?}");
+    model_of(&sources)
+}
+
+fn load_text(text: &str) -> Cluster {
+    let mut sources = SourceMap::new();
+    sources.add("test.kdl", text.to_string());
+    model_of(&sources)
+}
+
+fn greedy(c: &Cluster) -> Placement {
+    let opts = Options {
+        solver: SolverKind::Greedy,
+        ..Options::default()
+    };
+    let (a, info) = solve::run(c, &opts);
+    placement::build(c, &a, &info)
+}
+
+/// The JSON with the timing masked (the only field that may differ between runs).
+fn masked(json: &[u8]) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_slice(json).expect("JSON plan");
+    v["solver"]["seconds"] = serde_json::json!(0);
+    v
+}
+
+#[test]
+fn every_example_plans_and_passes_the_checker() {
+    for e in examples() {
+        for solver in [None, Some("greedy")] {
+            let mut args = vec!["plan", e.as_str(), "--format", "json", "--quiet"];
+            if let Some(s) = solver {
+                args.extend(["--solver", s]);
+            }
+            let out = gpuplan(&args);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{e} {solver:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let p: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            assert_eq!(p["format_version"], "1");
+            for k in ["name", "status", "objective", "bound", "gap", "seconds"] {
+                assert!(!p["solver"][k].is_null(), "{e}: solver.{k}");
+            }
+            for k in ["gpus_total", "gpus_allocated", "allocation_pct"] {
+                assert!(p["summary"][k].is_number(), "{e}: summary.{k}");
+            }
+            for w in p["workloads"].as_array().unwrap() {
+                assert!(w["replicas_placed"].is_number(), "{e}");
+                assert!(w["unplaced"].is_array(), "{e}");
+            }
+        }
+        let c = load_dir(&e);
+        let p = greedy(&c);
+        assert_eq!(placement::check(&c, &p), Vec::<String>::new(), "{e}");
+        assert_eq!(p.solver.name, "greedy");
+        assert_eq!(p.solver.status, "heuristic");
+    }
+}
+
+#[test]
+fn json_is_deterministic_across_runs_and_file_order() {
+    for e in examples() {
+        let a = gpuplan(&["plan", &e, "--format", "json", "--solver", "greedy"]);
+        let b = gpuplan(&["plan", &e, "--format", "json", "--solver", "greedy"]);
+        assert_eq!(masked(&a.stdout), masked(&b.stdout), "{e}");
+        let mut files: Vec<String> = std::fs::read_dir(&e)
+            .unwrap()
+            .filter_map(|x| x.ok())
+            .map(|x| x.path().to_string_lossy().into_owned())
+            .filter(|p| p.ends_with(".kdl"))
+            .collect();
+        files.sort();
+        files.reverse();
+        let mut args = vec!["plan", "--format", "json", "--solver", "greedy"];
+        args.extend(files.iter().map(String::as_str));
+        let r = gpuplan(&args);
+        assert_eq!(r.status.code(), Some(0), "{e}");
+        // Byte-identical once the timing is masked.
+        let x = serde_json::to_string_pretty(&masked(&a.stdout)).unwrap();
+        let y = serde_json::to_string_pretty(&masked(&r.stdout)).unwrap();
+        assert_eq!(x, y, "{e}: reversed file order changed the plan");
+    }
+}
+
+#[test]
+fn human_plans_match_snapshots() {
+    for e in examples() {
+        let out = gpuplan(&["plan", &e, "--solver", "greedy"]);
+        assert_eq!(out.status.code(), Some(0), "{e}");
+        assert!(
+            out.stderr.starts_with(b"planning"),
+            "progress goes to stderr"
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let name = e.trim_start_matches("examples/").to_string();
+        insta::with_settings!({filters => vec![(r"\d+\.\d+s\b", "[secs]")]}, {
+            insta::assert_snapshot!(format!("plan_{name}"), text);
+        });
+    }
+}
+
+#[test]
+fn quiet_suppresses_progress_and_out_writes_the_json() {
+    let dir = std::env::temp_dir().join(format!("gpuplan-plan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("plan.json");
+    let f = file.to_string_lossy().into_owned();
+    let out = gpuplan(&[
+        "plan",
+        "examples/small-lab",
+        "--solver",
+        "greedy",
+        "--quiet",
+        "-o",
+        &f,
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(saved["cluster"], "ml-lab");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_flags_and_invalid_input_exit_1() {
+    let out = gpuplan(&["plan", "examples/small-lab", "--time-limit", "soon"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    for ok in ["45", "2m", "1h30m", "2.5"] {
+        let out = gpuplan(&[
+            "plan",
+            "examples/small-lab",
+            "--time-limit",
+            ok,
+            "--gap",
+            "1%",
+            "--quiet",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{ok}");
+    }
+    let out = gpuplan(&["plan", "tests/does-not-exist.kdl"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+}
+
+// ---------------------------------------------------------------- tiny clusters
+
+const HARDWARE: &str = r#"
+cluster "tiny"
+node-class "box" {
+    cpu sockets=1 cores-per-socket=8 threads-per-core=1
+    memory "256GiB"
+    gpus 8 model="h100-sxm5-80gb"
+    nvlink-domain gpus="0-7"
+}
+nodes "n-[1-4]" class="box"
+fabric {
+    spine "sp" {
+        leaf "leaf-a" nodes="n-[1-2]"
+        leaf "leaf-b" nodes="n-[3-4]"
+    }
+}
+priority "high" value=100
+priority "low" value=10
+"#;
+
+fn tiny(rest: &str) -> Cluster {
+    load_text(&format!("{HARDWARE}\n{rest}"))
+}
+
+fn class<'a>(p: &'a Placement, name: &str) -> &'a placement::WorkloadPlacement {
+    p.workloads.iter().find(|w| w.name == name).expect("class")
+}
+
+#[test]
+fn greedy_respects_priority_order_over_name_order() {
+    let c = tiny(
+        r#"
+team "t" guarantee=32 burst=64
+training "aaa-low" team="t" priority="low" { gang gpus=8 gpus-per-node=8; }
+training "zzz-high" team="t" priority="high" { gang gpus=32 gpus-per-node=8; }
+"#,
+    );
+    let p = greedy(&c);
+    assert!(
+        placement::check(&c, &p).is_empty(),
+        "{:?}",
+        placement::check(&c, &p)
+    );
+    assert_eq!(class(&p, "zzz-high").replicas_placed, 1);
+    let low = class(&p, "aaa-low");
+    assert_eq!(low.replicas_placed, 0);
+    assert_eq!(low.unplaced[0].reason, "capacity");
+    assert!(
+        low.unplaced[0]
+            .message
+            .contains("`zzz-high` (priority high, higher) took 32"),
+        "{}",
+        low.unplaced[0].message
+    );
+}
+
+#[test]
+fn greedy_respects_team_ceilings_and_parents() {
+    let c = tiny(
+        r#"
+team "org" guarantee=16 burst=16
+team "b1" parent="org" guarantee=8 burst=16
+team "b2" parent="org" guarantee=8 burst=16
+team "solo" guarantee=8
+training "first" team="b1" priority="high" { gang gpus=8 gpus-per-node=8; }
+training "capped" team="b2" priority="low" replicas=3 { gang gpus=8 gpus-per-node=8; }
+training "own" team="solo" priority="low" replicas=2 { gang gpus=8 gpus-per-node=8; }
+"#,
+    );
+    let p = greedy(&c);
+    assert!(placement::check(&c, &p).is_empty());
+    let w = class(&p, "capped");
+    assert_eq!(w.replicas_placed, 1, "the parent's ceiling of 16 holds");
+    assert_eq!(w.unplaced[0].reason, "quota");
+    assert!(
+        w.unplaced[0].message.contains("parent `org`"),
+        "{}",
+        w.unplaced[0].message
+    );
+    let own = class(&p, "own");
+    assert_eq!(own.replicas_placed, 1);
+    assert!(
+        own.unplaced[0]
+            .message
+            .contains("team `solo` has placed 8 GPUs of its ceiling of 8"),
+        "{}",
+        own.unplaced[0].message
+    );
+}
+
+#[test]
+fn a_gang_that_needs_one_leaf_lands_in_one_leaf() {
+    let c = tiny(
+        r#"
+team "t" guarantee=32
+training "first" team="t" priority="high" { gang gpus=8 gpus-per-node=8; topology required="node"; }
+training "pair" team="t" priority="low" { gang gpus=16 gpus-per-node=8; topology required="leaf"; }
+"#,
+    );
+    let p = greedy(&c);
+    assert!(placement::check(&c, &p).is_empty());
+    let g = &class(&p, "pair").gangs[0];
+    assert_eq!(g.span.leaves, 1);
+    assert_eq!(g.span.nodes, 2);
+    let nodes: Vec<&str> = g.nodes.iter().map(|n| n.node.as_str()).collect();
+    assert_eq!(nodes, ["n-3", "n-4"], "leaf-a has only n-2 left");
+}
+
+#[test]
+fn topology_reason_when_down_gpus_shrink_every_leaf() {
+    let mut c = tiny(
+        r#"
+team "t" guarantee=32
+training "pair" team="t" priority="high" { gang gpus=16 gpus-per-node=8; topology required="leaf"; }
+"#,
+    );
+    // GPUs fail after validation: each leaf keeps one full node.
+    for n in ["n-1", "n-3"] {
+        let i = c.node_index[n];
+        c.nodes[i].gpus[0].down = true;
+    }
+    let p = greedy(&c);
+    assert!(placement::check(&c, &p).is_empty());
+    let u = &class(&p, "pair").unplaced[0];
+    assert_eq!(u.reason, "topology");
+    assert!(
+        u.message.contains(
+            "gang `pair` needs 16 GPUs inside one leaf; the largest leaf (`leaf-a`) holds 8"
+        ),
+        "{}",
+        u.message
+    );
+}
+
+#[test]
+fn mig_replicas_pack_seven_1g_per_h100_then_the_next_gpu() {
+    let c = load_text(
+        r#"
+cluster "mig"
+node-class "box" {
+    cpu sockets=1 cores-per-socket=8 threads-per-core=1
+    memory "256GiB"
+    gpus 2 model="h100-sxm5-80gb"
+}
+nodes "m-1" class="box"
+team "t" guarantee=2
+priority "p" value=1
+inference "tiny-model" team="t" priority="p" replicas=8 {
+    memory "5GiB"
+    isolation "mig"
+    profile "1g.10gb"
+}
+"#,
+    );
+    let p = greedy(&c);
+    assert!(
+        placement::check(&c, &p).is_empty(),
+        "{:?}",
+        placement::check(&c, &p)
+    );
+    let w = class(&p, "tiny-model");
+    assert_eq!(w.replicas_placed, 8);
+    let on0 = w.mig_instances.iter().filter(|m| m.gpu == 0).count();
+    let on1 = w.mig_instances.iter().filter(|m| m.gpu == 1).count();
+    assert_eq!((on0, on1), (7, 1));
+    assert_eq!(p.mig_layouts.len(), 2);
+    assert_eq!(p.mig_layouts[0].profiles, vec!["1g.10gb"; 7]);
+}
+
+// ---------------------------------------------------------------- broken placements
+
+fn assert_rejects(c: &Cluster, p: &Placement, needle: &str) {
+    let errors = placement::check(c, p);
+    assert!(
+        errors.iter().any(|e| e.contains(needle)),
+        "expected an error containing {needle:?}, got {errors:#?}"
+    );
+}
+
+fn gang_class<'a>(p: &'a mut Placement, name: &str) -> &'a mut placement::WorkloadPlacement {
+    p.workloads
+        .iter_mut()
+        .find(|w| w.name == name)
+        .expect("class")
+}
+
+#[test]
+fn checker_rejects_a_gpu_used_twice() {
+    let c = load_dir("examples/superpod-h100");
+    let mut p = greedy(&c);
+    let taken = class(&p, "llm-pretrain-70b").gangs[0].nodes[0].clone();
+    gang_class(&mut p, "eval-harness").gangs[0].nodes = vec![taken];
+    assert_rejects(&c, &p, "is used twice");
+}
+
+#[test]
+fn checker_rejects_a_gang_across_two_leaves() {
+    let c = tiny(
+        r#"
+team "t" guarantee=32
+training "pair" team="t" priority="low" { gang gpus=16 gpus-per-node=8; topology required="leaf"; }
+"#,
+    );
+    let mut p = greedy(&c);
+    assert!(placement::check(&c, &p).is_empty());
+    let g: &mut Gang = &mut gang_class(&mut p, "pair").gangs[0];
+    g.nodes[1] = NodeGpus {
+        node: "n-3".into(),
+        gpus: (0..8).collect(),
+    };
+    assert_rejects(&c, &p, "spans 2 leaf domains");
+}
+
+#[test]
+fn checker_rejects_an_invalid_mig_layout() {
+    let c = load_dir("examples/mixed-inference");
+    let mut p = greedy(&c);
+    let l = p
+        .mig_layouts
+        .iter_mut()
+        .find(|l| l.node == "h100-03" && l.gpu >= 4)
+        .expect("a right-sized layout on h100-03");
+    l.profiles = vec!["4g.40gb".into(), "4g.40gb".into()];
+    assert_rejects(&c, &p, "4g.40gb+4g.40gb does not fit");
+}
+
+#[test]
+fn checker_rejects_a_team_above_its_ceiling() {
+    let c = tiny(
+        r#"
+team "b" guarantee=8
+training "capped" team="b" priority="low" replicas=2 { gang gpus=8 gpus-per-node=8; }
+"#,
+    );
+    let mut p = greedy(&c);
+    assert!(placement::check(&c, &p).is_empty());
+    let w = gang_class(&mut p, "capped");
+    w.gangs.push(Gang {
+        replica: 1,
+        nodes: vec![NodeGpus {
+            node: "n-4".into(),
+            gpus: (0..8).collect(),
+        }],
+        span: w.gangs[0].span.clone(),
+    });
+    assert_rejects(&c, &p, "above its ceiling of 8");
+}
+
+#[test]
+fn checker_rejects_a_shared_gpu_above_per_gpu() {
+    let c = load_dir("examples/small-lab");
+    let mut p = greedy(&c);
+    gang_class(&mut p, "notebooks").shares[0].replicas = 5;
+    assert_rejects(&c, &p, "per-gpu is 4");
+}
+
+#[test]
+fn checker_rejects_a_broken_fixed_layout_and_wrong_counts() {
+    let c = load_dir("examples/mixed-inference");
+    let mut p = greedy(&c);
+    let l = p
+        .mig_layouts
+        .iter_mut()
+        .find(|l| l.node == "h100-01")
+        .expect("fixed layout");
+    l.profiles = vec!["7g.80gb".into()];
+    p.summary.gpus_total += 1;
+    assert_rejects(&c, &p, "fixed `mig layout`");
+    assert_rejects(&c, &p, "gpus_total");
+}
+
+#[test]
+fn checker_rejects_lower_priority_holding_capacity() {
+    let c = tiny(
+        r#"
+team "t" guarantee=32
+training "aaa-low" team="t" priority="low" { gang gpus=8 gpus-per-node=8; }
+training "zzz-high" team="t" priority="high" { gang gpus=32 gpus-per-node=8; }
+"#,
+    );
+    let mut p = greedy(&c);
+    // Swap: pretend the low class got a node and the high class was left out.
+    let high = gang_class(&mut p, "zzz-high");
+    high.gangs.clear();
+    high.replicas_placed = 0;
+    high.gpus_placed = 0.0;
+    high.unplaced = vec![placement::Unplaced {
+        replicas: 1,
+        reason: "capacity".into(),
+        message: String::new(),
+    }];
+    let low = gang_class(&mut p, "aaa-low");
+    low.unplaced.clear();
+    low.replicas_placed = 1;
+    low.gpus_placed = 8.0;
+    low.gangs = vec![Gang {
+        replica: 0,
+        nodes: vec![NodeGpus {
+            node: "n-1".into(),
+            gpus: (0..8).collect(),
+        }],
+        span: Default::default(),
+    }];
+    assert_rejects(&c, &p, "higher-priority `zzz-high` left out");
+}
+
+// ---------------------------------------------------------------- robustness
+
+/// Planning never panics, even on the best-effort model of an invalid configuration
+/// (the rule fixtures and the malformed corpus): solve, build, check and render.
+#[test]
+fn planning_invalid_models_never_panics() {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for dir in ["tests/rules", "tests/malformed"] {
+        for e in std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()) {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "kdl") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() > 50);
+    for f in files {
+        let (sources, _) = gpuplan::load::load_paths(std::slice::from_ref(&f));
+        let Some(c) = gpuplan::validate::validate(&sources).model else {
+            continue;
+        };
+        let p = greedy(&c);
+        let _ = placement::check(&c, &p);
+        let _ = placement::view::human(&p, &c);
+    }
+}
+
+#[test]
+fn gang_gpus_stay_inside_one_nvlink_domain_of_a_node() {
+    let c = load_text(
+        r#"
+cluster "nvl"
+node-class "two-boards" {
+    cpu sockets=1 cores-per-socket=8 threads-per-core=1
+    memory "256GiB"
+    gpus 8 model="h100-sxm5-80gb"
+    nvlink-domain gpus="0-3"
+    nvlink-domain gpus="4-7"
+}
+nodes "n-1" class="two-boards"
+team "t" guarantee=8
+priority "high" value=100
+priority "low" value=10
+inference "pair" team="t" priority="high" { memory "100GiB"; isolation "whole-gpu"; gpus 2; }
+inference "quad" team="t" priority="low" { memory "200GiB"; isolation "whole-gpu"; gpus 4; }
+"#,
+    );
+    let p = greedy(&c);
+    assert!(placement::check(&c, &p).is_empty());
+    assert_eq!(class(&p, "pair").gangs[0].nodes[0].gpus, [0, 1]);
+    let quad = &class(&p, "quad").gangs[0];
+    assert_eq!(
+        quad.nodes[0].gpus,
+        [4, 5, 6, 7],
+        "not 2-5 across both boards"
+    );
+    assert_eq!(quad.span.nvlink_domains, 1);
+}

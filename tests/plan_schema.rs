@@ -1,0 +1,191 @@
+//! `schemas/plan.schema.json` describes the placement JSON: every example's plan (and
+//! plans with unplaced classes, MIG instances and shares) validates against it with a
+//! small structural validator (type, const, enum, required, properties,
+//! additionalProperties, items, minimum, local `$ref`). `additionalProperties: false`
+//! everywhere means a new field in `Placement` fails here until the schema has it.
+
+use gpuplan::placement;
+use gpuplan::solve::{self, Options, SolverKind};
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn schema() -> Value {
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas/plan.schema.json"),
+    )
+    .expect("schemas/plan.schema.json");
+    serde_json::from_str(&text).expect("schema is JSON")
+}
+
+fn type_ok(t: &str, v: &Value) -> bool {
+    match t {
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "string" => v.is_string(),
+        "integer" => v.is_u64() || v.is_i64(),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        "null" => v.is_null(),
+        _ => false,
+    }
+}
+
+/// Appends `path: problem` for every mismatch of `v` against `s`.
+fn validate(root: &Value, s: &Value, v: &Value, path: &str, errors: &mut Vec<String>) {
+    if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+        let name = r.trim_start_matches("#/$defs/");
+        match root["$defs"].get(name) {
+            Some(d) => validate(root, d, v, path, errors),
+            None => errors.push(format!("{path}: unknown $ref {r}")),
+        }
+        return;
+    }
+    if let Some(t) = s.get("type") {
+        let ok = match t {
+            Value::String(t) => type_ok(t, v),
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).any(|t| type_ok(t, v)),
+            _ => false,
+        };
+        if !ok {
+            errors.push(format!("{path}: {v} is not of type {t}"));
+            return;
+        }
+    }
+    if let Some(c) = s.get("const") {
+        if c != v {
+            errors.push(format!("{path}: {v} is not {c}"));
+        }
+    }
+    if let Some(e) = s.get("enum").and_then(Value::as_array) {
+        if !e.contains(v) {
+            errors.push(format!("{path}: {v} is not one of {e:?}"));
+        }
+    }
+    if let (Some(min), Some(x)) = (s.get("minimum").and_then(Value::as_f64), v.as_f64()) {
+        if x < min {
+            errors.push(format!("{path}: {x} < {min}"));
+        }
+    }
+    if let Some(obj) = v.as_object() {
+        for r in s
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(k) = r.as_str() {
+                if !obj.contains_key(k) {
+                    errors.push(format!("{path}: missing `{k}`"));
+                }
+            }
+        }
+        let props = s.get("properties").and_then(Value::as_object);
+        for (k, x) in obj {
+            let p = format!("{path}.{k}");
+            match (props.and_then(|m| m.get(k)), s.get("additionalProperties")) {
+                (Some(ps), _) => validate(root, ps, x, &p, errors),
+                (None, Some(Value::Bool(false))) => errors.push(format!("{p}: not in the schema")),
+                (None, Some(extra)) if extra.is_object() => validate(root, extra, x, &p, errors),
+                _ => {}
+            }
+        }
+    }
+    if let (Some(items), Some(arr)) = (s.get("items"), v.as_array()) {
+        for (i, x) in arr.iter().enumerate() {
+            validate(root, items, x, &format!("{path}[{i}]"), errors);
+        }
+    }
+}
+
+fn assert_valid(what: &str, v: &Value) {
+    let root = schema();
+    let mut errors = Vec::new();
+    validate(&root, &root, v, "$", &mut errors);
+    assert!(errors.is_empty(), "{what}: {errors:#?}");
+}
+
+#[test]
+fn every_example_plan_matches_the_schema() {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("examples")
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 4);
+    for d in dirs {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+            .args(["plan", "--format", "json", "--solver", "greedy", "--quiet"])
+            .arg(&d)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", d.display());
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_valid(&d.display().to_string(), &v);
+    }
+}
+
+#[test]
+fn plans_with_unplaced_classes_match_the_schema() {
+    let text = r#"
+cluster "tiny"
+node-class "box" {
+    cpu sockets=1 cores-per-socket=8 threads-per-core=1
+    memory "256GiB"
+    gpus 2 model="h100-sxm5-80gb"
+}
+nodes "n-[1-2]" class="box"
+team "t" guarantee=2
+priority "p" value=1
+training "big" team="t" priority="p" replicas=3 { gang gpus=2 gpus-per-node=2; }
+inference "small" team="t" priority="p" replicas=2 { memory "5GiB"; isolation "mig"; }
+"#;
+    let mut sources = gpuplan::source::SourceMap::new();
+    sources.add("t.kdl", text.to_string());
+    let c = gpuplan::validate::validate(&sources).model.expect("model");
+    let opts = Options {
+        solver: SolverKind::Greedy,
+        ..Options::default()
+    };
+    let (a, info) = solve::run(&c, &opts);
+    let p = placement::build(&c, &a, &info);
+    assert!(p.workloads.iter().any(|w| !w.unplaced.is_empty()));
+    assert_valid("tiny", &serde_json::to_value(&p).unwrap());
+}
+
+#[test]
+fn the_validator_rejects_drift() {
+    let mut v = serde_json::to_value(placement::Placement {
+        format_version: placement::FORMAT_VERSION.into(),
+        cluster: "x".into(),
+        solver: placement::SolverSummary {
+            name: "greedy".into(),
+            status: "heuristic".into(),
+            objective: 0.0,
+            bound: 0.0,
+            gap: 0.0,
+            seconds: 0.0,
+            stages: 1,
+            variables: 0,
+            constraints: 0,
+        },
+        summary: placement::Summary {
+            gpus_total: 0,
+            gpus_allocated: 0.0,
+            allocation_pct: 0.0,
+            cost_per_hour: None,
+        },
+        pools: vec![],
+        workloads: vec![],
+        mig_layouts: vec![],
+        teams: vec![],
+        headroom: vec![],
+    })
+    .unwrap();
+    assert_valid("minimal", &v);
+    v["new_field"] = Value::Bool(true);
+    let root = schema();
+    let mut errors = Vec::new();
+    validate(&root, &root, &v, "$", &mut errors);
+    assert_eq!(errors, ["$.new_field: not in the schema"]);
+}
