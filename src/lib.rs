@@ -19,12 +19,14 @@
 //! | [`catalog`] | built-in GPU models, MIG profiles, placement rules | - |
 //! | [`model`] | the resolved cluster: nodes, GPUs, fabric, teams, workloads, topology graph | - |
 //! | [`validate`] | the rules (`GP0xx`), one per file, with their docs | - |
+//! | [`generate`] | synthetic clusters and demand as KDL text (pure, seeded) | - |
 //! | [`commands`] | one file per subcommand: settings -> operation -> view -> exit code | via `load` |
 
 pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod diag;
+pub mod generate;
 pub mod load;
 pub mod model;
 pub mod placement;
