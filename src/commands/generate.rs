@@ -94,11 +94,10 @@ fn write_files(dir: &Path, files: &[(String, String)], force: bool) -> Result<()
             .next()
             .is_some();
         if non_empty && !force {
-            return Err(Diagnostic::error(
-                GP900,
-                format!("{} is not empty", dir.display()),
-            )
-            .with_help("choose an empty or new folder, or pass --force to overwrite"));
+            return Err(
+                Diagnostic::error(GP900, format!("{} is not empty", dir.display()))
+                    .with_help("choose an empty or new folder, or pass --force to overwrite"),
+            );
         }
     } else {
         std::fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;

@@ -423,13 +423,7 @@ fn hardware_kdl(
     s
 }
 
-fn fabric_kdl(
-    spines: &[&[Leaf]],
-    w: usize,
-    sw: usize,
-    has_core: bool,
-    st: &Stats,
-) -> String {
+fn fabric_kdl(spines: &[&[Leaf]], w: usize, sw: usize, has_core: bool, st: &Stats) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
@@ -526,8 +520,10 @@ fn teams_kdl(rng: &mut Rng, k: u32, gpus: u64) -> (String, Vec<String>) {
     for (name, w) in names.iter().zip(&weights) {
         let g = (pool * w / sum).floor() as u64;
         total += g;
-        let extra = (gpus as f64 * rng.range_f64(0.05, 0.3)).ceil() as u64;
-        let burst = (g + extra).min(gpus).max(g);
+        let burst = ((g as f64 * rng.range_f64(1.5, 3.0)).ceil() as u64)
+            .max(g + (gpus as f64 * 0.02).ceil() as u64)
+            .min(gpus)
+            .max(g);
         if g > 0 {
             let _ = writeln!(s, "team \"{name}\" guarantee={g} burst={burst}");
         } else {
@@ -548,11 +544,18 @@ fn teams_kdl(rng: &mut Rng, k: u32, gpus: u64) -> (String, Vec<String>) {
     (s, names)
 }
 
-/// Splits `total` over `n` classes with log-normal weights.
-fn allocate(rng: &mut Rng, total: f64, n: usize) -> Vec<f64> {
-    let w: Vec<f64> = (0..n).map(|_| (rng.normal() * 0.9).exp()).collect();
+/// Splits `total` over `n` classes with log-normal weights (`sigma`: how heavy the
+/// tail is); each share is at least `floor` when the total is large enough for it.
+fn allocate(rng: &mut Rng, total: f64, n: usize, sigma: f64, floor: f64) -> Vec<f64> {
+    let w: Vec<f64> = (0..n).map(|_| (rng.normal() * sigma).exp()).collect();
     let sum: f64 = w.iter().sum();
-    w.iter().map(|x| total * x / sum).collect()
+    let floor = if total >= floor * n as f64 * 1.1 {
+        floor
+    } else {
+        0.0
+    };
+    let rest = total - floor * n as f64;
+    w.iter().map(|x| floor + rest * x / sum).collect()
 }
 
 const GANGS: &[u64] = &[8, 16, 32, 64, 128, 256, 512, 1024];
@@ -687,7 +690,7 @@ fn workloads_kdl(
         .unwrap_or(8);
     let mut carry = 0.0;
     let train_budget = train_cap * u;
-    for b in allocate(rng, train_budget, n_train) {
+    for b in allocate(rng, train_budget, n_train, 1.5, 8.0) {
         let target = b + carry;
         let team = rng.pick(teams);
         let sweep = rng.chance(0.3);
@@ -701,14 +704,11 @@ fn workloads_kdl(
             (8, 8)
         } else {
             let sizes: Vec<u64> = GANGS.iter().copied().filter(|g| *g <= max_gang).collect();
-            let mut i = sizes
-                .iter()
-                .rposition(|g| *g as f64 <= target)
-                .unwrap_or(0);
-            if i > 0 && rng.chance(0.5) {
+            let mut i = sizes.iter().rposition(|g| *g as f64 <= target).unwrap_or(0);
+            if i > 0 && rng.chance(0.4) {
                 i -= 1;
             }
-            if i > 0 && rng.chance(0.2) {
+            if i > 0 && rng.chance(0.15) {
                 i -= 1;
             }
             (sizes[i], 8)
@@ -784,7 +784,7 @@ fn workloads_kdl(
     let mut inf = String::new();
     let models = format!("\"{A100}\" \"{H100}\"");
     let mut carry = 0.0;
-    for b in allocate(rng, serve_cap * u * mig_share, n_mig) {
+    for b in allocate(rng, serve_cap * u * mig_share, n_mig, 0.9, 0.0) {
         let target = b + carry;
         let (family, size, prec, gib) = *rng.pick(MIG_MODELS);
         let eq = mig_equivalent(gib as f64);
@@ -805,7 +805,7 @@ fn workloads_kdl(
         );
     }
     let mut carry = 0.0;
-    for b in allocate(rng, serve_cap * u * whole_share, n_whole) {
+    for b in allocate(rng, serve_cap * u * whole_share, n_whole, 0.9, 0.0) {
         let target = b + carry;
         let (family, size, prec, gib, g) = *rng.pick(WHOLE_MODELS);
         let replicas = ((target / g as f64).round() as u64).clamp(1, 4000);
@@ -829,7 +829,7 @@ fn workloads_kdl(
     // ---- dev
     let mut dev = String::new();
     let mut carry = 0.0;
-    for b in allocate(rng, serve_cap * u * dev_share, n_dev) {
+    for b in allocate(rng, serve_cap * u * dev_share, n_dev, 0.9, 0.0) {
         let target = b + carry;
         let per_gpu = 4u64;
         let replicas = ((target * per_gpu as f64).round() as u64).clamp(1, 16000);
