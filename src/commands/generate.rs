@@ -70,34 +70,39 @@ pub fn run(what: GenerateKind, out: &Output) -> u8 {
                         ));
                         0
                     }
-                    Err(d) => fail(out, d),
+                    Err(d) => fail(out, *d),
                 },
             }
         }
     }
 }
 
-fn write_files(dir: &Path, files: &[(String, String)], force: bool) -> Result<(), Diagnostic> {
+fn write_files(dir: &Path, files: &[(String, String)], force: bool) -> Result<(), Box<Diagnostic>> {
     let io = |what: &str, p: &Path, e: std::io::Error| {
-        Diagnostic::error(GP900, format!("cannot {what} {}: {e}", p.display()))
+        Box::new(Diagnostic::error(
+            GP900,
+            format!("cannot {what} {}: {e}", p.display()),
+        ))
     };
     if dir.exists() {
         if !dir.is_dir() {
-            return Err(Diagnostic::error(
-                GP900,
-                format!("{} exists and is not a folder", dir.display()),
-            )
-            .with_help("choose another -o/--out-dir"));
+            return Err(Box::new(
+                Diagnostic::error(
+                    GP900,
+                    format!("{} exists and is not a folder", dir.display()),
+                )
+                .with_help("choose another -o/--out-dir"),
+            ));
         }
         let non_empty = std::fs::read_dir(dir)
             .map_err(|e| io("read", dir, e))?
             .next()
             .is_some();
         if non_empty && !force {
-            return Err(
+            return Err(Box::new(
                 Diagnostic::error(GP900, format!("{} is not empty", dir.display()))
                     .with_help("choose an empty or new folder, or pass --force to overwrite"),
-            );
+            ));
         }
     } else {
         std::fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
