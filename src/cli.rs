@@ -90,8 +90,48 @@ pub enum Command {
         kind: String,
         file: Option<PathBuf>,
     },
-    /// Generate a synthetic cluster (not yet available).
-    Generate { kind: String },
+    /// Generate a synthetic cluster and its demand in gpuplan's language.
+    Generate {
+        #[command(subcommand)]
+        what: GenerateKind,
+    },
     /// List the validation rules, or explain one (`gpuplan explain GP013`).
     Explain { code: Option<String> },
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum GenMix {
+    /// DGX H100 nodes only; training gangs and sweeps.
+    #[default]
+    Training,
+    /// 75% A100 serving nodes; mostly inference, some fine-tuning and dev.
+    Inference,
+    /// 25% A100 serving nodes; training, inference and dev.
+    Mixed,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum GenerateKind {
+    /// A DGX SuperPOD-like cluster (SUs of 32 DGX H100, rail-optimized leaves, spines,
+    /// core) plus teams, priorities and workload classes.
+    Superpod {
+        /// GPUs in the cluster (rounded up to whole 8-GPU nodes).
+        #[arg(long)]
+        gpus: u64,
+        /// What the demand is made of.
+        #[arg(long, value_enum, default_value_t = GenMix::Training)]
+        mix: GenMix,
+        /// Seed of the generator: the same options give the same files.
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// Workload classes (default: gpus / 10, clamped to 10..=2000).
+        #[arg(long)]
+        classes: Option<u32>,
+        /// Write the files into this folder instead of printing them.
+        #[arg(short = 'o', long = "out-dir")]
+        out_dir: Option<PathBuf>,
+        /// Write into a folder that is not empty (overwriting same-named files).
+        #[arg(long, requires = "out_dir")]
+        force: bool,
+    },
 }

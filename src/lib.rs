@@ -22,12 +22,14 @@
 //! | [`validate`] | the rules (`GP0xx`), one per file, with their docs | - |
 //! | [`solve`] | model -> `Assignment` (ILP or greedy first-fit), MIG right-sizing | - |
 //! | [`placement`] | `Assignment` -> `Placement` value, reasons, independent checker, views | - |
+//! | [`generate`] | synthetic clusters and demand as KDL text (pure, seeded) | - |
 //! | [`commands`] | one file per subcommand: settings -> operation -> view -> exit code | via `load` |
 
 pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod diag;
+pub mod generate;
 pub mod load;
 pub mod model;
 pub mod placement;

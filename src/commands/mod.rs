@@ -3,6 +3,7 @@
 //! 2 reserved for "changes present" (`plan --detailed-exitcode`).
 
 mod explain;
+mod generate;
 mod output;
 mod plan;
 mod show;
@@ -59,7 +60,7 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
         Command::Apply { .. } => not_yet("apply", 6, out),
         Command::Discover => not_yet("discover", 7, out),
         Command::Import { .. } => not_yet("import", 7, out),
-        Command::Generate { .. } => not_yet("generate", 3, out),
+        Command::Generate { what } => generate::run(what, out),
     }
 }
 
