@@ -316,6 +316,7 @@ training "pair" team="t" priority="high" { gang gpus=16 gpus-per-node=8; topolog
         let i = c.node_index[n];
         c.nodes[i].gpus[0].down = true;
     }
+    c.refresh();
     let p = greedy(&c);
     assert!(placement::check(&c, &p).is_empty());
     let u = &class(&p, "pair").unplaced[0];

@@ -373,11 +373,13 @@ pub fn build(spec: &Spec) -> Cluster {
         mig: MigPolicy::default(),
         pools: Vec::new(),
         topology: Topology::default(),
+        model_stats: BTreeMap::new(),
     };
     build_fabric(spec, &mut cluster);
     build_nvlink(spec, &mut cluster);
     build_policy(spec, &mut cluster);
     cluster.topology = Topology::build(&cluster);
+    cluster.model_stats = model_stats(&cluster);
     cluster
 }
 
@@ -612,4 +614,31 @@ fn build_policy(spec: &Spec, c: &mut Cluster) {
         });
     }
     c.pools.sort_by(|a, b| a.name.cmp(&b.name));
+}
+
+fn model_stats(c: &Cluster) -> BTreeMap<String, ModelStats> {
+    let mut out: BTreeMap<String, ModelStats> = BTreeMap::new();
+    for n in &c.nodes {
+        let mut per: BTreeMap<&str, u32> = BTreeMap::new();
+        for g in n.usable_gpus() {
+            if let Some(m) = &g.model {
+                *per.entry(m).or_default() += 1;
+            }
+        }
+        for (m, k) in per {
+            let e = out.entry(m.to_string()).or_default();
+            e.gpus += k;
+            e.max_per_node = e.max_per_node.max(k);
+        }
+    }
+    out
+}
+
+impl Cluster {
+    /// Recomputes what is derived from the nodes (topology domains, per-model counts)
+    /// after they were changed in place, e.g. GPUs marked down.
+    pub fn refresh(&mut self) {
+        self.topology = Topology::build(self);
+        self.model_stats = model_stats(self);
+    }
 }

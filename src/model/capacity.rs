@@ -10,19 +10,13 @@ use std::collections::BTreeMap;
 pub fn capacity_by_domain(m: &Cluster, w: &Workload, tier: Tier) -> Vec<(String, u32, u32)> {
     let mut v: Vec<(String, u32, u32)> = m
         .topology
-        .domains(m, tier)
-        .into_iter()
+        .domains_ref(tier)
+        .iter()
         .map(|d| {
             let mut per_node: BTreeMap<usize, u32> = BTreeMap::new();
-            for (n, gi) in &d.gpus {
-                let ok = m.nodes[*n]
-                    .gpus
-                    .iter()
-                    .find(|g| g.index == *gi)
-                    .and_then(|g| g.model.as_deref())
-                    .is_some_and(|md| w.accepts(md));
-                if ok {
-                    *per_node.entry(*n).or_default() += 1;
+            for (n, model, count) in &d.per_node {
+                if w.accepts(model) {
+                    *per_node.entry(*n).or_default() += count;
                 }
             }
             let mut cap = 0;
@@ -36,7 +30,7 @@ pub fn capacity_by_domain(m: &Cluster, w: &Workload, tier: Tier) -> Vec<(String,
                     nodes += 1;
                 }
             }
-            (d.name, cap, nodes)
+            (d.name.clone(), cap, nodes)
         })
         .collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));

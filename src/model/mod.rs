@@ -48,6 +48,16 @@ pub struct Cluster {
     pub pools: Vec<Pool>,
     #[serde(skip)]
     pub topology: Topology,
+    /// Per GPU model present on nodes: usable GPUs, and the most on one node.
+    #[serde(skip)]
+    pub model_stats: BTreeMap<String, ModelStats>,
+}
+
+/// How much of one GPU model the cluster has (usable GPUs only).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModelStats {
+    pub gpus: u32,
+    pub max_per_node: u32,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -88,6 +88,8 @@ pub enum Edge {
 pub struct Domain {
     pub name: String,
     pub gpus: Vec<(NodeIdx, u32)>,
+    /// Usable GPUs per (node, model), for capacity sums without walking every GPU.
+    pub per_node: Vec<(NodeIdx, String, u32)>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -95,6 +97,8 @@ pub struct Topology {
     pub graph: DiGraph<Vertex, Edge>,
     pub root: NodeIndex,
     node_vertex: BTreeMap<NodeIdx, NodeIndex>,
+    /// Domains per tier, computed once (the cluster does not change after building).
+    cache: BTreeMap<Tier, Vec<Domain>>,
 }
 
 impl Topology {
@@ -147,11 +151,17 @@ impl Topology {
                 g.add_edge(parent, gv, Edge::Contains);
             }
         }
-        Topology {
+        let mut t = Topology {
             graph: g,
             root,
             node_vertex,
+            cache: BTreeMap::new(),
+        };
+        for tier in Tier::ALL {
+            let d = t.compute_domains(c, tier);
+            t.cache.insert(tier, d);
         }
+        t
     }
 
     /// The parent (containing) vertex of `v`.
@@ -195,22 +205,51 @@ impl Topology {
 
     /// All domains of a tier with their usable GPUs, sorted by name.
     pub fn domains(&self, c: &Cluster, tier: Tier) -> Vec<Domain> {
+        match self.cache.get(&tier) {
+            Some(d) => d.clone(),
+            None => self.compute_domains(c, tier),
+        }
+    }
+
+    /// Like [`Topology::domains`], without copying (empty before `build`).
+    pub fn domains_ref(&self, tier: Tier) -> &[Domain] {
+        self.cache.get(&tier).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    fn compute_domains(&self, c: &Cluster, tier: Tier) -> Vec<Domain> {
         let mut groups: BTreeMap<String, Vec<(NodeIdx, u32)>> = BTreeMap::new();
         for (ni, n) in c.nodes.iter().enumerate() {
+            let node_key =
+                (tier != Tier::Nvlink).then(|| self.vertex_name(c, self.ancestor_at(c, ni, tier)));
             for g in n.usable_gpus() {
-                let key = match tier {
-                    Tier::Nvlink => match g.nvlink_domain {
-                        Some(d) => c.nvlink_domains[d].name.clone(),
-                        None => format!("{}/gpu{}", n.name, g.index),
-                    },
-                    _ => self.vertex_name(c, self.ancestor_at(c, ni, tier)),
+                let key = match (&node_key, g.nvlink_domain) {
+                    (Some(k), _) => k.clone(),
+                    (None, Some(d)) => c.nvlink_domains[d].name.clone(),
+                    (None, None) => format!("{}/gpu{}", n.name, g.index),
                 };
                 groups.entry(key).or_default().push((ni, g.index));
             }
         }
         groups
             .into_iter()
-            .map(|(name, gpus)| Domain { name, gpus })
+            .map(|(name, gpus)| {
+                let mut per: BTreeMap<(NodeIdx, String), u32> = BTreeMap::new();
+                for (n, gi) in &gpus {
+                    let model = c.nodes[*n]
+                        .gpus
+                        .iter()
+                        .find(|g| g.index == *gi)
+                        .and_then(|g| g.model.clone())
+                        .unwrap_or_default();
+                    *per.entry((*n, model)).or_default() += 1;
+                }
+                let per_node = per.into_iter().map(|((n, m), k)| (n, m, k)).collect();
+                Domain {
+                    name,
+                    gpus,
+                    per_node,
+                }
+            })
             .collect()
     }
 }

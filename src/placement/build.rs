@@ -451,10 +451,10 @@ fn headroom(c: &Cluster, a: &Assignment, pools: &[NodePool]) -> Vec<Headroom> {
     .into_iter()
     .map(|tier| {
         let mut best: (u32, Option<String>) = (0, None);
-        for d in c.topology.domains(c, tier) {
+        for d in c.topology.domains_ref(tier) {
             let n = d.gpus.iter().filter(|g| free.contains(g)).count() as u32;
             if n > best.0 {
-                best = (n, Some(d.name));
+                best = (n, Some(d.name.clone()));
             }
         }
         Headroom {

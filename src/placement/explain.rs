@@ -293,7 +293,7 @@ fn gang_capacity(
     let pools = super::build::pools_of(c, a);
     let free = super::build::free_whole_gpus(c, a, &pools);
     let mut best: Option<(String, usize, Held)> = None;
-    for d in c.topology.domains(c, tier) {
+    for d in c.topology.domains_ref(tier) {
         let n = d
             .gpus
             .iter()
@@ -309,7 +309,7 @@ fn gang_capacity(
         }) {
             held.entry(r.workload).or_default().insert((r.node, r.gpu));
         }
-        best = Some((d.name, n, held));
+        best = Some((d.name.clone(), n, held));
     }
     let Some((name, n, held)) = best else {
         return format!("gang `{}` found no domain to land in", w.name);

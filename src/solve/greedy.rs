@@ -241,9 +241,9 @@ fn place_class(s: &mut State, wi: usize) {
     match sizing::usage(w, 1) {
         Usage::Gang { .. } => {
             let tier = w.required_tier.unwrap_or(Tier::Cluster);
-            let domains = c.topology.domains(c, tier);
+            let domains = c.topology.domains_ref(tier);
             for r in 0..w.replicas {
-                place_gang(s, wi, r, &domains);
+                place_gang(s, wi, r, domains);
             }
         }
         Usage::Mig => {

@@ -78,7 +78,7 @@ pub(super) fn check_priority(k: &mut Walk, p: &Placement) {
         };
         let tier = w.required_tier.unwrap_or(Tier::Cluster);
         let (size, _) = gang_shape(w, 8);
-        for d in c.topology.domains(c, tier) {
+        for d in c.topology.domains_ref(tier) {
             let mut per_node: BTreeMap<NodeIdx, u32> = BTreeMap::new();
             for &(ni, gi) in &d.gpus {
                 let ok_model = c.nodes[ni]

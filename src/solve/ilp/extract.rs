@@ -244,7 +244,7 @@ fn gangs(
         a.gangs.push((w.0, *r, placed));
         *r += 1;
     }
-    a.gangs.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+    a.gangs.sort_by_key(|x| (x.0, x.1));
 }
 
 fn mig(

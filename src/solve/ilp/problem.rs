@@ -11,6 +11,20 @@ use crate::placement::PoolMode;
 use crate::solve::sizing::{self, Usage};
 use std::collections::BTreeMap;
 
+/// Gang shapes are keyed by (gang GPUs, GPUs per node, modes, acceptable models).
+type ShapeKey = (u32, u32, Vec<(Tier, bool)>, Vec<String>);
+
+/// Identical nodes share: fabric path, multi-node NVLink domain, class/model, usable
+/// GPUs, pinned mode, and (for nodes with fixed MIG layouts) the node itself.
+type GroupKey = (
+    Vec<String>,
+    String,
+    String,
+    u32,
+    Option<PoolMode>,
+    Option<NodeIdx>,
+);
+
 #[derive(Clone, Debug)]
 pub struct Group {
     /// Member nodes, name order.
@@ -82,8 +96,7 @@ impl Problem {
     }
 
     fn demand(&mut self, c: &Cluster) {
-        let mut shapes: BTreeMap<(u32, u32, Vec<(Tier, bool)>, Vec<String>), Shape> =
-            BTreeMap::new();
+        let mut shapes: BTreeMap<ShapeKey, Shape> = BTreeMap::new();
         for (wi, w) in c.workloads.iter().enumerate() {
             let models: Vec<String> = c
                 .models
@@ -272,17 +285,7 @@ fn groups(c: &Cluster, fixed: &BTreeMap<(NodeIdx, u32), Vec<&'static MigProfile>
         })
         .collect();
     // Group key: leaf path, multi-node NVLink domain, class, usable count, pin.
-    let mut by_key: BTreeMap<
-        (
-            Vec<String>,
-            String,
-            String,
-            u32,
-            Option<PoolMode>,
-            Option<NodeIdx>,
-        ),
-        Vec<NodeIdx>,
-    > = BTreeMap::new();
+    let mut by_key: BTreeMap<GroupKey, Vec<NodeIdx>> = BTreeMap::new();
     for (ni, n) in c.nodes.iter().enumerate() {
         let usable = n.usable_gpus().count() as u32;
         let Some(model) = n.usable_gpus().find_map(|g| g.model.clone()) else {

@@ -36,12 +36,7 @@ inference "llama-70b-fp16" team="apps" priority="serving" {
 pub(crate) fn candidate_models<'a>(m: &'a Cluster, w: &Workload) -> Vec<&'a GpuModel> {
     m.models
         .values()
-        .filter(|md| {
-            w.accepts(&md.name)
-                && m.nodes
-                    .iter()
-                    .any(|n| n.gpus.iter().any(|g| g.model.as_deref() == Some(&md.name)))
-        })
+        .filter(|md| w.accepts(&md.name) && m.model_stats.contains_key(&md.name))
         .collect()
 }
 

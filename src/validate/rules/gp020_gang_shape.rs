@@ -89,14 +89,12 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         let Some(w) = m.workloads.iter().find(|w| w.name == d.name.value) else {
             continue;
         };
+        // Nodes carry one GPU model (their class's), so the per-model maximum is exact.
         let max_node = m
-            .nodes
+            .model_stats
             .iter()
-            .map(|n| {
-                n.usable_gpus()
-                    .filter(|g| g.model.as_deref().is_some_and(|md| w.accepts(md)))
-                    .count() as u32
-            })
+            .filter(|(md, _)| w.accepts(md))
+            .map(|(_, s)| s.max_per_node)
             .max()
             .unwrap_or(0);
         if max_node > 0 && gpn.value > max_node {
