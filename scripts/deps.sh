@@ -4,9 +4,13 @@
 set -euo pipefail
 need=()
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
-if ! ls /usr/lib/llvm-*/lib/libclang*.so* /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1; then
-  need+=(libclang-dev)
-fi
+# bindgen needs libclang itself (libclang.so / libclang-NN.so), not libclang-cpp.
+have_libclang=no
+for f in /usr/lib/llvm-*/lib/libclang.so* /usr/lib/llvm-*/lib/libclang-[0-9]*.so* \
+    /usr/lib/*-linux-gnu/libclang-[0-9]*.so*; do
+  [ -e "$f" ] && have_libclang=yes
+done
+[ "$have_libclang" = yes ] || need+=(libclang-dev)
 command -v c++ >/dev/null 2>&1 || need+=(g++)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
