@@ -30,6 +30,20 @@ model.
     check: Some(check),
 };
 
+/// Names of the nodes among `nodes` that have a GPU without MIG.
+fn without_mig(m: &crate::model::Cluster, nodes: &[usize]) -> Vec<String> {
+    nodes
+        .iter()
+        .filter(|&&n| {
+            m.nodes[n]
+                .gpus
+                .iter()
+                .any(|g| m.model_of(g).is_some_and(|md| md.mig.is_none()))
+        })
+        .map(|&n| m.nodes[n].name.clone())
+        .collect()
+}
+
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     let m = cx.model;
     for w in &m.workloads {
@@ -58,17 +72,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         );
     }
     for l in &m.mig.layouts {
-        let bad: Vec<String> = l
-            .nodes
-            .iter()
-            .filter(|&&n| {
-                m.nodes[n]
-                    .gpus
-                    .iter()
-                    .any(|g| m.model_of(g).is_some_and(|md| md.mig.is_none()))
-            })
-            .map(|&n| m.nodes[n].name.clone())
-            .collect();
+        let bad = without_mig(m, &l.nodes);
         if !bad.is_empty() {
             out.push(
                 Diagnostic::error(
@@ -85,17 +89,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         }
     }
     for p in m.pools.iter().filter(|p| p.mode == "mig") {
-        let bad: Vec<String> = p
-            .nodes
-            .iter()
-            .filter(|&&n| {
-                m.nodes[n]
-                    .gpus
-                    .iter()
-                    .any(|g| m.model_of(g).is_some_and(|md| md.mig.is_none()))
-            })
-            .map(|&n| m.nodes[n].name.clone())
-            .collect();
+        let bad = without_mig(m, &p.nodes);
         if !bad.is_empty() {
             out.push(
                 Diagnostic::error(
