@@ -94,7 +94,9 @@ pool "serve" mode="mig" nodes="dgx-[003-004]"
 "#;
 
 /// Generous bound per case (debug build, 2 cores): a hang, not a slow machine.
-const BOUND: Duration = Duration::from_secs(5);
+// A hang detector, not a performance test (performance lives in docs/benchmarks.md):
+// generous enough for a loaded 2-core CI machine.
+const BOUND: Duration = Duration::from_secs(60);
 
 fn config() -> Config {
     Config {
