@@ -61,8 +61,12 @@ fn write_error(out: &Output, message: String) -> u8 {
 }
 
 pub fn run(s: &Settings, out: &Output) -> u8 {
+    let timings = std::env::var_os("GPUPLAN_TIMINGS").is_some();
+    let mut clock = Clock::new(timings);
     let (sources, mut diags) = load::load_paths(&s.paths);
+    clock.lap("load");
     let outcome = validate::validate(&sources);
+    clock.lap("validate");
     diags.extend(outcome.diagnostics.iter().cloned());
     out.diagnostics(&sources, &diags, Format::Human);
     let Some(model) = outcome
@@ -86,8 +90,14 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
         model.workloads.len()
     ));
     let (assignment, info) = solve::run(&model, &opts);
+    clock.lap("solve");
+    for (name, secs) in &info.phases {
+        clock.report(&format!("  {name}"), *secs);
+    }
     let plan = placement::build(&model, &assignment, &info);
+    clock.lap("build placement");
     let problems = placement::check(&model, &plan);
+    clock.lap("check");
     if !problems.is_empty() {
         let d: Vec<Diagnostic> = problems
             .iter()
@@ -107,7 +117,34 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
         Format::Json => out.data(&json),
         Format::Human => out.data(&placement::view::human(&plan, &model)),
     }
+    clock.lap("render");
     0
+}
+
+/// Phase timings on stderr, only when `GPUPLAN_TIMINGS` is set (for benchmarks; never
+/// part of the plan, which must stay byte-identical between runs).
+struct Clock {
+    on: bool,
+    last: std::time::Instant,
+}
+
+impl Clock {
+    fn new(on: bool) -> Self {
+        Clock {
+            on,
+            last: std::time::Instant::now(),
+        }
+    }
+    fn lap(&mut self, name: &str) {
+        let secs = self.last.elapsed().as_secs_f64();
+        self.report(name, secs);
+        self.last = std::time::Instant::now();
+    }
+    fn report(&self, name: &str, secs: f64) {
+        if self.on {
+            eprintln!("timing {name:<32} {secs:>9.3} s");
+        }
+    }
 }
 
 /// Writes `text` to a temporary file next to `path`, then renames it into place.

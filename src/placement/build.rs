@@ -45,13 +45,25 @@ pub(crate) fn round4(x: f64) -> f64 {
 pub fn build(c: &Cluster, a: &Assignment, info: &SolveInfo) -> Placement {
     let records = records(c, a);
     let pools = pools_of(c, a);
+    let mut held: Vec<f64> = vec![0.0; c.workloads.len()];
+    for r in &records {
+        if let Some(h) = held.get_mut(r.workload) {
+            *h += r.amount;
+        }
+    }
     let mut workloads: Vec<WorkloadPlacement> = (0..c.workloads.len())
-        .map(|wi| workload(c, a, wi, &records))
+        .map(|wi| workload(c, a, wi, held[wi]))
         .collect();
     let team_used = team_usage(c, &records);
-    for (wi, wp) in workloads.iter_mut().enumerate() {
-        if wp.replicas_placed < wp.replicas_requested {
-            wp.unplaced = super::explain::explain(c, a, wi, wp.replicas_placed, &records);
+    if workloads
+        .iter()
+        .any(|wp| wp.replicas_placed < wp.replicas_requested)
+    {
+        let facts = super::explain::Facts::new(c, a, &records);
+        for (wi, wp) in workloads.iter_mut().enumerate() {
+            if wp.replicas_placed < wp.replicas_requested {
+                wp.unplaced = super::explain::explain(c, &facts, wi, wp.replicas_placed);
+            }
         }
     }
     workloads.sort_by(|x, y| x.name.cmp(&y.name));
@@ -268,7 +280,7 @@ fn instances_of(c: &Cluster, a: &Assignment, wi: usize) -> Vec<MigInstance> {
     mig_instances
 }
 
-fn workload(c: &Cluster, a: &Assignment, wi: usize, records: &[Record]) -> WorkloadPlacement {
+fn workload(c: &Cluster, a: &Assignment, wi: usize, gpus_placed: f64) -> WorkloadPlacement {
     let w = &c.workloads[wi];
     let gangs = gangs_of(c, a, wi);
     let mig_instances = instances_of(c, a, wi);
@@ -299,11 +311,6 @@ fn workload(c: &Cluster, a: &Assignment, wi: usize, records: &[Record]) -> Workl
             (m.clone(), name)
         })
         .collect();
-    let gpus_placed: f64 = records
-        .iter()
-        .filter(|r| r.workload == wi)
-        .map(|r| r.amount)
-        .sum();
     WorkloadPlacement {
         name: w.name.clone(),
         kind: w.kind.as_str().to_string(),

@@ -14,22 +14,104 @@
 use super::Unplaced;
 use super::build::{Record, replica_equivalent};
 use crate::model::capacity::capacity_by_domain;
-use crate::model::{Cluster, Tier, Workload};
+use crate::model::{Cluster, NodeIdx, Tier, Workload};
 use crate::solve::Assignment;
 use crate::solve::sizing::{self, Usage};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// GPUs held per class (workload index -> (node, gpu)).
-type Held = BTreeMap<usize, BTreeSet<(usize, u32)>>;
+/// Distinct GPUs held per class (workload index -> count).
+type Held = BTreeMap<usize, usize>;
+
+/// What every explanation needs, computed once per placement (explaining thousands of
+/// classes on a 100,000-GPU cluster must not rescan the cluster per class).
+pub(crate) struct Facts {
+    /// Whole GPUs no class touches, per (node, model).
+    free: BTreeMap<(NodeIdx, String), u32>,
+    /// GPU models present on usable GPUs.
+    present: BTreeSet<String>,
+    /// Distinct GPUs held per (class, model).
+    held: BTreeMap<(usize, String), usize>,
+    /// Per tier: distinct GPUs held per (domain name, class, model).
+    held_in: BTreeMap<Tier, BTreeMap<(String, usize, String), usize>>,
+    /// GPU-equivalents placed per (class, model, declared pool).
+    amounts: BTreeMap<(usize, String, Option<String>), f64>,
+}
+
+impl Facts {
+    pub(crate) fn new(c: &Cluster, a: &Assignment, records: &[Record]) -> Facts {
+        let pools = super::build::pools_of(c, a);
+        let mut free: BTreeMap<(NodeIdx, String), u32> = BTreeMap::new();
+        for (ni, gi) in super::build::free_whole_gpus(c, a, &pools) {
+            if let Some(m) = model_at(c, ni, gi) {
+                *free.entry((ni, m.to_string())).or_default() += 1;
+            }
+        }
+        let present = c
+            .nodes
+            .iter()
+            .flat_map(|n| n.usable_gpus())
+            .filter_map(|g| g.model.clone())
+            .collect();
+        let distinct: BTreeSet<(usize, NodeIdx, u32, &str)> = records
+            .iter()
+            .map(|r| (r.workload, r.node, r.gpu, r.model.as_str()))
+            .collect();
+        let mut held: BTreeMap<(usize, String), usize> = BTreeMap::new();
+        for (w, _, _, m) in &distinct {
+            *held.entry((*w, m.to_string())).or_default() += 1;
+        }
+        let mut held_in = BTreeMap::new();
+        for tier in [
+            Tier::Nvlink,
+            Tier::Node,
+            Tier::Leaf,
+            Tier::Spine,
+            Tier::Core,
+            Tier::Cluster,
+        ] {
+            let mut of: std::collections::HashMap<(NodeIdx, u32), usize> = Default::default();
+            let domains = c.topology.domains_ref(tier);
+            for (i, d) in domains.iter().enumerate() {
+                for g in &d.gpus {
+                    of.insert(*g, i);
+                }
+            }
+            let mut counts: BTreeMap<(String, usize, String), usize> = BTreeMap::new();
+            for (w, ni, gi, m) in &distinct {
+                if let Some(i) = of.get(&(*ni, *gi)) {
+                    *counts
+                        .entry((domains[*i].name.clone(), *w, m.to_string()))
+                        .or_default() += 1;
+                }
+            }
+            held_in.insert(tier, counts);
+        }
+        let mut amounts: BTreeMap<(usize, String, Option<String>), f64> = BTreeMap::new();
+        for r in records {
+            let pool = c.pool_of(r.node).map(|p| p.name.clone());
+            *amounts
+                .entry((r.workload, r.model.clone(), pool))
+                .or_default() += r.amount;
+        }
+        Facts {
+            amounts,
+            free,
+            present,
+            held,
+            held_in,
+        }
+    }
+}
+
+fn model_at(c: &Cluster, ni: NodeIdx, gi: u32) -> Option<&str> {
+    c.nodes
+        .get(ni)
+        .and_then(|n| n.gpus.iter().find(|g| g.index == gi))
+        .and_then(|g| g.model.as_deref())
+}
 
 /// The reasons for `requested - placed` replicas of class `wi`.
-pub(crate) fn explain(
-    c: &Cluster,
-    a: &Assignment,
-    wi: usize,
-    placed: u32,
-    records: &[Record],
-) -> Vec<Unplaced> {
+pub(crate) fn explain(c: &Cluster, facts: &Facts, wi: usize, placed: u32) -> Vec<Unplaced> {
     let Some(w) = c.workloads.get(wi) else {
         return Vec::new();
     };
@@ -37,11 +119,11 @@ pub(crate) fn explain(
     if missing == 0 {
         return Vec::new();
     }
-    let (reason, message) = model_reason(c, w)
+    let (reason, message) = model_reason(c, w, facts)
         .map(|m| ("model", m))
         .or_else(|| topology_reason(c, w).map(|m| ("topology", m)))
-        .or_else(|| quota_reason(c, w, wi, records).map(|m| ("quota", m)))
-        .unwrap_or_else(|| ("capacity", capacity_reason(c, a, w, wi, missing, records)));
+        .or_else(|| quota_reason(c, w, wi, facts).map(|m| ("quota", m)))
+        .unwrap_or_else(|| ("capacity", capacity_reason(c, facts, w, wi, missing)));
     vec![Unplaced {
         replicas: missing,
         reason: reason.to_string(),
@@ -61,16 +143,11 @@ fn models_text(w: &Workload) -> String {
     }
 }
 
-fn model_reason(c: &Cluster, w: &Workload) -> Option<String> {
-    let present: BTreeSet<&str> = c
-        .nodes
+fn model_reason(c: &Cluster, w: &Workload, facts: &Facts) -> Option<String> {
+    let runs = facts
+        .present
         .iter()
-        .flat_map(|n| n.usable_gpus())
-        .filter_map(|g| g.model.as_deref())
-        .collect();
-    let runs = present
-        .iter()
-        .filter_map(|m| c.models.get(*m))
+        .filter_map(|m| c.models.get(m))
         .any(|m| sizing::runs_on(c, w, m));
     if runs {
         return None;
@@ -120,19 +197,27 @@ fn topology_reason(c: &Cluster, w: &Workload) -> Option<String> {
     ))
 }
 
-fn quota_reason(c: &Cluster, w: &Workload, wi: usize, records: &[Record]) -> Option<String> {
+fn quota_reason(c: &Cluster, w: &Workload, wi: usize, facts: &Facts) -> Option<String> {
     let need = replica_equivalent(c, wi);
-    let in_team = |team: &str, r: &Record| {
-        c.workloads
-            .get(r.workload)
-            .is_some_and(|x| c.team_chain(&x.team).iter().any(|t| t.name == team))
-    };
-    for t in c.team_chain(&w.team) {
-        let used: f64 = records
-            .iter()
-            .filter(|r| in_team(&t.name, r))
-            .map(|r| r.amount)
-            .sum();
+    let chain = c.team_chain(&w.team);
+    // Placed GPU-equivalents per team of the chain (a class counts for its team and
+    // every ancestor).
+    let mut per_team: BTreeMap<&str, f64> = BTreeMap::new();
+    let mut per_class: BTreeMap<usize, f64> = BTreeMap::new();
+    for ((x, _, _), amount) in &facts.amounts {
+        *per_class.entry(*x).or_default() += amount;
+    }
+    for (x, amount) in per_class {
+        if let Some(x) = c.workloads.get(x) {
+            for t in c.team_chain(&x.team) {
+                if chain.iter().any(|o| o.name == t.name) {
+                    *per_team.entry(t.name.as_str()).or_default() += amount;
+                }
+            }
+        }
+    }
+    for t in chain.iter().copied() {
+        let used: f64 = per_team.get(t.name.as_str()).copied().unwrap_or(0.0);
         if used + need > t.ceiling() as f64 + 1e-9 {
             let whose = if t.name == w.team {
                 format!("team `{}`", t.name)
@@ -148,32 +233,29 @@ fn quota_reason(c: &Cluster, w: &Workload, wi: usize, records: &[Record]) -> Opt
             ));
         }
     }
-    quota_full_everywhere(c, w, need, records)
+    quota_full_everywhere(c, w, need, facts)
 }
 
 /// Quota reason from per-model/pool quotas: every usable GPU the class could use is
 /// covered by a quota (of its team or a parent) with no room for one more replica.
-fn quota_full_everywhere(
-    c: &Cluster,
-    w: &Workload,
-    need: f64,
-    records: &[Record],
-) -> Option<String> {
+fn quota_full_everywhere(c: &Cluster, w: &Workload, need: f64, facts: &Facts) -> Option<String> {
     let chain = c.team_chain(&w.team);
+    if chain.iter().all(|t| t.quotas.is_empty()) {
+        return None;
+    }
     // GPU-equivalents per (team, quota index), for the teams of the chain.
     let mut usage: BTreeMap<(String, usize), f64> = BTreeMap::new();
-    for r in records {
-        let Some(x) = c.workloads.get(r.workload) else {
+    for ((x, model, pool), amount) in &facts.amounts {
+        let Some(x) = c.workloads.get(*x) else {
             continue;
         };
-        let pool = c.pool_of(r.node).map(|p| p.name.as_str());
         for t in c.team_chain(&x.team) {
             if !chain.iter().any(|o| o.name == t.name) {
                 continue;
             }
             for (qi, q) in t.quotas.iter().enumerate() {
-                if q.covers(&r.model, pool) {
-                    *usage.entry((t.name.clone(), qi)).or_default() += r.amount;
+                if q.covers(model, pool.as_deref()) {
+                    *usage.entry((t.name.clone(), qi)).or_default() += amount;
                 }
             }
         }
@@ -218,18 +300,14 @@ pub(crate) fn fmt_num(x: f64) -> String {
 
 /// "`a` (priority p, higher) took 32, `b` (priority q, equal) took 8", from per-class
 /// GPU counts.
-fn holders_text(
-    c: &Cluster,
-    w: &Workload,
-    held: &BTreeMap<usize, BTreeSet<(usize, u32)>>,
-) -> String {
+fn holders_text(c: &Cluster, w: &Workload, held: &Held) -> String {
     let mine = c.priority(&w.priority).map(|p| p.value).unwrap_or(0);
     let mut list: Vec<(i64, &str, &str, usize)> = held
         .iter()
         .filter_map(|(x, gpus)| {
             let o = c.workloads.get(*x)?;
             let v = c.priority(&o.priority).map(|p| p.value).unwrap_or(0);
-            Some((v, o.name.as_str(), o.priority.as_str(), gpus.len()))
+            Some((v, o.name.as_str(), o.priority.as_str(), *gpus))
         })
         .collect();
     list.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
@@ -246,26 +324,19 @@ fn holders_text(
         .join(", ")
 }
 
-fn capacity_reason(
-    c: &Cluster,
-    a: &Assignment,
-    w: &Workload,
-    wi: usize,
-    missing: u32,
-    records: &[Record],
-) -> String {
+fn capacity_reason(c: &Cluster, facts: &Facts, w: &Workload, wi: usize, missing: u32) -> String {
     let kind = match sizing::usage(w, 1) {
-        Usage::Gang { gpus, .. } => return gang_capacity(c, a, w, wi, gpus, missing, records),
+        Usage::Gang { gpus, .. } => return gang_capacity(c, facts, w, wi, gpus, missing),
         Usage::Mig => "a MIG instance",
         Usage::Shared { mps: true, .. } => "a share of an MPS GPU",
         Usage::Shared { mps: false, .. } => "a share of a time-sliced GPU",
     };
+    let runs = runs_on_models(c, w);
     let mut held = Held::new();
-    for r in records
-        .iter()
-        .filter(|r| r.workload != wi && gpu_runs(c, w, r.node, r.gpu))
-    {
-        held.entry(r.workload).or_default().insert((r.node, r.gpu));
+    for ((x, m), n) in &facts.held {
+        if *x != wi && runs.contains(m.as_str()) {
+            *held.entry(*x).or_default() += n;
+        }
     }
     let after = holders_text(c, w, &held);
     let after = if after.is_empty() {
@@ -279,41 +350,53 @@ fn capacity_reason(
     )
 }
 
+/// Names of the catalog models the class runs on.
+fn runs_on_models<'c>(c: &'c Cluster, w: &Workload) -> BTreeSet<&'c str> {
+    c.models
+        .values()
+        .filter(|m| sizing::runs_on(c, w, m))
+        .map(|m| m.name.as_str())
+        .collect()
+}
+
 /// "gang `w` needs N GPUs inside one leaf; the largest leaf (`x`) has F free after ...".
 fn gang_capacity(
     c: &Cluster,
-    a: &Assignment,
+    facts: &Facts,
     w: &Workload,
     wi: usize,
     gpus: u32,
     missing: u32,
-    records: &[Record],
 ) -> String {
     let tier = w.required_tier.unwrap_or(Tier::Cluster);
-    let pools = super::build::pools_of(c, a);
-    let free = super::build::free_whole_gpus(c, a, &pools);
-    let mut best: Option<(String, usize, Held)> = None;
+    let runs = runs_on_models(c, w);
+    let mut best: Option<(&str, u32)> = None;
     for d in c.topology.domains_ref(tier) {
-        let n = d
-            .gpus
+        let n: u32 = d
+            .per_node
             .iter()
-            .filter(|&&(ni, gi)| free.contains(&(ni, gi)) && gpu_runs(c, w, ni, gi))
-            .count();
-        if best.as_ref().is_some_and(|b| n <= b.1) {
+            .filter(|(_, m, _)| runs.contains(m.as_str()))
+            .map(|(ni, m, _)| facts.free.get(&(*ni, m.clone())).copied().unwrap_or(0))
+            .sum();
+        if best.is_some_and(|b| n <= b.1) {
             continue;
         }
-        let inside: BTreeSet<(usize, u32)> = d.gpus.iter().copied().collect();
-        let mut held = Held::new();
-        for r in records.iter().filter(|r| {
-            r.workload != wi && inside.contains(&(r.node, r.gpu)) && gpu_runs(c, w, r.node, r.gpu)
-        }) {
-            held.entry(r.workload).or_default().insert((r.node, r.gpu));
-        }
-        best = Some((d.name.clone(), n, held));
+        best = Some((d.name.as_str(), n));
     }
-    let Some((name, n, held)) = best else {
+    let Some((name, n)) = best else {
         return format!("gang `{}` found no domain to land in", w.name);
     };
+    let mut held = Held::new();
+    if let Some(counts) = facts.held_in.get(&tier) {
+        for ((d, x, m), k) in counts.range((name.to_string(), 0usize, String::new())..) {
+            if d != name {
+                break;
+            }
+            if *x != wi && runs.contains(m.as_str()) {
+                *held.entry(*x).or_default() += k;
+            }
+        }
+    }
     let after = holders_text(c, w, &held);
     let after = if after.is_empty() {
         String::new()

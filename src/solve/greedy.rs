@@ -94,6 +94,9 @@ struct State<'c> {
     shared: BTreeMap<(NodeIdx, u32), (usize, u32)>,
     ledger: Ledger,
     a: Assignment,
+    /// Nodes whose every usable GPU is taken by gangs (skipped without looking).
+    full: Vec<bool>,
+    domains: BTreeMap<Tier, DomainNodes>,
 }
 
 /// Places every workload class first-fit; see the module docs.
@@ -142,6 +145,8 @@ impl<'c> State<'c> {
             shared: BTreeMap::new(),
             ledger: Ledger::default(),
             a: Assignment::default(),
+            full: vec![false; c.nodes.len()],
+            domains: BTreeMap::new(),
         };
         for (ni, m) in s.mode.iter_mut().enumerate() {
             *m = c.pool_of(ni).and_then(|p| PoolMode::from_decl(&p.mode));
@@ -219,6 +224,36 @@ impl<'c> State<'c> {
         self.a
     }
 
+    fn domain_nodes(&mut self, tier: Tier) -> DomainNodes {
+        let c = self.c;
+        self.domains
+            .entry(tier)
+            .or_insert_with(|| {
+                std::rc::Rc::new(
+                    c.topology
+                        .domains_ref(tier)
+                        .iter()
+                        .map(|d| {
+                            let mut by_node: BTreeMap<NodeIdx, Vec<u32>> = BTreeMap::new();
+                            for &(ni, gi) in &d.gpus {
+                                by_node.entry(ni).or_default().push(gi);
+                            }
+                            by_node.into_iter().collect()
+                        })
+                        .collect(),
+                )
+            })
+            .clone()
+    }
+
+    /// Marks a node full once gangs hold all its usable GPUs.
+    fn refresh_full(&mut self, ni: NodeIdx) {
+        let c = self.c;
+        self.full[ni] = c.nodes[ni]
+            .usable_gpus()
+            .all(|g| self.used.contains(&(ni, g.index)));
+    }
+
     /// Whether node `ni` may take work of `mode` (its mode is unset or the same).
     fn takes(&self, ni: NodeIdx, mode: PoolMode) -> bool {
         self.mode[ni].is_none_or(|m| m == mode)
@@ -235,20 +270,32 @@ impl<'c> State<'c> {
     }
 }
 
+/// Places the replicas of one class. Placing only ever fills capacity and charges teams,
+/// so a position that could not take a replica cannot take the next one of the same
+/// class: each replica starts where the previous one landed (`cursor`), and the first
+/// replica that fits nowhere ends the class. Same answer as rescanning from the start,
+/// without the quadratic cost on large clusters.
 fn place_class(s: &mut State, wi: usize) {
     let c = s.c;
     let w = &c.workloads[wi];
+    let mut cursor = 0;
     match sizing::usage(w, 1) {
         Usage::Gang { .. } => {
             let tier = w.required_tier.unwrap_or(Tier::Cluster);
-            let domains = c.topology.domains_ref(tier);
+            let domains = s.domain_nodes(tier);
             for r in 0..w.replicas {
-                place_gang(s, wi, r, domains);
+                match place_gang(s, wi, r, &domains[cursor..]) {
+                    Some(d) => cursor += d,
+                    None => break,
+                }
             }
         }
         Usage::Mig => {
             for _ in 0..w.replicas {
-                place_mig(s, wi);
+                match place_mig(s, wi, cursor) {
+                    Some(ni) => cursor = ni,
+                    None => break,
+                }
             }
         }
         Usage::Shared { mps, per_gpu } => {
@@ -258,32 +305,42 @@ fn place_class(s: &mut State, wi: usize) {
                 PoolMode::TimeSlice
             };
             for _ in 0..w.replicas {
-                place_shared(s, wi, mode, per_gpu);
+                match place_shared(s, wi, mode, per_gpu, cursor) {
+                    Some(ni) => cursor = ni,
+                    None => break,
+                }
             }
         }
     }
 }
 
+/// The usable GPUs of each domain of a tier, grouped by node (node order), computed
+/// once per tier.
+type DomainNodes = std::rc::Rc<Vec<Vec<(NodeIdx, Vec<u32>)>>>;
+
 /// First domain (name order) where the gang fits on the first nodes with enough free
-/// GPUs of an acceptable model; all-or-nothing.
-fn place_gang(s: &mut State, wi: usize, replica: u32, domains: &[crate::model::topology::Domain]) {
+/// GPUs of an acceptable model; all-or-nothing. Returns the domain's position in
+/// `domains`, `None` when it fits nowhere.
+fn place_gang(
+    s: &mut State,
+    wi: usize,
+    replica: u32,
+    domains: &[Vec<(NodeIdx, Vec<u32>)>],
+) -> Option<usize> {
     let c = s.c;
     let w = &c.workloads[wi];
     let Usage::Gang { gpus, .. } = sizing::usage(w, 1) else {
-        return;
+        return None;
     };
-    for d in domains {
-        let mut by_node: BTreeMap<NodeIdx, Vec<u32>> = BTreeMap::new();
-        for &(ni, gi) in &d.gpus {
-            by_node.entry(ni).or_default().push(gi);
-        }
+    for (di, by_node) in domains.iter().enumerate() {
         let mut picked: GangNodes = Vec::new();
         let mut remaining = gpus;
         for (ni, idxs) in by_node {
+            let ni = *ni;
             if remaining == 0 {
                 break;
             }
-            if !s.takes(ni, PoolMode::WholeGpu) {
+            if !s.takes(ni, PoolMode::WholeGpu) || s.full[ni] {
                 continue;
             }
             let node = &c.nodes[ni];
@@ -293,7 +350,8 @@ fn place_gang(s: &mut State, wi: usize, replica: u32, domains: &[crate::model::t
             };
             let take = per_node.min(remaining) as usize;
             let mut free: Vec<u32> = idxs
-                .into_iter()
+                .iter()
+                .copied()
                 .filter(|&gi| s.untouched(ni, gi))
                 .filter(|&gi| {
                     node.gpus
@@ -321,10 +379,12 @@ fn place_gang(s: &mut State, wi: usize, replica: u32, domains: &[crate::model::t
         for (ni, g) in &picked {
             s.mode[*ni] = Some(PoolMode::WholeGpu);
             s.used.extend(g.iter().map(|&gi| (*ni, gi)));
+            s.refresh_full(*ni);
         }
         s.a.gangs.push((wi, replica, picked));
-        return;
+        return Some(di);
     }
+    None
 }
 
 /// `take` of the free GPUs (sorted): the lowest indexes inside one NVLink domain when
@@ -374,11 +434,11 @@ fn gang_charges<'a>(s: &State<'a>, picked: &GangNodes) -> Vec<Charge<'a>> {
 /// First GPU (node name order, then index) whose MIG layout can take the replica's
 /// right-sized profile: a free instance of a fixed layout, or one more instance that
 /// still fits.
-fn place_mig(s: &mut State, wi: usize) {
+fn place_mig(s: &mut State, wi: usize, from: NodeIdx) -> Option<NodeIdx> {
     let c = s.c;
     let w = &c.workloads[wi];
-    for (ni, node) in c.nodes.iter().enumerate() {
-        if !s.takes(ni, PoolMode::Mig) {
+    for (ni, node) in c.nodes.iter().enumerate().skip(from) {
+        if !s.takes(ni, PoolMode::Mig) || s.full[ni] {
             continue;
         }
         for g in node.usable_gpus() {
@@ -430,18 +490,25 @@ fn place_mig(s: &mut State, wi: usize) {
                 .used
                 .push(p);
             s.a.mig_instances.push((wi, ni, g.index, p.name));
-            return;
+            return Some(ni);
         }
     }
+    None
 }
 
 /// First GPU that already serves this class below `per_gpu`, or the first untouched
 /// GPU on a node of the same sharing mode.
-fn place_shared(s: &mut State, wi: usize, mode: PoolMode, per_gpu: u32) {
+fn place_shared(
+    s: &mut State,
+    wi: usize,
+    mode: PoolMode,
+    per_gpu: u32,
+    from: NodeIdx,
+) -> Option<NodeIdx> {
     let c = s.c;
     let w = &c.workloads[wi];
-    for (ni, node) in c.nodes.iter().enumerate() {
-        if !s.takes(ni, mode) {
+    for (ni, node) in c.nodes.iter().enumerate().skip(from) {
+        if !s.takes(ni, mode) || s.full[ni] {
             continue;
         }
         for g in node.usable_gpus() {
@@ -468,7 +535,8 @@ fn place_shared(s: &mut State, wi: usize, mode: PoolMode, per_gpu: u32) {
             s.ledger.add(c, &w.team, &charge);
             s.mode[ni] = Some(mode);
             s.shared.entry(k).or_insert((wi, 0)).1 += 1;
-            return;
+            return Some(ni);
         }
     }
+    None
 }

@@ -71,6 +71,9 @@ pub struct SolveInfo {
     pub stages: u32,
     pub variables: usize,
     pub constraints: usize,
+    /// Wall-clock seconds per phase (aggregation, each stage's model build and solve,
+    /// extraction), in order; printed by `plan` when `GPUPLAN_TIMINGS` is set.
+    pub phases: Vec<(String, f64)>,
 }
 
 pub mod greedy;

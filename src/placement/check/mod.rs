@@ -14,7 +14,7 @@
 use super::{Placement, PoolMode, WorkloadPlacement};
 use crate::model::{Cluster, Isolation, NodeIdx, Tier, Workload};
 use crate::spec::WorkloadKind;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod policy;
 use policy::{check_priority, check_summary, check_teams};
@@ -70,6 +70,8 @@ pub(super) struct Walk<'c> {
     pub(super) allocated: BTreeMap<(NodeIdx, u32), f64>,
     /// GPU-equivalents per class.
     pub(super) placed: BTreeMap<String, f64>,
+    /// Per tier: the domain names, and each GPU's domain index (computed once per tier).
+    domains: BTreeMap<Tier, (Vec<String>, HashMap<(NodeIdx, u32), usize>)>,
 }
 
 /// Every violated invariant, one line each; empty when the placement is sound.
@@ -82,6 +84,7 @@ pub fn check(c: &Cluster, p: &Placement) -> Vec<String> {
         charges: Vec::new(),
         allocated: BTreeMap::new(),
         placed: BTreeMap::new(),
+        domains: BTreeMap::new(),
     };
     check_classes(&mut k, p);
     for wp in &p.workloads {
@@ -116,6 +119,29 @@ fn check_classes(k: &mut Walk, p: &Placement) {
 }
 
 impl<'c> Walk<'c> {
+    /// Indexes the domains of `tier` (once).
+    fn domains_at(&mut self, tier: Tier) {
+        let c = self.c;
+        self.domains.entry(tier).or_insert_with(|| {
+            let ds = c.topology.domains(c, tier);
+            let mut of = HashMap::new();
+            for (i, d) in ds.iter().enumerate() {
+                for g in &d.gpus {
+                    of.insert(*g, i);
+                }
+            }
+            (ds.into_iter().map(|d| d.name).collect(), of)
+        });
+    }
+
+    /// The name of the `tier` domain holding a GPU (empty when it has none).
+    fn domain_name(&self, tier: Tier, ni: NodeIdx, gi: u32) -> String {
+        self.domains
+            .get(&tier)
+            .and_then(|(names, of)| of.get(&(ni, gi)).map(|i| names[*i].clone()))
+            .unwrap_or_default()
+    }
+
     /// Resolves a GPU, reporting unknown nodes/indexes, down GPUs and cordoned nodes.
     fn gpu(&mut self, node: &str, gi: u32, what: &str) -> Option<(NodeIdx, &'c crate::model::Gpu)> {
         let c = self.c;
@@ -197,12 +223,7 @@ fn check_gangs(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
     }
     let c = k.c;
     let tier = w.required_tier.unwrap_or(Tier::Cluster);
-    let domain_of: BTreeMap<(NodeIdx, u32), String> = c
-        .topology
-        .domains(c, tier)
-        .into_iter()
-        .flat_map(|d| d.gpus.into_iter().map(move |g| (g, d.name.clone())))
-        .collect();
+    k.domains_at(tier);
     let mut replicas = BTreeSet::new();
     for g in &wp.gangs {
         let who = format!("gang {} of `{}`", g.replica, w.name);
@@ -241,7 +262,7 @@ fn check_gangs(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
                 k.mode(ni, PoolMode::WholeGpu);
                 k.charge(w, ni, &model, 1.0);
                 k.allocated.insert((ni, gi), 1.0);
-                domains.insert(domain_of.get(&(ni, gi)).cloned().unwrap_or_default());
+                domains.insert(k.domain_name(tier, ni, gi));
                 total += 1;
             }
             if let Some(per) = per_node_size {

@@ -45,70 +45,109 @@ pub(super) fn check_teams(k: &mut Walk) {
 }
 
 /// A whole-GPU gang class left out for capacity must not fit into free GPUs plus GPUs
-/// held by strictly lower-priority gangs, per domain of its required tier.
+/// held by strictly lower-priority gangs, in some domain of its required tier. "Fits"
+/// is judged conservatively: a gang needs `ceil(size / per-node)` distinct nodes, each
+/// with at least `per-node` such GPUs of a model the class accepts.
 pub(super) fn check_priority(k: &mut Walk, p: &Placement) {
     let c = k.c;
     let value = |prio: &str| c.priority(prio).map(|x| x.value).unwrap_or(0);
+    let classes: Vec<&crate::model::Workload> = p
+        .workloads
+        .iter()
+        .filter(|wp| wp.unplaced.iter().any(|u| u.reason == "capacity"))
+        .filter_map(|wp| c.workloads.iter().find(|w| w.name == wp.name))
+        .filter(|w| kind(w) == Kind::Gang)
+        .collect();
+    if classes.is_empty() {
+        return;
+    }
     let whole: BTreeSet<NodeIdx> = p
         .pools
         .iter()
         .filter(|x| x.mode == PoolMode::WholeGpu)
         .filter_map(|x| c.node_index.get(&x.node).copied())
         .collect();
-    for wp in &p.workloads {
-        let Some(w) = c.workloads.iter().find(|w| w.name == wp.name) else {
-            continue;
-        };
-        if kind(w) != Kind::Gang || !wp.unplaced.iter().any(|u| u.reason == "capacity") {
-            continue;
+    // GPUs held by gangs, with the holder's priority value.
+    let mut held: Vec<(i64, NodeIdx, u32)> = Vec::new();
+    for other in &p.workloads {
+        let v = value(&other.priority);
+        for g in &other.gangs {
+            for ng in &g.nodes {
+                if let Some(&ni) = c.node_index.get(&ng.node) {
+                    held.extend(ng.gpus.iter().map(|&gi| (v, ni, gi)));
+                }
+            }
         }
-        let mine = value(&w.priority);
-        let mut lower: BTreeSet<(NodeIdx, u32)> = BTreeSet::new();
-        for other in p.workloads.iter().filter(|o| value(&o.priority) < mine) {
-            for g in &other.gangs {
-                for ng in &g.nodes {
-                    if let Some(&ni) = c.node_index.get(&ng.node) {
-                        lower.extend(ng.gpus.iter().map(|&gi| (ni, gi)));
+    }
+    let levels: BTreeSet<i64> = classes.iter().map(|w| value(&w.priority)).collect();
+    for mine in levels {
+        // Available GPUs per (node, model): free on whole-GPU nodes, or held by lower
+        // priority gangs.
+        let mut avail: BTreeMap<(NodeIdx, &str), u32> = BTreeMap::new();
+        let model_at = |ni: NodeIdx, gi: u32| {
+            c.nodes[ni]
+                .gpus
+                .iter()
+                .find(|g| g.index == gi)
+                .and_then(|g| c.model_of(g))
+                .map(|m| m.name.as_str())
+        };
+        for &ni in &whole {
+            for g in c.nodes[ni].usable_gpus() {
+                if !k.owner.contains_key(&(ni, g.index)) {
+                    if let Some(m) = c.model_of(g) {
+                        *avail.entry((ni, m.name.as_str())).or_default() += 1;
                     }
                 }
             }
         }
-        let available = |ni: NodeIdx, gi: u32| {
-            lower.contains(&(ni, gi)) || (whole.contains(&ni) && !k.owner.contains_key(&(ni, gi)))
-        };
-        let tier = w.required_tier.unwrap_or(Tier::Cluster);
-        let (size, _) = gang_shape(w, 8);
-        for d in c.topology.domains_ref(tier) {
-            let mut per_node: BTreeMap<NodeIdx, u32> = BTreeMap::new();
-            for &(ni, gi) in &d.gpus {
-                let ok_model = c.nodes[ni]
-                    .gpus
-                    .iter()
-                    .find(|g| g.index == gi)
-                    .and_then(|g| c.model_of(g))
-                    .is_some_and(|m| {
-                        w.accepts(&m.name)
-                            && w.memory.is_none_or(|mem| {
-                                mem.0 <= m.memory.0 * w.gpus_per_replica.max(1) as u64
-                            })
-                    });
-                if ok_model && available(ni, gi) {
-                    *per_node.entry(ni).or_default() += 1;
+        for &(v, ni, gi) in &held {
+            if v < mine && !c.nodes[ni].cordon {
+                if let Some(m) = model_at(ni, gi) {
+                    *avail.entry((ni, m)).or_default() += 1;
                 }
             }
-            let fit: u32 = per_node
-                .iter()
-                .map(|(ni, n)| {
-                    let per = gang_shape(w, c.nodes[*ni].gpus.len() as u32).1.max(1);
-                    n / per * per
+        }
+        for w in classes.iter().filter(|w| value(&w.priority) == mine) {
+            let tier = w.required_tier.unwrap_or(Tier::Cluster);
+            let (size, _) = gang_shape(w, 8);
+            let accepts = |m: &str| {
+                c.models.get(m).is_some_and(|gm| {
+                    w.accepts(m)
+                        && w.memory.is_none_or(|mem| {
+                            mem.0 <= gm.memory.0 * w.gpus_per_replica.max(1) as u64
+                        })
                 })
-                .sum();
-            if fit >= size {
-                k.errors.push(format!(
-                    "higher-priority `{}` left out while lower-priority classes hold capacity (it fits in `{}`)",
-                    w.name, d.name
-                ));
-                break;
+            };
+            for d in c.topology.domains_ref(tier) {
+                let mut per_node: BTreeMap<NodeIdx, u32> = BTreeMap::new();
+                for (ni, m, _) in &d.per_node {
+                    if accepts(m) {
+                        let n = avail.get(&(*ni, m.as_str())).copied().unwrap_or(0);
+                        *per_node.entry(*ni).or_default() += n;
+                    }
+                }
+                // Nodes that can take one share, by share size (nodes of different
+                // sizes may split a gang differently; only same-size shares are counted).
+                let mut by_per: BTreeMap<u32, u32> = BTreeMap::new();
+                for (ni, n) in &per_node {
+                    let per = gang_shape(w, c.nodes[*ni].gpus.len() as u32)
+                        .1
+                        .clamp(1, size.max(1));
+                    if *n >= per {
+                        *by_per.entry(per).or_default() += 1;
+                    }
+                }
+                if by_per
+                    .iter()
+                    .any(|(per, nodes)| *nodes >= size.max(1).div_ceil(*per))
+                {
+                    k.errors.push(format!(
+                        "higher-priority `{}` left out while lower-priority classes hold capacity (it fits in `{}`)",
+                        w.name, d.name
+                    ));
+                    break;
+                }
             }
         }
     }

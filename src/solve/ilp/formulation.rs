@@ -178,6 +178,12 @@ impl Formulation {
                         let fp = self.footprint[&(si, mi, gi)];
                         let g = &p.groups[gi];
                         let x = self.add(0.0, (g.nodes.len() as u32 * (g.gpus / fp)) as f64);
+                        // A gang puts at most one share on a node: shares in a group are
+                        // at most (nodes in the group) x (gangs in the domain).
+                        if (g.nodes.len() as u32) < s.shares {
+                            self.constraints
+                                .push(Expression::from(x.0).leq(g.nodes.len() as f64 * y.0));
+                        }
                         shares += x.0;
                         *volume.entry(gi).or_insert_with(|| Expression::from(0.0)) +=
                             (fp as f64) * x.0;
@@ -274,9 +280,16 @@ impl Formulation {
                     mig_gpus += (g.gpus as f64) * n.0;
                 }
             }
+            // Bounded by the model's GPUs: huge bounds slow HiGHS's reduced-cost fixing.
+            let model_gpus: f64 = p
+                .groups
+                .iter()
+                .filter(|g| &g.model == m && !g.fixed_mig)
+                .map(|g| (g.nodes.len() as u32 * g.gpus) as f64)
+                .sum();
             let mut supply: BTreeMap<&str, Expression> = BTreeMap::new();
             for (li, l) in layouts.iter().enumerate() {
-                let v = self.add(0.0, f64::from(u32::MAX));
+                let v = self.add(0.0, model_gpus);
                 gpus += v.0;
                 for q in l {
                     *supply
