@@ -56,6 +56,9 @@ pub(super) fn gang_shape(w: &Workload, node_gpus: u32) -> (u32, u32) {
     }
 }
 
+/// Domain names of a tier, and each GPU's domain (index into the names).
+type DomainIndex = (Vec<String>, HashMap<(NodeIdx, u32), usize>);
+
 /// What the checker learns while walking the placement.
 pub(super) struct Walk<'c> {
     pub(super) c: &'c Cluster,
@@ -71,7 +74,7 @@ pub(super) struct Walk<'c> {
     /// GPU-equivalents per class.
     pub(super) placed: BTreeMap<String, f64>,
     /// Per tier: the domain names, and each GPU's domain index (computed once per tier).
-    domains: BTreeMap<Tier, (Vec<String>, HashMap<(NodeIdx, u32), usize>)>,
+    domains: BTreeMap<Tier, DomainIndex>,
 }
 
 /// Every violated invariant, one line each; empty when the placement is sound.
