@@ -23,12 +23,14 @@
 //! | [`solve`] | model -> `Assignment` (ILP or greedy first-fit), MIG right-sizing | - |
 //! | [`placement`] | `Assignment` -> `Placement` value, reasons, independent checker, views | - |
 //! | [`generate`] | synthetic clusters and demand as KDL text (pure, seeded) | - |
+//! | [`discover`] | NVML (behind the `GpuSource` trait) and `nvidia-smi` importers -> inventory, KDL, JSON | NVML at run time (`discover` only) |
 //! | [`commands`] | one file per subcommand: settings -> operation -> view -> exit code | via `load` |
 
 pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod diag;
+pub mod discover;
 pub mod generate;
 pub mod load;
 pub mod model;
