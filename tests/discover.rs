@@ -511,3 +511,66 @@ fn a_failing_gpu_stops_discovery() {
     let e = discover::collect(&Broken).unwrap_err();
     assert_eq!(e.code, "GP701");
 }
+
+// ------------------------------------------------------------------------------------
+// truncation at every byte
+
+fn fixture_files() -> Vec<String> {
+    let mut v = Vec::new();
+    for sub in ["topo", "nvidia-smi", "constructed"] {
+        let mut names: Vec<String> = std::fs::read_dir(format!("{DIR}/{sub}"))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| format!("{sub}/{}", e.file_name().to_string_lossy()))
+            .collect();
+        names.sort();
+        v.extend(names);
+    }
+    v
+}
+
+/// Every prefix of every input, through every importer: no panic, and a topology
+/// matrix that imports has a row for every GPU column of its header (a cut never
+/// silently drops GPUs).
+#[test]
+fn every_prefix_of_every_input_is_handled() {
+    for rel in fixture_files() {
+        let text = std::fs::read_to_string(format!("{DIR}/{rel}")).unwrap();
+        let ends: Vec<usize> = (0..=text.len())
+            .filter(|i| text.is_char_boundary(*i))
+            .collect();
+        for end in ends {
+            let mut sources = SourceMap::new();
+            let id = sources.add(rel.clone(), text[..end].to_string());
+            let (inv, diags) = topo::import(&sources, id, &naming(Some("h100-sxm5-80gb")));
+            match inv {
+                Some(inv) => {
+                    let header_gpus = text[..end]
+                        .lines()
+                        .find(|l| l.starts_with([' ', '\t']) && l.contains("GPU0"))
+                        .map(|l| {
+                            l.split_whitespace()
+                                .filter(|c| c.starts_with("GPU") && c[3..].parse::<u32>().is_ok())
+                                .count()
+                        })
+                        .unwrap();
+                    assert_eq!(inv.gpus.len(), header_gpus, "{rel} cut at {end}");
+                }
+                None => assert!(
+                    diags.iter().any(|d| d.is_error()),
+                    "{rel} cut at {end}: no error"
+                ),
+            }
+            let (inv, diags) = xml::import(&sources, id, &naming(None));
+            assert!(
+                inv.is_some() || diags.iter().any(|d| d.is_error()),
+                "{rel} cut at {end}"
+            );
+            let (r, diags) = lgip::import(&sources, id, None);
+            assert!(
+                r.is_some() || diags.iter().any(|d| d.is_error()),
+                "{rel} cut at {end}"
+            );
+        }
+    }
+}

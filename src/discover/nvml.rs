@@ -105,9 +105,14 @@ fn fail(what: &str, index: Option<u32>, e: NvmlError) -> SourceError {
 fn optional<T>(r: Result<T, NvmlError>) -> Result<Option<T>, NvmlError> {
     match r {
         Ok(v) => Ok(Some(v)),
-        Err(NvmlError::NotSupported | NvmlError::InvalidArg | NvmlError::FunctionNotFound) => {
-            Ok(None)
-        }
+        // Not supported by this GPU, or by this driver's NVML (an older library lacks the
+        // symbol: `nvmlDeviceGetNumaNodeId` came with R535).
+        Err(
+            NvmlError::NotSupported
+            | NvmlError::InvalidArg
+            | NvmlError::FunctionNotFound
+            | NvmlError::FailedToLoadSymbol(_),
+        ) => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -186,11 +191,12 @@ fn nvlinks(d: &Device) -> Result<Vec<NvlinkFacts>, NvmlError> {
         let l = d.link_wrapper_for(link);
         match optional(l.is_active())? {
             Some(true) => {
-                let remote = l.remote_pci_info()?;
-                out.push(NvlinkFacts {
-                    link,
-                    remote_bus_id: remote.bus_id,
-                });
+                if let Some(remote) = optional(l.remote_pci_info())? {
+                    out.push(NvlinkFacts {
+                        link,
+                        remote_bus_id: remote.bus_id,
+                    });
+                }
             }
             Some(false) => {}
             None => break,
