@@ -2,12 +2,13 @@
 //!
 //! # Architecture
 //!
-//! Data flows one way; only `commands/` and `load` touch the outside world:
+//! Data flows one way; only `commands/`, `load` and `discover::nvml` touch the outside world:
 //!
 //! ```text
 //! KDL files --load--> SourceMap --spec--> spanned spec (syntax, shapes, units)
 //!           --model--> typed Cluster (ids, units, topology graph) --validate--> Diagnostics
 //! Cluster --solve--> Assignment --placement::build--> Placement --check, view--> plan
+//! NVML / nvidia-smi outputs --discover--> Inventory --discover::kdl--> KDL (or JSON)
 //! ```
 //!
 //! | module | owns | reads from disk |

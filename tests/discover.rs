@@ -574,3 +574,88 @@ fn every_prefix_of_every_input_is_handled() {
         }
     }
 }
+
+/// The `discover` command over a recorded source: KDL to `-o FILE`, exit 0, and the file
+/// validates; JSON carries the format version.
+#[test]
+fn discover_command_over_a_recorded_source() {
+    use gpuplan::cli::{ColorChoice, DataFormat, NamingArgs};
+    use gpuplan::commands::{Output, discover as cmd};
+    let dir = std::env::temp_dir().join(format!("gpuplan-discover-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let snap = hgx_h100();
+    let out = Output::new(ColorChoice::Never, true);
+    for (format, name) in [
+        (DataFormat::Kdl, "node.kdl"),
+        (DataFormat::Json, "node.json"),
+    ] {
+        let settings = cmd::Settings {
+            naming: NamingArgs::default(),
+            format,
+            out: Some(dir.join(name)),
+        };
+        let code = cmd::run_with(
+            &snap.source(),
+            Some("HGX-07.lab.example".into()),
+            &settings,
+            &out,
+        );
+        assert_eq!(code, 0);
+    }
+    let kdl = std::fs::read_to_string(dir.join("node.kdl")).unwrap();
+    assert!(kdl.contains("nodes \"hgx-07.lab.example\""), "{kdl}");
+    assert_valid("discovered", &kdl, &[]);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("node.json")).unwrap()).unwrap();
+    assert_eq!(json["format_version"], "1");
+    assert_eq!(json["nvlink_domains"][0].as_array().unwrap().len(), 8);
+    // A host name that is no node name needs --node.
+    let settings = cmd::Settings {
+        naming: NamingArgs::default(),
+        format: DataFormat::Kdl,
+        out: Some(dir.join("x.kdl")),
+    };
+    assert_eq!(
+        cmd::run_with(&snap.source(), Some("__".into()), &settings, &out),
+        1
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A current driver's layout: `NODE`/`PXB` cells and a `NIC Legend` naming the NICs.
+#[test]
+fn topo_nic_legend_and_pxb_groups() {
+    let text = "\
+\tGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID
+GPU0\t X \tNV12\tNODE\tNODE\tPXB\tNODE\t0-31\t0\t\tN/A
+GPU1\tNV12\t X \tNODE\tNODE\tPXB\tNODE\t0-31\t0\t\tN/A
+GPU2\tNODE\tNODE\t X \tNV12\tNODE\tPXB\t0-31\t0\t\tN/A
+GPU3\tNODE\tNODE\tNV12\t X \tNODE\tPXB\t0-31\t0\t\tN/A
+NIC0\tPXB\tPXB\tNODE\tNODE\t X \tNODE
+NIC1\tNODE\tNODE\tPXB\tPXB\tNODE\t X 
+
+Legend:
+
+  X    = Self
+  NV#  = Connection traversing a bonded set of # NVLinks
+
+NIC Legend:
+
+  NIC0: mlx5_0
+  NIC1: mlx5_1
+";
+    let mut sources = SourceMap::new();
+    let id = sources.add("legend.txt", text);
+    let (inv, diags) = topo::import(&sources, id, &naming(Some("a100-sxm4-80gb")));
+    let inv = inv.unwrap_or_else(|| panic!("{}", report(&sources, &diags)));
+    assert!(diags.is_empty(), "{diags:?}");
+    assert_eq!(inv.nvlink_domains, vec![vec![0, 1], vec![2, 3]]);
+    assert_eq!(inv.nics[1].device.as_deref(), Some("mlx5_1"));
+    assert_eq!(inv.pcie_switches.len(), 2);
+    assert_eq!(inv.pcie_switches[1].gpus, vec![2, 3]);
+    assert_eq!(inv.pcie_switches[1].nics, vec![1]);
+    assert_eq!(inv.numa[0].nics, vec![0, 1]);
+    let kdl = kdl::render(&inv, "legend");
+    assert!(kdl.contains("NIC1=mlx5_1"), "{kdl}");
+    assert_valid("legend", &kdl, &[]);
+}
