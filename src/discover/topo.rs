@@ -152,8 +152,11 @@ pub fn parse(sources: &SourceMap, file: FileId) -> (Option<Matrix>, Vec<Diagnost
     (m.filter(|_| ok), r.diags)
 }
 
-fn read(r: &mut Reader) -> Option<Matrix> {
-    let all = lines(r.text);
+/// The header line: its index in `all`, its cells, and how many of them are devices
+/// (GPUs first, then NICs) and GPUs.
+type Header<'a> = (usize, Vec<(usize, &'a str)>, usize, usize);
+
+fn read_header<'a>(r: &mut Reader, all: &[(usize, &'a str)]) -> Option<Header<'a>> {
     let Some(h) = all.iter().position(|(_, l)| {
         l.starts_with([' ', '\t']) && cells(l, 0, true).first().is_some_and(|c| c.1 == "GPU0")
     }) else {
@@ -172,7 +175,6 @@ fn read(r: &mut Reader) -> Option<Matrix> {
         .iter()
         .position(|c| AFFINITY.contains(&c.1))
         .unwrap_or(header.len());
-    let affinity: Vec<&str> = header[ndev..].iter().map(|c| c.1).collect();
     let mut gpus = 0;
     for (i, &(off, name)) in header[..ndev].iter().enumerate() {
         if name.starts_with("GPU") {
@@ -188,6 +190,13 @@ fn read(r: &mut Reader) -> Option<Matrix> {
             gpus += 1;
         }
     }
+    Some((h, header, ndev, gpus))
+}
+
+fn read(r: &mut Reader) -> Option<Matrix> {
+    let all = lines(r.text);
+    let (h, header, ndev, gpus) = read_header(r, &all)?;
+    let affinity: Vec<&str> = header[ndev..].iter().map(|c| c.1).collect();
     let names: Vec<&str> = header[..ndev].iter().map(|c| c.1).collect();
     let mut m = Matrix {
         gpus,
@@ -228,42 +237,58 @@ fn read(r: &mut Reader) -> Option<Matrix> {
         }
     }
     read_nic_legend(&all[idx.saturating_sub(1)..], &mut m);
-    for d in 0..gpus {
-        if !seen[d] {
-            let (off, name) = header[d];
-            let mut diag = Diagnostic::error(
-                GP711,
-                format!("the matrix has no row for {name}: the input is truncated"),
-            )
-            .at(r.span(off, name.len()), "column without a row")
-            .with_help("import the complete output of `nvidia-smi topo -m`");
-            if let Some(e) = end {
-                diag = diag.with_related(e, "the matrix stops here");
-            }
-            r.diags.push(diag);
-        }
-    }
-    let missing: Vec<&str> = (gpus..ndev)
-        .filter(|&d| !seen[d])
-        .map(|d| names[d])
-        .collect();
-    if !missing.is_empty() && r.diags.iter().all(|d| !d.is_error()) {
-        let (off, name) = header[gpus
-            + names[gpus..]
-                .iter()
-                .position(|n| *n == missing[0])
-                .unwrap_or(0)];
-        r.diags.push(
-            Diagnostic::warning(
-                GP713,
-                format!("no rows for {}: NIC-to-NIC relations are unknown", missing.join(", ")),
-            )
-            .at(r.span(off, name.len()), "column without a row")
-            .with_help("GPU-to-NIC relations are read from the GPU rows; nothing else depends on the NIC rows"),
-        );
-    }
+    report_missing_rows(r, &header[..ndev], gpus, &seen, end);
     check_symmetry(r, &m, &header);
     Some(m)
+}
+
+/// A missing GPU row is an error (its links are unknown); missing NIC rows are one
+/// warning (only NIC-to-NIC relations are lost).
+fn report_missing_rows(
+    r: &mut Reader,
+    devices: &[(usize, &str)],
+    gpus: usize,
+    seen: &[bool],
+    end: Option<Span>,
+) {
+    for &(off, name) in devices[..gpus]
+        .iter()
+        .zip(seen)
+        .filter(|(_, s)| !**s)
+        .map(|(d, _)| d)
+    {
+        let mut diag = Diagnostic::error(
+            GP711,
+            format!("the matrix has no row for {name}: the input is truncated"),
+        )
+        .at(r.span(off, name.len()), "column without a row")
+        .with_help("import the complete output of `nvidia-smi topo -m`");
+        if let Some(e) = end {
+            diag = diag.with_related(e, "the matrix stops here");
+        }
+        r.diags.push(diag);
+    }
+    let missing: Vec<(usize, &str)> = (gpus..devices.len())
+        .filter(|&d| !seen[d])
+        .map(|d| devices[d])
+        .collect();
+    let Some(&(off, first)) = missing.first() else {
+        return;
+    };
+    if r.diags.iter().any(Diagnostic::is_error) {
+        return;
+    }
+    let list = missing.iter().map(|m| m.1).collect::<Vec<_>>().join(", ");
+    r.diags.push(
+        Diagnostic::warning(
+            GP713,
+            format!("no rows for {list}: NIC-to-NIC relations are unknown"),
+        )
+        .at(r.span(off, first.len()), "column without a row")
+        .with_help(
+            "GPU-to-NIC relations are read from the GPU rows; nothing else depends on the NIC rows",
+        ),
+    );
 }
 
 fn read_gpu_row(
