@@ -82,13 +82,22 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
     },
-    /// Read this node's GPUs through NVML (not yet available).
-    Discover,
-    /// Convert nvidia-smi outputs and traces into gpuplan's language (not yet available).
+    /// Read this node's GPUs through NVML and print them as a node class, a node and the
+    /// observed MIG state (needs the NVIDIA driver; loaded at run time).
+    Discover {
+        #[command(flatten)]
+        naming: NamingArgs,
+        /// Output: gpuplan KDL, or the facts read as JSON.
+        #[arg(long, value_enum, default_value_t = DataFormat::Kdl)]
+        format: DataFormat,
+        /// Write the output to this file instead of stdout.
+        #[arg(short = 'o', long = "out", value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Convert outputs operators already collect into gpuplan's language.
     Import {
-        /// What to import.
-        kind: String,
-        file: Option<PathBuf>,
+        #[command(subcommand)]
+        kind: ImportKind,
     },
     /// Generate a synthetic cluster and its demand in gpuplan's language.
     Generate {
@@ -133,5 +142,67 @@ pub enum GenerateKind {
         /// Write into a folder that is not empty (overwriting same-named files).
         #[arg(long, requires = "out_dir")]
         force: bool,
+    },
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum DataFormat {
+    #[default]
+    Kdl,
+    Json,
+}
+
+/// How a discovered or imported node is named.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct NamingArgs {
+    /// Node name (default: this host's name for `discover`, `node-01` for imports).
+    #[arg(long)]
+    pub node: Option<String>,
+    /// Node-class name (default: `<model>-x<gpus>`).
+    #[arg(long)]
+    pub class: Option<String>,
+    /// GPU model: a catalog id, or a `gpu-model` declared elsewhere (default: matched
+    /// from the PCI device id or product name; required for `nvidia-smi-topo`).
+    #[arg(long)]
+    pub model: Option<String>,
+}
+
+/// Options shared by every importer.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ImportArgs {
+    /// The saved output to read.
+    pub file: PathBuf,
+    /// Output: gpuplan KDL, or what was read as JSON.
+    #[arg(long, value_enum, default_value_t = DataFormat::Kdl)]
+    pub format: DataFormat,
+    /// Write the output to this file instead of stdout.
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ImportKind {
+    /// `nvidia-smi topo -m`: NVLink domains, NUMA and PCIe grouping, NIC affinity.
+    NvidiaSmiTopo {
+        #[command(flatten)]
+        args: ImportArgs,
+        #[command(flatten)]
+        naming: NamingArgs,
+    },
+    /// `nvidia-smi -q -x`: GPUs, model, memory, MIG mode and instances.
+    NvidiaSmiXml {
+        #[command(flatten)]
+        args: ImportArgs,
+        #[command(flatten)]
+        naming: NamingArgs,
+    },
+    /// `nvidia-smi mig -lgip`: MIG profiles and usable memory, checked against the
+    /// catalog; driver renames become `mig-name` pins.
+    MigLgip {
+        #[command(flatten)]
+        args: ImportArgs,
+        /// Catalog model to compare with (default: the best match).
+        #[arg(long)]
+        model: Option<String>,
     },
 }

@@ -2,12 +2,13 @@
 //!
 //! # Architecture
 //!
-//! Data flows one way; only `commands/` and `load` touch the outside world:
+//! Data flows one way; only `commands/`, `load` and `discover::nvml` touch the outside world:
 //!
 //! ```text
 //! KDL files --load--> SourceMap --spec--> spanned spec (syntax, shapes, units)
 //!           --model--> typed Cluster (ids, units, topology graph) --validate--> Diagnostics
 //! Cluster --solve--> Assignment --placement::build--> Placement --check, view--> plan
+//! NVML / nvidia-smi outputs --discover--> Inventory --discover::kdl--> KDL (or JSON)
 //! ```
 //!
 //! | module | owns | reads from disk |
@@ -23,12 +24,14 @@
 //! | [`solve`] | model -> `Assignment` (ILP or greedy first-fit), MIG right-sizing | - |
 //! | [`placement`] | `Assignment` -> `Placement` value, reasons, independent checker, views | - |
 //! | [`generate`] | synthetic clusters and demand as KDL text (pure, seeded) | - |
+//! | [`discover`] | NVML (behind the `GpuSource` trait) and `nvidia-smi` importers -> inventory, KDL, JSON | NVML at run time (`discover` only) |
 //! | [`commands`] | one file per subcommand: settings -> operation -> view -> exit code | via `load` |
 
 pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod diag;
+pub mod discover;
 pub mod generate;
 pub mod load;
 pub mod model;

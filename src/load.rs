@@ -69,7 +69,7 @@ fn display(p: &Path) -> String {
 }
 
 #[allow(clippy::result_large_err)] // one error per file read; boxing buys nothing here
-fn read_one(f: &Path) -> Result<String, Diagnostic> {
+pub(crate) fn read_one(f: &Path) -> Result<String, Diagnostic> {
     let meta = std::fs::metadata(f).map_err(|e| {
         Diagnostic::error(GP000, format!("cannot read `{}`: {e}", f.display()))
             .with_help("check the path")

@@ -119,9 +119,99 @@ fn explain_lists_and_documents_rules() {
 
 #[test]
 fn commands_not_yet_built_fail_cleanly() {
-    let out = gpuplan(&["discover"]);
+    let out = gpuplan(&["apply", "examples/small-lab"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("GP900"));
+}
+
+/// No NVIDIA driver here (nor in CI): `discover` must say NVML was not found, exit 1 and
+/// not panic. The binary starting at all shows libnvidia-ml is not linked at build time.
+#[test]
+fn discover_without_nvml_exits_1_with_a_diagnostic() {
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .arg("discover")
+        .env("NO_COLOR", "1")
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("run gpuplan");
+    if std::path::Path::new("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1").exists() {
+        return; // a GPU machine: discover may succeed there
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("GP700"), "{err}");
+    assert!(err.contains("NVML was not found"), "{err}");
+    assert!(err.contains("libnvidia-ml.so.1"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn import_writes_kdl_that_validates() {
+    let dir = std::env::temp_dir().join(format!("gpuplan-import-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kdl = dir.join("node.kdl");
+    let out = gpuplan(&[
+        "import",
+        "nvidia-smi-topo",
+        "tests/fixtures/discover/topo/08_H100_8gpu_NV18_noNIC__stas00-ml-engineering.txt",
+        "--model",
+        "h100",
+        "--node",
+        "dgx-07",
+        "-o",
+        kdl.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = gpuplan(&["validate", kdl.to_str().unwrap(), "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{json:#}");
+    assert_eq!(json["error_count"], 0);
+    let out = gpuplan(&["plan", dir.to_str().unwrap(), "--solver", "greedy"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn import_of_a_truncated_file_exits_1_with_a_span() {
+    let out = gpuplan(&[
+        "import",
+        "nvidia-smi-xml",
+        "tests/fixtures/discover/nvidia-smi/q_x_A100-SXM4-80GB_MIG-enabled__influxdata-telegraf-issue5812.xml.txt",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("GP711") && err.contains("truncated"), "{err}");
+    assert!(
+        err.contains("q_x_A100-SXM4-80GB_MIG-enabled__influxdata-telegraf-issue5812.xml.txt:"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn import_json_and_lgip() {
+    let out = gpuplan(&[
+        "import",
+        "mig-lgip",
+        "tests/fixtures/discover/nvidia-smi/mig_lgip_H100NVL_94GB__NVIDIA-gpu-operator-pr903.txt",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["models"][0], "h100-nvl-94gb");
+    assert_eq!(json["profiles"].as_array().unwrap().len(), 3);
 }
 
 #[test]

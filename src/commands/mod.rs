@@ -2,8 +2,10 @@
 //! result and returns the exit code. Exit codes: 0 success, 1 error (or invalid input),
 //! 2 reserved for "changes present" (`plan --detailed-exitcode`).
 
+pub mod discover;
 mod explain;
 mod generate;
+pub mod import;
 mod output;
 mod plan;
 mod show;
@@ -58,8 +60,19 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
             out,
         ),
         Command::Apply { .. } => not_yet("apply", 6, out),
-        Command::Discover => not_yet("discover", 7, out),
-        Command::Import { .. } => not_yet("import", 7, out),
+        Command::Discover {
+            naming,
+            format,
+            out: file,
+        } => discover::run(
+            &discover::Settings {
+                naming,
+                format,
+                out: file,
+            },
+            out,
+        ),
+        Command::Import { kind } => import::run(&kind, out),
         Command::Generate { what } => generate::run(what, out),
     }
 }

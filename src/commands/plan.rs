@@ -148,7 +148,7 @@ impl Clock {
 }
 
 /// Writes `text` to a temporary file next to `path`, then renames it into place.
-fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+pub(super) fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

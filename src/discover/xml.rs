@@ -1,0 +1,255 @@
+//! `gpuplan import nvidia-smi-xml FILE`: the `nvidia-smi -q -x` document.
+//!
+//! Read: `driver_version`, `cuda_version`, `attached_gpus`, and per `<gpu id="bus id">`
+//! its `product_name`, `uuid`, `pci/pci_device_id`, `fb_memory_usage/total`,
+//! `mig_mode/{current_mig,pending_mig}` and `mig_devices/mig_device` (GPU and compute
+//! instance ids, memory). Text before the first `<` (a shell prompt) is skipped.
+//!
+//! Not in this document: NVLink (import `nvidia-smi topo -m` for domains), MIG profile
+//! names and placements (`mig_device` has neither; the observed instances are listed
+//! with their memory, no layout is guessed from it). A document that does not parse, or
+//! has fewer `<gpu>` than `attached_gpus`, is truncated (`GP711`).
+
+use super::{
+    ComputeInstanceFacts, GP710, GP711, GP712, GpuFacts, GpuInstanceFacts, Inventory, MigFacts,
+    Naming, Snapshot, SystemInfo,
+};
+use crate::diag::Diagnostic;
+use crate::source::{FileId, SourceMap, Span};
+use roxmltree::{Document, Node};
+
+fn child<'a, 'i>(n: Node<'a, 'i>, name: &str) -> Option<Node<'a, 'i>> {
+    n.children().find(|c| c.has_tag_name(name))
+}
+
+fn text<'a>(n: Node<'a, '_>, path: &[&str]) -> Option<&'a str> {
+    let mut cur = n;
+    for p in path {
+        cur = child(cur, p)?;
+    }
+    cur.text()
+        .map(str::trim)
+        .filter(|t| !t.is_empty() && *t != "N/A")
+}
+
+/// Byte offset of a 1-based row/column (in characters) in `s`.
+fn offset_of(s: &str, row: u32, col: u32) -> usize {
+    let mut off = 0;
+    for (i, line) in s.split_inclusive('\n').enumerate() {
+        if i + 1 == row as usize {
+            return off
+                + line
+                    .char_indices()
+                    .nth(col.saturating_sub(1) as usize)
+                    .map_or(line.len(), |(b, _)| b);
+        }
+        off += line.len();
+    }
+    s.len()
+}
+
+fn mib(s: &str) -> Option<u64> {
+    s.strip_suffix("MiB")?.trim().parse().ok()
+}
+
+fn enabled(s: Option<&str>) -> Option<bool> {
+    match s? {
+        "Enabled" => Some(true),
+        "Disabled" => Some(false),
+        _ => None,
+    }
+}
+
+/// Reads the document into per-GPU facts.
+pub fn parse(sources: &SourceMap, file: FileId) -> (Option<Snapshot>, Vec<Diagnostic>) {
+    let Some(f) = sources.get(file) else {
+        return (None, Vec::new());
+    };
+    let all: &str = &f.text;
+    // The document starts at `<?xml`, or at the first line that starts with `<`.
+    let first_tag = || {
+        let mut off = 0;
+        for l in all.split_inclusive('\n') {
+            if l.trim_start().starts_with('<') {
+                return Some(off + (l.len() - l.trim_start().len()));
+            }
+            off += l.len();
+        }
+        None
+    };
+    let Some(start) = all.find("<?xml").or_else(first_tag) else {
+        let d = Diagnostic::error(GP710, "no XML document found").at(
+            Span::new(file, 0, all.lines().next().map_or(0, str::len)),
+            "expected the output of `nvidia-smi -q -x`",
+        );
+        return (None, vec![d]);
+    };
+    let xml = &all[start..];
+    let opts = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    };
+    let doc = match Document::parse_with_options(xml, opts) {
+        Ok(d) => d,
+        Err(e) => {
+            let truncated = matches!(
+                e,
+                roxmltree::Error::UnexpectedEndOfStream | roxmltree::Error::UnclosedRootNode
+            );
+            let at = if truncated {
+                let last = all.trim_end().rfind('\n').map_or(0, |i| i + 1);
+                Span::new(file, last, all.trim_end().len() - last)
+            } else {
+                let p = e.pos();
+                Span::new(file, start + offset_of(xml, p.row, p.col), 1)
+            };
+            let d = if truncated {
+                Diagnostic::error(
+                    GP711,
+                    "the XML document ends before its elements are closed: the input is truncated",
+                )
+                .at(at, "the document ends here")
+                .with_help("import the complete output of `nvidia-smi -q -x`")
+            } else {
+                Diagnostic::error(GP712, format!("the XML does not parse: {e}")).at(at, "here")
+            };
+            return (None, vec![d]);
+        }
+    };
+    let span_of = |n: Node| {
+        let r = n.range();
+        Span::new(file, start + r.start, r.end - r.start)
+    };
+    let root = doc.root_element();
+    if !root.has_tag_name("nvidia_smi_log") {
+        let d = Diagnostic::error(
+            GP710,
+            format!(
+                "the root element is `{}`, not `nvidia_smi_log`",
+                root.tag_name().name()
+            ),
+        )
+        .at(span_of(root), "expected the output of `nvidia-smi -q -x`");
+        return (None, vec![d]);
+    }
+    let mut diags = Vec::new();
+    let gpus: Vec<Node> = root.children().filter(|c| c.has_tag_name("gpu")).collect();
+    if let Some(n) = child(root, "attached_gpus") {
+        match n.text().map(str::trim).and_then(|t| t.parse::<usize>().ok()) {
+            Some(k) if k != gpus.len() => diags.push(
+                Diagnostic::error(GP711, format!("`attached_gpus` is {k} but the document has {} `<gpu>` element(s): the input is truncated", gpus.len()))
+                    .at(span_of(n), "GPU count")
+                    .with_help("import the complete output of `nvidia-smi -q -x`"),
+            ),
+            Some(_) => {}
+            None => diags.push(Diagnostic::error(GP712, "cannot read `attached_gpus`").at(span_of(n), "expected a number")),
+        }
+    }
+    let mut facts = Vec::new();
+    for (i, g) in gpus.iter().enumerate() {
+        if text(*g, &["product_name"]).is_none() {
+            diags.push(
+                Diagnostic::error(GP711, format!("GPU {i} has no `product_name`"))
+                    .at(span_of(*g), "this `<gpu>`"),
+            );
+            continue;
+        }
+        facts.push(gpu_facts(i as u32, *g));
+    }
+    if diags.iter().any(Diagnostic::is_error) {
+        return (None, diags);
+    }
+    let snap = Snapshot {
+        system: SystemInfo {
+            driver_version: text(root, &["driver_version"]).map(String::from),
+            cuda_version: text(root, &["cuda_version"]).map(String::from),
+        },
+        gpus: facts,
+    };
+    (Some(snap), diags)
+}
+
+fn gpu_facts(index: u32, g: Node) -> GpuFacts {
+    let pci_device_id = text(g, &["pci", "pci_device_id"])
+        .and_then(|s| {
+            u32::from_str_radix(s.trim_start_matches("0x").trim_start_matches("0X"), 16).ok()
+        })
+        .map(|v| (v >> 16) as u16);
+    let mig = match (
+        enabled(text(g, &["mig_mode", "current_mig"])),
+        enabled(text(g, &["mig_mode", "pending_mig"])),
+    ) {
+        (Some(current), pending) => Some(MigFacts {
+            current,
+            pending: pending.unwrap_or(current),
+            gpu_instances: mig_instances(g),
+        }),
+        _ => None,
+    };
+    GpuFacts {
+        index,
+        name: text(g, &["product_name"]).map(String::from),
+        pci_device_id,
+        bus_id: g.attribute("id").map(String::from),
+        uuid: text(g, &["uuid"]).map(String::from),
+        memory_mib: text(g, &["fb_memory_usage", "total"]).and_then(mib),
+        mig,
+        nvlinks: Vec::new(),
+        numa_node: text(g, &["numa_node_id"]).and_then(|s| s.parse().ok()),
+        cpu_affinity: None,
+    }
+}
+
+fn mig_instances(g: Node) -> Vec<GpuInstanceFacts> {
+    let mut out: Vec<GpuInstanceFacts> = Vec::new();
+    let Some(devs) = child(g, "mig_devices") else {
+        return out;
+    };
+    for d in devs.children().filter(|c| c.has_tag_name("mig_device")) {
+        let Some(gi) = text(d, &["gpu_instance_id"]).and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let ci = text(d, &["compute_instance_id"]).and_then(|s| s.parse().ok());
+        let pos = match out.iter().position(|x| x.id == gi) {
+            Some(p) => p,
+            None => {
+                out.push(GpuInstanceFacts {
+                    id: gi,
+                    memory_mib: text(d, &["fb_memory_usage", "total"]).and_then(mib),
+                    ..GpuInstanceFacts::default()
+                });
+                out.len() - 1
+            }
+        };
+        if let Some(ci) = ci {
+            out[pos].compute_instances.push(ComputeInstanceFacts {
+                id: ci,
+                ..ComputeInstanceFacts::default()
+            });
+        }
+    }
+    out
+}
+
+/// Reads `FILE` and describes the node.
+pub fn import(
+    sources: &SourceMap,
+    file: FileId,
+    naming: &Naming,
+) -> (Option<Inventory>, Vec<Diagnostic>) {
+    let (snap, mut diags) = parse(sources, file);
+    let Some(snap) = snap else {
+        return (None, diags);
+    };
+    match super::inventory("nvidia-smi-xml", &snap, naming) {
+        Ok((mut inv, d)) => {
+            diags.extend(d);
+            inv.notes.push("`nvidia-smi -q -x` does not show NVLink: import `nvidia-smi topo -m` for NVLink domains, NUMA and NICs".into());
+            (Some(inv), diags)
+        }
+        Err(d) => {
+            diags.push(d);
+            (None, diags)
+        }
+    }
+}
