@@ -33,6 +33,56 @@ fn order(c: &Cluster, ws: impl IntoIterator<Item = usize>) -> Vec<usize> {
     v
 }
 
+/// How gang jobs are packed: (multi-node gangs before node-local ones, multi-node
+/// shares on the nodes with the most free GPUs first).
+#[derive(Clone, Copy)]
+struct Strategy {
+    multi_first: bool,
+    spread: bool,
+}
+
+const STRATEGIES: [Strategy; 4] = [
+    Strategy {
+        multi_first: false,
+        spread: false,
+    },
+    Strategy {
+        multi_first: true,
+        spread: false,
+    },
+    Strategy {
+        multi_first: false,
+        spread: true,
+    },
+    Strategy {
+        multi_first: true,
+        spread: true,
+    },
+];
+
+/// GPUs placed in gangs per priority value, highest first (compared lexicographically).
+fn gang_score(c: &Cluster, a: &Assignment) -> Vec<(i64, u64)> {
+    let mut m: BTreeMap<i64, u64> = BTreeMap::new();
+    for (w, _, nodes) in &a.gangs {
+        let v = c
+            .priority(&c.workloads[*w].priority)
+            .map(|p| p.value)
+            .unwrap_or(i64::MIN);
+        *m.entry(v).or_default() += nodes.iter().map(|n| n.1.len() as u64).sum::<u64>();
+    }
+    let mut all: Vec<i64> = c
+        .workloads
+        .iter()
+        .map(|w| c.priority(&w.priority).map(|p| p.value).unwrap_or(i64::MIN))
+        .collect();
+    all.sort_unstable_by(|a, b| b.cmp(a));
+    all.dedup();
+    all.into_iter()
+        .map(|v| (v, m.get(&v).copied().unwrap_or(0)))
+        .collect()
+}
+
+#[derive(Clone)]
 struct Free {
     /// Free GPU indexes per node.
     gpus: BTreeMap<NodeIdx, BTreeSet<u32>>,
@@ -93,7 +143,7 @@ pub fn assignment(c: &Cluster, p: &Problem, f: &Formulation, values: &[f64]) -> 
             by_mode.insert((gi, mode), nodes);
         }
     }
-    let mut free = Free {
+    let free = Free {
         gpus: c
             .nodes
             .iter()
@@ -101,7 +151,33 @@ pub fn assignment(c: &Cluster, p: &Problem, f: &Formulation, values: &[f64]) -> 
             .map(|(i, n)| (i, n.usable_gpus().map(|g| g.index).collect()))
             .collect(),
     };
-    gangs(c, p, f, values, &by_mode, &mut free, &mut a);
+    // The ILP fixes gang counts per group; which node takes which share is a packing
+    // step that can fail for one order and succeed for another (shares of a gang need
+    // distinct nodes). Try a few deterministic strategies, keep the best by admitted
+    // GPUs per priority level (highest first), the first on ties.
+    let demand: u64 = p
+        .shapes
+        .iter()
+        .flat_map(|s| s.workloads.iter().map(move |w| (s, w)))
+        .map(|(s, w)| f.a.get(w).map(|v| val(values, v.1)).unwrap_or(0) * s.gpus as u64)
+        .sum();
+    let mut best: Option<(Vec<(i64, u64)>, Assignment)> = None;
+    for strategy in STRATEGIES {
+        let mut fr = free.clone();
+        let mut aa = a.clone();
+        gangs(c, p, f, (values, &by_mode), &mut fr, &mut aa, strategy);
+        let score = gang_score(c, &aa);
+        let placed: u64 = score.iter().map(|x| x.1).sum();
+        if best.as_ref().is_none_or(|b| score > b.0) {
+            best = Some((score, aa));
+        }
+        if placed >= demand {
+            break;
+        }
+    }
+    if let Some((_, aa)) = best {
+        a = aa;
+    }
     mig(c, p, f, values, &by_mode, &mut a);
     shared(c, p, f, values, &by_mode, &mut a);
     a
@@ -116,15 +192,21 @@ struct GangJob {
     block: u32,
 }
 
+/// Nodes of each (group, pool mode).
+type ByMode = BTreeMap<(usize, PoolMode), Vec<NodeIdx>>;
+
+/// Whole-GPU gangs onto nodes: `solution` is the ILP's column values and the nodes
+/// of each (group, mode).
 fn gangs(
     c: &Cluster,
     p: &Problem,
     f: &Formulation,
-    values: &[f64],
-    by_mode: &BTreeMap<(usize, PoolMode), Vec<NodeIdx>>,
+    solution: (&[f64], &ByMode),
     free: &mut Free,
     a: &mut Assignment,
+    strategy: Strategy,
 ) {
+    let (values, by_mode) = solution;
     let mut jobs: Vec<GangJob> = Vec::new();
     let mut shares_left: BTreeMap<(usize, usize, usize), u64> = BTreeMap::new();
     for (&(si, mi, gi), y) in &f.y_local {
@@ -168,8 +250,18 @@ fn gangs(
         }
     }
     // Largest shares first; then preferred modes; deterministic by shape and groups.
+    // Gangs whose shares need distinct nodes.
+    let multi =
+        |j: &GangJob| !p.shapes[j.shape].modes[j.mode].node_local && p.shapes[j.shape].shares > 1;
     jobs.sort_by(|x, y| {
-        (y.block, x.mode, x.shape, &x.groups).cmp(&(x.block, y.mode, y.shape, &y.groups))
+        let first = |j: &GangJob| strategy.multi_first && multi(j);
+        (first(y), y.block, x.mode, x.shape, &x.groups).cmp(&(
+            first(x),
+            x.block,
+            y.mode,
+            y.shape,
+            &y.groups,
+        ))
     });
     // Workloads per shape, in admission order, with their admitted gang counts.
     let mut queue: BTreeMap<usize, Vec<(usize, u64)>> = BTreeMap::new();
@@ -208,11 +300,17 @@ fn gangs(
                     continue;
                 }
                 let block = f.footprint[&key];
-                for &n in by_mode
+                let mut candidates: Vec<NodeIdx> = by_mode
                     .get(&(gi, PoolMode::WholeGpu))
-                    .map(Vec::as_slice)
-                    .unwrap_or(&[])
-                {
+                    .cloned()
+                    .unwrap_or_default();
+                if strategy.spread && shares > 1 {
+                    // Most free GPUs first (stable: name order on ties).
+                    candidates.sort_by_key(|n| {
+                        std::cmp::Reverse(free.gpus.get(n).map(|g| g.len()).unwrap_or(0))
+                    });
+                }
+                for n in candidates {
                     if placed.iter().any(|(pn, _)| *pn == n) {
                         continue;
                     }

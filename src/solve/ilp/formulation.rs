@@ -19,8 +19,10 @@ pub type Col = (Variable, usize);
 /// What the current stage optimises.
 #[derive(Clone, Debug)]
 pub enum Objective {
-    /// Maximise admitted GPU-equivalents of these workloads (one priority level).
-    Admit(Vec<usize>),
+    /// Maximise admitted GPU-equivalents of these workloads (one priority level), plus
+    /// `weight` times those of the lower-priority workloads (a small weight: it only
+    /// steers the solution towards admitting them too, so later stages can be skipped).
+    Admit(Vec<usize>, Vec<usize>, f64),
     /// Minimise topology spread, pattern count and fragmentation.
     Compact,
 }

@@ -38,25 +38,41 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
     let mut levels: Vec<i64> = c.workloads.iter().map(|w| priority_value(c, w)).collect();
     levels.sort_unstable_by(|a, b| b.cmp(a));
     levels.dedup();
-    let mut locks: Vec<(Vec<usize>, f64)> = Vec::new();
+    let mut locks: Vec<Lock> = Vec::new();
     let mut warm: Option<Vec<f64>> = None;
     let mut last: Option<Stage> = None;
     let stages_total = levels.len() + 1;
+    let mut solved_stages = 1;
     let mut worst = "optimal";
+    let f = Formulation::new(c, &p);
     for (i, level) in levels.iter().enumerate() {
         let ws: Vec<usize> = (0..c.workloads.len())
             .filter(|w| priority_value(c, &c.workloads[*w]) == *level)
             .collect();
+        // A level the current solution already admits in full is at its optimum: lock
+        // it as admitted and skip its solve.
+        if let Some(values) = &warm {
+            if ws.iter().all(|w| fully_admitted(c, &f, *w, values)) {
+                phases.push((format!("stage {} (priority {level}) skipped", i + 1), 0.0));
+                locks.push(Lock::Admitted(ws));
+                continue;
+            }
+        }
+        let lower: Vec<usize> = (0..c.workloads.len())
+            .filter(|w| priority_value(c, &c.workloads[*w]) < *level)
+            .collect();
+        let weight = lookahead_weight(c, &p, &f, &ws, &lower);
         let budget = remaining(opts, start) / (stages_total - i) as f64;
         let st = stage(
             c,
             &p,
-            Objective::Admit(ws.clone()),
+            Objective::Admit(ws.clone(), lower, weight),
             &locks,
             warm.as_deref(),
             budget,
             opts.gap,
         )?;
+        solved_stages += 1;
         phases.push((
             format!("stage {} (priority {level}) build", i + 1),
             st.build_s,
@@ -68,12 +84,11 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
         if st.status != "optimal" {
             worst = "feasible";
         }
-        let f = Formulation::new(c, &p);
         let achieved: f64 = ws
             .iter()
             .map(|w| formulation::value(&f.usage(c, &p, *w, None), &st.values))
             .sum();
-        locks.push((ws, achieved));
+        locks.push(Lock::Usage(ws, achieved));
         warm = Some(st.values.clone());
         last = Some(st);
     }
@@ -94,7 +109,6 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
     }
     let values = st.values.clone();
     let t = Instant::now();
-    let f = Formulation::new(c, &p);
     let assignment = extract::assignment(c, &p, &f, &values);
     phases.push(("extract".to_string(), t.elapsed().as_secs_f64()));
     let (variables, constraints) = (st.variables, st.constraints);
@@ -105,12 +119,72 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
         bound: st.bound,
         gap: st.gap,
         seconds: start.elapsed().as_secs_f64(),
-        stages: stages_total as u32,
+        stages: solved_stages,
         variables: variables.max(last.as_ref().map(|l| l.variables).unwrap_or(0)),
         constraints: constraints.max(last.as_ref().map(|l| l.constraints).unwrap_or(0)),
         phases,
     };
     Ok((assignment, info))
+}
+
+/// What an earlier stage fixed for the later ones.
+enum Lock {
+    /// These workloads keep at least this many GPU-equivalents.
+    Usage(Vec<usize>, f64),
+    /// These workloads keep every replica admitted.
+    Admitted(Vec<usize>),
+}
+
+/// Whether every replica of workload `w` is admitted in `values`.
+fn fully_admitted(c: &Cluster, f: &Formulation, w: usize, values: &[f64]) -> bool {
+    match f.a.get(&w) {
+        Some(a) => {
+            values.get(a.1).copied().unwrap_or(0.0).round() >= c.workloads[w].replicas as f64
+        }
+        // Not in the model (nothing can hold it): admitting more is impossible.
+        None => true,
+    }
+}
+
+/// The smallest GPU-equivalent of one replica among these workloads (at most 1).
+fn admit_step(c: &Cluster, p: &Problem, ws: &[usize]) -> f64 {
+    let f = Formulation::new(c, p);
+    ws.iter()
+        .flat_map(|w| f.usage(c, p, *w, None))
+        .map(|(coef, _)| coef)
+        .filter(|x| *x > 0.0)
+        .fold(1.0_f64, f64::min)
+}
+
+/// Weight of the lower levels in a level's objective: small enough that all of their
+/// GPU-equivalents together are worth less than a quarter of the smallest step of this level (so
+/// the level's own optimum is never traded), large enough to steer the solution.
+fn lookahead_weight(
+    c: &Cluster,
+    p: &Problem,
+    f: &Formulation,
+    ws: &[usize],
+    lower: &[usize],
+) -> f64 {
+    if lower.is_empty() {
+        return 0.0;
+    }
+    let step = ws
+        .iter()
+        .flat_map(|w| f.usage(c, p, *w, None))
+        .map(|(coef, _)| coef)
+        .filter(|x| *x > 0.0)
+        .fold(1.0_f64, f64::min);
+    let lower_total: f64 = lower
+        .iter()
+        .flat_map(|w| {
+            let reps = c.workloads[*w].replicas as f64;
+            f.usage(c, p, *w, None)
+                .into_iter()
+                .map(move |(coef, _)| coef * reps)
+        })
+        .sum();
+    step / (4.0 * (1.0 + lower_total))
 }
 
 fn priority_value(c: &Cluster, w: &crate::model::Workload) -> i64 {
@@ -125,7 +199,7 @@ fn stage(
     c: &Cluster,
     p: &Problem,
     objective: Objective,
-    locks: &[(Vec<usize>, f64)],
+    locks: &[Lock],
     warm: Option<&[f64]>,
     time_limit: f64,
     gap: f64,
@@ -134,20 +208,43 @@ fn stage(
     let f = Formulation::new(c, p);
     let columns = f.columns();
     let (obj, maximise) = match &objective {
-        Objective::Admit(ws) => {
+        Objective::Admit(ws, lower, weight) => {
             let mut e = formulation::expr(ws.iter().flat_map(|w| f.usage(c, p, *w, None)));
-            // Guaranteed usage is worth a little more than burst at the same level.
+            if *weight > 0.0 {
+                e += formulation::expr(
+                    lower
+                        .iter()
+                        .flat_map(|w| f.usage(c, p, *w, None))
+                        .map(|(coef, col)| (coef * weight, col)),
+                );
+            }
+            // Guaranteed usage breaks ties: worth less, in total, than a quarter of this
+            // level's smallest replica (it counts every level's usage, so a larger weight
+            // would trade this level's replicas for lower levels' guarantees).
+            let step = admit_step(c, p, ws);
+            let guarantees: f64 = c.teams.values().map(|t| t.guarantee as f64).sum();
             for u in f.u.values() {
-                e += 0.5 * u.0;
+                e += step / (4.0 * (1.0 + guarantees)) * u.0;
             }
             (e, true)
         }
         Objective::Compact => (compaction(p, &f), false),
     };
     let mut lock_rows = Vec::new();
-    for (ws, achieved) in locks {
-        let e = formulation::expr(ws.iter().flat_map(|w| f.usage(c, p, *w, None)));
-        lock_rows.push(e.geq(achieved - 1e-6 * (1.0 + achieved.abs())));
+    for lock in locks {
+        match lock {
+            Lock::Usage(ws, achieved) => {
+                let e = formulation::expr(ws.iter().flat_map(|w| f.usage(c, p, *w, None)));
+                lock_rows.push(e.geq(achieved - 1e-6 * (1.0 + achieved.abs())));
+            }
+            Lock::Admitted(ws) => {
+                for w in ws {
+                    if let Some(a) = f.a.get(w) {
+                        lock_rows.push(Expression::from(a.0).geq(c.workloads[*w].replicas as f64));
+                    }
+                }
+            }
+        }
     }
     let Formulation {
         vars, constraints, ..
@@ -169,6 +266,13 @@ fn stage(
     model.set_option("log_to_console", log);
     model.set_option("time_limit", time_limit.max(0.05));
     model.set_option("mip_rel_gap", gap.max(0.0));
+    if let Objective::Admit(ws, ..) = &objective {
+        // Admission is exact to half the smallest replica step, whatever the relative
+        // gap: a higher-priority replica is never left out within "the gap".
+        let step = admit_step(c, p, ws);
+        model.set_option("mip_rel_gap", 0.0);
+        model.set_option("mip_abs_gap", step * 0.5);
+    }
     model.set_option("threads", 1);
     // `GPUPLAN_HIGHS_OPTIONS="name=value,..."`: extra HiGHS options, for tuning runs.
     if let Ok(extra) = std::env::var("GPUPLAN_HIGHS_OPTIONS") {
