@@ -19,6 +19,9 @@ use gpuplan::source::SourceMap;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 
+/// Brute-force memo key: (class, replicas left, free GPUs per node, team usage).
+type MemoKey = (usize, u32, Vec<u32>, [u32; 2]);
+
 // ------------------------------------------------------------------ helpers
 
 fn validate(files: &[(String, String)]) -> Result<Cluster, Vec<String>> {
@@ -251,7 +254,7 @@ fn tiny_kdl(t: &Tiny) -> String {
 struct Oracle<'a> {
     t: &'a Tiny,
     ceilings: [u32; 2],
-    memo: HashMap<(usize, u32, Vec<u32>, [u32; 2]), [u32; 2]>,
+    memo: HashMap<MemoKey, [u32; 2]>,
 }
 
 impl Oracle<'_> {
