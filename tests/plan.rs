@@ -561,3 +561,63 @@ inference "quad" team="t" priority="low" { memory "200GiB"; isolation "whole-gpu
     );
     assert_eq!(quad.span.nvlink_domains, 1);
 }
+
+/// Right-sizing by price: a whole-GPU inference class that fits both models lands on
+/// the cheaper one when both have room, and the ILP reports the lower cost per hour.
+#[test]
+fn ilp_places_on_the_cheapest_model_that_fits() {
+    let text = r#"
+cluster "priced"
+gpu-model "a100-sxm4-80gb" price-per-hour=1.60
+gpu-model "h100-sxm5-80gb" price-per-hour=2.90
+node-class "a" {
+    cpu sockets=1 cores-per-socket=8 threads-per-core=1
+    memory "256GiB"
+    gpus 8 model="a100-sxm4-80gb"
+}
+node-class "h" {
+    cpu sockets=1 cores-per-socket=8 threads-per-core=1
+    memory "256GiB"
+    gpus 8 model="h100-sxm5-80gb"
+}
+// The dearer model comes first in name order, so first-fit would pick it.
+nodes "n-1" class="h"
+nodes "n-2" class="a"
+fabric {
+    leaf "l0" nodes="n-[1-2]"
+}
+team "t" guarantee=0 burst=16
+priority "p" value=1
+inference "serve" team="t" priority="p" replicas=4 {
+    memory "40GiB"
+    isolation "whole-gpu"
+    gpus 1
+}
+"#;
+    let c = load_text(text);
+    let (a, info) = solve::run(&c, &Options::default());
+    let p = placement::build(&c, &a, &info);
+    assert!(placement::check(&c, &p).is_empty());
+    let serve = class(&p, "serve");
+    assert_eq!(serve.replicas_placed, 4);
+    for g in &serve.gangs {
+        for n in &g.nodes {
+            assert_eq!(n.node, "n-2", "placed on the dearer model: {g:?}");
+        }
+    }
+    let g = greedy(&c);
+    assert!(p.summary.cost_per_hour < g.summary.cost_per_hour);
+    // Swap the prices: the same class now lands on the other node.
+    let swapped = text
+        .replace("1.60", "X")
+        .replace("2.90", "1.60")
+        .replace("X", "2.90");
+    let c = load_text(&swapped);
+    let (a, info) = solve::run(&c, &Options::default());
+    let p = placement::build(&c, &a, &info);
+    for g in &class(&p, "serve").gangs {
+        for n in &g.nodes {
+            assert_eq!(n.node, "n-1", "placed on the dearer model: {g:?}");
+        }
+    }
+}

@@ -228,7 +228,7 @@ fn stage(
             }
             (e, true)
         }
-        Objective::Compact => (compaction(p, &f), false),
+        Objective::Compact => (compaction(c, p, &f), false),
     };
     let mut lock_rows = Vec::new();
     for lock in locks {
@@ -355,7 +355,7 @@ fn stage(
 /// Decision: no per-share term on group order. It made HiGHS's root loop crawl (tiny,
 /// all-distinct costs; 68 s of 83 s at 100k GPUs) for a headroom gain measured at under
 /// 1% on the generated superpods.
-fn compaction(p: &Problem, f: &Formulation) -> Expression {
+fn compaction(c: &Cluster, p: &Problem, f: &Formulation) -> Expression {
     let mut e = Expression::from(0.0);
     for ((si, mi, _), y) in f.y_dom.iter() {
         e += p.shapes[*si].modes[*mi].penalty * y.0;
@@ -368,6 +368,37 @@ fn compaction(p: &Problem, f: &Formulation) -> Expression {
     }
     for t in f.t.values() {
         e += 1.0 * t.0;
+    }
+    // Right-sizing by price: when prices are given, every GPU used costs its model's
+    // price relative to the dearest model (at most 0.5 per GPU: below a gang's spread
+    // penalty, so cost never buys a worse topology; the cheapest acceptable model wins
+    // among placements that are otherwise equal).
+    let max_price = c
+        .models
+        .values()
+        .filter_map(|m| m.price_per_hour)
+        .fold(0.0_f64, f64::max);
+    if max_price > 0.0 {
+        let rel = |model: &str| {
+            0.5 * c
+                .models
+                .get(model)
+                .and_then(|m| m.price_per_hour)
+                .unwrap_or(0.0)
+                / max_price
+        };
+        for ((si, _, gi), y) in f.y_local.iter() {
+            e += rel(&p.groups[*gi].model) * p.shapes[*si].gpus as f64 * y.0;
+        }
+        for ((si, _, gi), x) in f.x.iter() {
+            e += rel(&p.groups[*gi].model) * p.shapes[*si].per_node as f64 * x.0;
+        }
+        for ((model, _), z) in f.z.iter() {
+            e += rel(model) * z.0;
+        }
+        for ((_, model), t) in f.t.iter() {
+            e += rel(model) * t.0;
+        }
     }
     let groups = p.groups.len().max(1) as f64;
     for ((gi, mode), n) in &f.n {
