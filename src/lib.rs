@@ -33,6 +33,7 @@ pub mod generate;
 pub mod load;
 pub mod model;
 pub mod placement;
+pub mod render;
 pub mod solve;
 pub mod source;
 pub mod spec;

@@ -6,6 +6,7 @@ mod explain;
 mod generate;
 mod output;
 mod plan;
+mod render;
 mod show;
 mod validate;
 
@@ -54,6 +55,26 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
                 time_limit,
                 gap,
                 out: file,
+            },
+            out,
+        ),
+        Command::Render {
+            paths,
+            target,
+            out_dir,
+            slurm_version,
+            solver,
+            time_limit,
+            gap,
+        } => render::run(
+            &render::Settings {
+                paths,
+                targets: target,
+                out_dir,
+                slurm_version,
+                solver,
+                time_limit,
+                gap,
             },
             out,
         ),

@@ -61,41 +61,10 @@ fn write_error(out: &Output, message: String) -> u8 {
 }
 
 pub fn run(s: &Settings, out: &Output) -> u8 {
-    let (sources, mut diags) = load::load_paths(&s.paths);
-    let outcome = validate::validate(&sources);
-    diags.extend(outcome.diagnostics.iter().cloned());
-    out.diagnostics(&sources, &diags, Format::Human);
-    let Some(model) = outcome
-        .model
-        .filter(|_| !diags.iter().any(|d| d.is_error()))
-    else {
-        out.status("no plan: the configuration has errors");
-        return 1;
+    let (_, model, plan) = match solve_checked(&s.paths, s.solver, s.time_limit, s.gap, out) {
+        Ok(x) => x,
+        Err(code) => return code,
     };
-    let opts = Options {
-        solver: match s.solver {
-            SolverChoice::Ilp => SolverKind::Ilp,
-            SolverChoice::Greedy => SolverKind::Greedy,
-        },
-        time_limit: s.time_limit,
-        gap: s.gap,
-    };
-    out.status(&format!(
-        "planning {} nodes, {} workload classes",
-        model.nodes.len(),
-        model.workloads.len()
-    ));
-    let (assignment, info) = solve::run(&model, &opts);
-    let plan = placement::build(&model, &assignment, &info);
-    let problems = placement::check(&model, &plan);
-    if !problems.is_empty() {
-        let d: Vec<Diagnostic> = problems
-            .iter()
-            .map(|p| Diagnostic::error(GP901, format!("the plan fails its own check: {p}")))
-            .collect();
-        out.diagnostics(&sources, &d, Format::Human);
-        return 1;
-    }
     let json = placement::view::json(&plan);
     if let Some(path) = &s.out {
         if let Err(e) = write_atomically(path, &json) {
@@ -121,4 +90,59 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })
+}
+
+/// The pipeline `plan` and `render` share: load, validate, solve, build the placement
+/// and verify it with the independent checker. Diagnostics are printed; on failure the
+/// exit code is returned.
+pub(super) fn solve_checked(
+    paths: &[PathBuf],
+    solver: SolverChoice,
+    time_limit: f64,
+    gap: f64,
+    out: &Output,
+) -> Result<
+    (
+        crate::source::SourceMap,
+        crate::model::Cluster,
+        placement::Placement,
+    ),
+    u8,
+> {
+    let (sources, mut diags) = load::load_paths(paths);
+    let outcome = validate::validate(&sources);
+    diags.extend(outcome.diagnostics.iter().cloned());
+    out.diagnostics(&sources, &diags, Format::Human);
+    let Some(model) = outcome
+        .model
+        .filter(|_| !diags.iter().any(|d| d.is_error()))
+    else {
+        out.status("no plan: the configuration has errors");
+        return Err(1);
+    };
+    let opts = Options {
+        solver: match solver {
+            SolverChoice::Ilp => SolverKind::Ilp,
+            SolverChoice::Greedy => SolverKind::Greedy,
+        },
+        time_limit,
+        gap,
+    };
+    out.status(&format!(
+        "planning {} nodes, {} workload classes",
+        model.nodes.len(),
+        model.workloads.len()
+    ));
+    let (assignment, info) = solve::run(&model, &opts);
+    let plan = placement::build(&model, &assignment, &info);
+    let problems = placement::check(&model, &plan);
+    if !problems.is_empty() {
+        let d: Vec<Diagnostic> = problems
+            .iter()
+            .map(|p| Diagnostic::error(GP901, format!("the plan fails its own check: {p}")))
+            .collect();
+        out.diagnostics(&sources, &d, Format::Human);
+        return Err(1);
+    }
+    Ok((sources, model, plan))
 }
