@@ -341,11 +341,10 @@ impl<'a> Facts<'a> {
             };
             if let Some(mc) = &mig_config {
                 labels.insert(MIG_CONFIG_LABEL.into(), mc.clone());
-            } else if *mode != PoolMode::Mig
-                && model
-                    .as_ref()
-                    .and_then(|m| c.models.get(m))
-                    .is_some_and(|m| m.mig_capable)
+            } else if model
+                .as_ref()
+                .and_then(|m| c.models.get(m))
+                .is_some_and(|m| m.mig_capable)
             {
                 labels.insert(MIG_CONFIG_LABEL.into(), "all-disabled".into());
             }

@@ -146,6 +146,7 @@ const TEMPLATES: &[(&str, &str)] = templates![
     "kueue/job.yaml.j2",
     "slurm/slurm.conf.j2",
     "slurm/gres.conf.j2",
+    "slurm/accounting.conf.j2",
     "slurm/topology.conf.j2",
     "slurm/sacctmgr.sh.j2",
     "slurm/job.sbatch.j2",

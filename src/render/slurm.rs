@@ -34,6 +34,7 @@ struct Partition {
     nodes: String,
     tier: u32,
     preempt_mode: &'static str,
+    default: bool,
 }
 
 #[derive(Serialize)]
@@ -303,10 +304,21 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
     )
     .collect();
 
+    // Default partition: the largest whole-GPU pool (22.05 logs an error without one).
+    let default = f
+        .pools
+        .iter()
+        .max_by(|a, b| {
+            (a.mode == "whole-gpu", a.nodes.len())
+                .cmp(&(b.mode == "whole-gpu", b.nodes.len()))
+                .then(b.name.cmp(&a.name))
+        })
+        .map(|p| p.name.clone());
     let partitions = f
         .pools
         .iter()
         .map(|p| Partition {
+            default: Some(&p.name) == default.as_ref(),
             name: p.name.clone(),
             nodes: p.range.clone(),
             tier: p.rank.max(1),
@@ -350,7 +362,10 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
         .collect();
     let ctx = Ctx {
         header: f.header(),
-        version: v.iter().map(u32::to_string).collect::<Vec<_>>().join("."),
+        version: match v.as_slice() {
+            [a, b, ..] => format!("{a}.{b:02}"),
+            _ => v.iter().map(u32::to_string).collect::<Vec<_>>().join("."),
+        },
         cluster: f.c.name.to_lowercase(),
         topology_plugin,
         tres: tres.join(","),
@@ -366,6 +381,10 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
     let mut files = Files::new();
     files.insert("slurm.conf".into(), run(env, "slurm/slurm.conf.j2", &ctx)?);
     files.insert("gres.conf".into(), run(env, "slurm/gres.conf.j2", &ctx)?);
+    files.insert(
+        "accounting.conf".into(),
+        run(env, "slurm/accounting.conf.j2", &ctx)?,
+    );
     if topology_plugin.is_some() {
         files.insert(
             "topology.conf".into(),
