@@ -1,4 +1,13 @@
 //! `mig/<node>.sh`: brings one node's GPUs to the planned MIG layout with `nvidia-smi`.
+//!
+//! The script checks the driver branch and that the driver offers every planned profile,
+//! refuses to touch a GPU with running processes unless `--force`, enables MIG mode
+//! where needed (and stops with exit 3 when the GPU needs a reset first), destroys only
+//! the GPU instances whose profile is not planned, creates the missing ones largest
+//! first with their default compute instance (`-cgi ... -C`; if the kept instances block
+//! the placement it starts that GPU over), then reads the layout back with `-lgi` and
+//! fails when it differs from the plan. `--dry-run` prints the changing commands
+//! instead of running them. A second run finds nothing to do.
 
 use super::facts::{Facts, NodeFacts};
 use super::run;
@@ -9,8 +18,8 @@ use serde::Serialize;
 #[derive(Serialize)]
 struct Gpu {
     index: u32,
-    /// Profiles largest first (creation order).
-    profiles: Vec<String>,
+    /// Profiles largest first (creation order), comma-joined.
+    create: String,
     /// Sorted, comma-joined: what `-lgi` must show afterwards.
     want: String,
 }
@@ -39,7 +48,7 @@ pub(super) fn render(f: &Facts, n: &NodeFacts, env: &Environment) -> Result<Stri
             sorted.sort();
             Gpu {
                 index: *g,
-                profiles: profiles.clone(),
+                create: profiles.join(","),
                 want: sorted.join(","),
             }
         })
