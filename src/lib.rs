@@ -8,6 +8,7 @@
 //! KDL files --load--> SourceMap --spec--> spanned spec (syntax, shapes, units)
 //!           --model--> typed Cluster (ids, units, topology graph) --validate--> Diagnostics
 //! Cluster --solve--> Assignment --placement::build--> Placement --check, view--> plan
+//! Cluster + Placement --render--> scheduler files (k8s, volcano, kueue, slurm, mig)
 //! ```
 //!
 //! | module | owns | reads from disk |
@@ -22,7 +23,8 @@
 //! | [`validate`] | the rules (`GP0xx`), one per file, with their docs | - |
 //! | [`solve`] | model -> `Assignment` (ILP or greedy first-fit), MIG right-sizing | - |
 //! | [`placement`] | `Assignment` -> `Placement` value, reasons, independent checker, views | - |
-//! | [`generate`] | synthetic clusters and demand as KDL text (pure, seeded) | - |
+//! | [`render`] | Placement + Cluster -> files per target, through the templates in `templates/` (embedded) | - |
+| [`generate`] | synthetic clusters and demand as KDL text (pure, seeded) | - |
 //! | [`commands`] | one file per subcommand: settings -> operation -> view -> exit code | via `load` |
 
 pub mod catalog;

@@ -436,3 +436,31 @@ fn cli_writes_and_replaces_its_own_folder_only() {
     );
     let _ = std::fs::remove_dir_all(&base);
 }
+
+#[test]
+fn every_rendered_script_parses_as_sh() {
+    for ex in EXAMPLES {
+        let (c, p) = plan(ex);
+        for (path, text) in render_all(&c, &p)
+            .iter()
+            .filter(|(p, _)| p.ends_with(".sh"))
+        {
+            let mut child = Command::new("sh")
+                .arg("-n")
+                .stdin(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+            assert!(
+                child.wait().unwrap().success(),
+                "{ex}: {path} is not valid sh"
+            );
+        }
+    }
+}
