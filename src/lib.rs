@@ -24,7 +24,7 @@
 //! | [`solve`] | model -> `Assignment` (ILP or greedy first-fit), MIG right-sizing | - |
 //! | [`placement`] | `Assignment` -> `Placement` value, reasons, independent checker, views | - |
 //! | [`render`] | Placement + Cluster -> files per target, through the templates in `templates/` (embedded) | - |
-| [`generate`] | synthetic clusters and demand as KDL text (pure, seeded) | - |
+//! | [`generate`] | synthetic clusters and demand as KDL text (pure, seeded) | - |
 //! | [`commands`] | one file per subcommand: settings -> operation -> view -> exit code | via `load` |
 
 pub mod catalog;
