@@ -464,3 +464,117 @@ fn every_rendered_script_parses_as_sh() {
         }
     }
 }
+
+/// The mig-parted and device-plugin configs have the upstream shape (fields as in
+/// `../shared/reference/k8s-nvidia.md`), and say what the plan says for every node.
+#[test]
+fn mig_configs_follow_the_upstream_formats_and_the_plan() {
+    for ex in EXAMPLES {
+        let (c, p) = plan(ex);
+        let files = render_all(&c, &p);
+        let mp: Value = serde_yaml::from_str(&files["mig/mig-parted.yaml"]).unwrap();
+        assert_eq!(mp["version"].as_str(), Some("v1"), "{ex}");
+        let top: BTreeSet<&str> = mp
+            .as_mapping()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str().unwrap())
+            .collect();
+        assert_eq!(top, BTreeSet::from(["version", "mig-configs"]));
+        let configs = mp["mig-configs"].as_mapping().unwrap();
+        // config name -> gpu -> sorted profiles
+        let mut layouts: BTreeMap<String, BTreeMap<u64, Vec<String>>> = BTreeMap::new();
+        for (name, specs) in configs {
+            let name = name.as_str().unwrap().to_string();
+            let specs = specs.as_sequence().unwrap();
+            assert!(!specs.is_empty(), "{ex} {name}");
+            let mut seen = BTreeSet::new();
+            for s in specs {
+                for k in s.as_mapping().unwrap().keys() {
+                    let k = k.as_str().unwrap();
+                    assert!(
+                        ["devices", "mig-enabled", "mig-devices", "device-filter"].contains(&k),
+                        "{ex} {name}: {k}"
+                    );
+                }
+                let enabled = s["mig-enabled"].as_bool().expect("mig-enabled is a bool");
+                let devices: Vec<u64> = match &s["devices"] {
+                    Value::String(a) if a == "all" => Vec::new(),
+                    Value::Sequence(v) => v.iter().map(|x| x.as_u64().unwrap()).collect(),
+                    other => panic!("{ex} {name}: devices {other:?}"),
+                };
+                for d in &devices {
+                    assert!(seen.insert(*d), "{ex} {name}: GPU {d} in two specs");
+                }
+                if enabled {
+                    let md = s["mig-devices"].as_mapping().expect("mig-devices");
+                    let mut profiles = Vec::new();
+                    for (prof, n) in md {
+                        let n = n.as_u64().unwrap();
+                        assert!(n > 0);
+                        profiles.extend(std::iter::repeat_n(
+                            prof.as_str().unwrap().to_string(),
+                            n as usize,
+                        ));
+                    }
+                    profiles.sort();
+                    for d in devices {
+                        layouts
+                            .entry(name.clone())
+                            .or_default()
+                            .insert(d, profiles.clone());
+                    }
+                } else {
+                    assert!(s.get("mig-devices").is_none(), "{ex} {name}");
+                }
+            }
+        }
+        // Every node's label names a config whose layout is the plan's.
+        let k8s = docs(&files, "k8s/");
+        for n in kind(&k8s, "Node") {
+            let node = name(n);
+            let mut want: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+            for l in p.mig_layouts.iter().filter(|l| l.node == node) {
+                let mut v = l.profiles.clone();
+                v.sort();
+                want.insert(l.gpu as u64, v);
+            }
+            let label = n["metadata"]["labels"]["nvidia.com/mig.config"].as_str();
+            match label {
+                Some(cfg) => {
+                    assert!(configs.contains_key(cfg), "{ex} {node}: {cfg}");
+                    assert_eq!(
+                        layouts.get(cfg).cloned().unwrap_or_default(),
+                        want,
+                        "{ex} {node}"
+                    );
+                }
+                None => assert!(want.is_empty(), "{ex} {node} has MIG but no label"),
+            }
+            // Device-plugin config: the label names a rendered config.
+            let dp = n["metadata"]["labels"]["nvidia.com/device-plugin.config"]
+                .as_str()
+                .unwrap();
+            let text = &files[&format!("mig/device-plugin/{dp}.yaml")];
+            let v: Value = serde_yaml::from_str(text).unwrap();
+            assert_eq!(v["version"].as_str(), Some("v1"));
+            let strategy = v["flags"]["migStrategy"].as_str().unwrap();
+            assert!(["none", "single", "mixed"].contains(&strategy));
+            assert_eq!(
+                strategy == "mixed",
+                !want.is_empty() || dp == "mig-mixed",
+                "{ex} {node}"
+            );
+            if let Some(sh) = v.get("sharing") {
+                let m = sh.as_mapping().unwrap();
+                assert_eq!(m.len(), 1, "time-slicing and MPS are exclusive");
+                let (_, cfg) = m.iter().next().unwrap();
+                for r in cfg["resources"].as_sequence().unwrap() {
+                    assert_eq!(r["name"].as_str(), Some("nvidia.com/gpu"));
+                    assert!(r["replicas"].as_u64().unwrap() > 1);
+                }
+                assert_eq!(strategy, "none", "MPS/time-slicing not with MIG here");
+            }
+        }
+    }
+}
