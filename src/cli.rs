@@ -70,6 +70,31 @@ pub enum Command {
         #[arg(short = 'o', long = "out", value_name = "PLAN")]
         out: Option<PathBuf>,
     },
+    /// Plan, then write the scheduler configuration the plan implies: Kubernetes, Volcano,
+    /// Kueue, Slurm and the NVIDIA MIG / device-plugin files, into one folder per target.
+    Render {
+        /// KDL files, or folders whose `*.kdl` files form one configuration.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Targets to render (repeat or comma-separate); `all` renders every target.
+        #[arg(long, short, value_enum, value_delimiter = ',', default_value = "all")]
+        target: Vec<RenderTarget>,
+        /// Output folder; replaced as a whole (atomically) when gpuplan wrote it before.
+        #[arg(long, value_name = "DIR")]
+        out_dir: PathBuf,
+        /// Render Slurm syntax for this version instead of the one the KDL names (`22.05`).
+        #[arg(long, value_name = "VERSION")]
+        slurm_version: Option<String>,
+        /// Solver: the ILP, or the greedy first-fit baseline.
+        #[arg(long, value_enum, default_value_t = SolverChoice::Ilp)]
+        solver: SolverChoice,
+        /// Wall-clock budget for the solve: `30s`, `2m`, or plain seconds.
+        #[arg(long, default_value = "30s", value_parser = crate::commands::parse_time_limit)]
+        time_limit: f64,
+        /// Relative MIP gap at which a stage stops: `0.01%`, `1%`, or a fraction.
+        #[arg(long, default_value = "0.01%", value_parser = crate::commands::parse_gap)]
+        gap: f64,
+    },
     /// Apply a saved plan (not yet available).
     Apply {
         #[arg(required = true)]
@@ -106,6 +131,23 @@ pub enum Command {
     },
     /// List the validation rules, or explain one (`gpuplan explain GP013`).
     Explain { code: Option<String> },
+}
+
+/// What `gpuplan render` writes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+pub enum RenderTarget {
+    /// Kubernetes core objects, node labels/taints, GPU Operator ConfigMaps, examples.
+    K8s,
+    /// Volcano queues, HyperNodes and gang jobs.
+    Volcano,
+    /// Kueue v1beta2 flavors, topology, queues and priority classes.
+    Kueue,
+    /// slurm.conf fragment, gres.conf, topology.conf, sacctmgr script.
+    Slurm,
+    /// mig-parted and device-plugin configs, per-node MIG scripts.
+    Mig,
+    /// Every target.
+    All,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, Default)]

@@ -9,6 +9,7 @@
 //!           --model--> typed Cluster (ids, units, topology graph) --validate--> Diagnostics
 //! Cluster --solve--> Assignment --placement::build--> Placement --check, view--> plan
 //! NVML / nvidia-smi outputs --discover--> Inventory --discover::kdl--> KDL (or JSON)
+//! Cluster + Placement --render--> scheduler files (k8s, volcano, kueue, slurm, mig)
 //! ```
 //!
 //! | module | owns | reads from disk |
@@ -23,6 +24,7 @@
 //! | [`validate`] | the rules (`GP0xx`), one per file, with their docs | - |
 //! | [`solve`] | model -> `Assignment` (ILP or greedy first-fit), MIG right-sizing | - |
 //! | [`placement`] | `Assignment` -> `Placement` value, reasons, independent checker, views | - |
+//! | [`render`] | Placement + Cluster -> files per target, through the templates in `templates/` (embedded) | - |
 //! | [`generate`] | synthetic clusters and demand as KDL text (pure, seeded) | - |
 //! | [`discover`] | NVML (behind the `GpuSource` trait) and `nvidia-smi` importers -> inventory, KDL, JSON | NVML at run time (`discover` only) |
 //! | [`commands`] | one file per subcommand: settings -> operation -> view -> exit code | via `load` |
@@ -36,6 +38,7 @@ pub mod generate;
 pub mod load;
 pub mod model;
 pub mod placement;
+pub mod render;
 pub mod solve;
 pub mod source;
 pub mod spec;

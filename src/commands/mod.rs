@@ -8,6 +8,7 @@ mod generate;
 pub mod import;
 mod output;
 mod plan;
+mod render;
 mod show;
 mod validate;
 
@@ -56,6 +57,26 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
                 time_limit,
                 gap,
                 out: file,
+            },
+            out,
+        ),
+        Command::Render {
+            paths,
+            target,
+            out_dir,
+            slurm_version,
+            solver,
+            time_limit,
+            gap,
+        } => render::run(
+            &render::Settings {
+                paths,
+                targets: target,
+                out_dir,
+                slurm_version,
+                solver,
+                time_limit,
+                gap,
             },
             out,
         ),

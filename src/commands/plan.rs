@@ -61,9 +61,56 @@ fn write_error(out: &Output, message: String) -> u8 {
 }
 
 pub fn run(s: &Settings, out: &Output) -> u8 {
-    let timings = std::env::var_os("GPUPLAN_TIMINGS").is_some();
-    let mut clock = Clock::new(timings);
-    let (sources, mut diags) = load::load_paths(&s.paths);
+    let (_, model, plan) = match solve_checked(&s.paths, s.solver, s.time_limit, s.gap, out) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let json = placement::view::json(&plan);
+    if let Some(path) = &s.out {
+        if let Err(e) = write_atomically(path, &json) {
+            return write_error(out, format!("cannot write `{}`: {e}", path.display()));
+        }
+        out.status(&format!("plan saved to {}", path.display()));
+    }
+    match s.format {
+        Format::Json => out.data(&json),
+        Format::Human => out.data(&placement::view::human(&plan, &model)),
+    }
+    0
+}
+
+/// Writes `text` to a temporary file next to `path`, then renames it into place.
+pub(super) fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "plan.json".to_string());
+    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+/// The pipeline `plan` and `render` share: load, validate, solve, build the placement
+/// and verify it with the independent checker. Diagnostics are printed; on failure the
+/// exit code is returned.
+pub(super) fn solve_checked(
+    paths: &[PathBuf],
+    solver: SolverChoice,
+    time_limit: f64,
+    gap: f64,
+    out: &Output,
+) -> Result<
+    (
+        crate::source::SourceMap,
+        crate::model::Cluster,
+        placement::Placement,
+    ),
+    u8,
+> {
+    let mut clock = Clock::new(std::env::var_os("GPUPLAN_TIMINGS").is_some());
+    let (sources, mut diags) = load::load_paths(paths);
     clock.lap("load");
     let outcome = validate::validate(&sources);
     clock.lap("validate");
@@ -74,15 +121,15 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
         .filter(|_| !diags.iter().any(|d| d.is_error()))
     else {
         out.status("no plan: the configuration has errors");
-        return 1;
+        return Err(1);
     };
     let opts = Options {
-        solver: match s.solver {
+        solver: match solver {
             SolverChoice::Ilp => SolverKind::Ilp,
             SolverChoice::Greedy => SolverKind::Greedy,
         },
-        time_limit: s.time_limit,
-        gap: s.gap,
+        time_limit,
+        gap,
     };
     out.status(&format!(
         "planning {} nodes, {} workload classes",
@@ -104,21 +151,9 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
             .map(|p| Diagnostic::error(GP901, format!("the plan fails its own check: {p}")))
             .collect();
         out.diagnostics(&sources, &d, Format::Human);
-        return 1;
+        return Err(1);
     }
-    let json = placement::view::json(&plan);
-    if let Some(path) = &s.out {
-        if let Err(e) = write_atomically(path, &json) {
-            return write_error(out, format!("cannot write `{}`: {e}", path.display()));
-        }
-        out.status(&format!("plan saved to {}", path.display()));
-    }
-    match s.format {
-        Format::Json => out.data(&json),
-        Format::Human => out.data(&placement::view::human(&plan, &model)),
-    }
-    clock.lap("render");
-    0
+    Ok((sources, model, plan))
 }
 
 /// Phase timings on stderr, only when `GPUPLAN_TIMINGS` is set (for benchmarks; never
@@ -145,17 +180,4 @@ impl Clock {
             eprintln!("timing {name:<32} {secs:>9.3} s");
         }
     }
-}
-
-/// Writes `text` to a temporary file next to `path`, then renames it into place.
-pub(super) fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "plan.json".to_string());
-    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
 }

@@ -1,0 +1,176 @@
+//! `gpuplan render PATH... --target T --out-dir DIR`: the `plan` pipeline, then the
+//! renderers, then one atomic write of the output folder: every file goes into a
+//! temporary folder next to DIR, which then replaces DIR by rename, so DIR is never
+//! left half-written. A DIR that gpuplan did not write (no `.gpuplan-render` marker)
+//! and that is not empty is never replaced.
+
+// A render fails at most once per target, so a large error value costs nothing.
+#![allow(clippy::result_large_err)]
+
+use super::Output;
+use super::plan::solve_checked;
+use crate::cli::{Format, RenderTarget, SolverChoice};
+use crate::diag::Diagnostic;
+use crate::render::{self, Target};
+use std::path::{Path, PathBuf};
+
+/// GP911: the output folder cannot be written or replaced.
+pub const GP911: &str = "GP911";
+
+/// The marker file that says gpuplan wrote a folder (and may replace it).
+pub const MARKER: &str = ".gpuplan-render";
+
+pub struct Settings {
+    pub paths: Vec<PathBuf>,
+    pub targets: Vec<RenderTarget>,
+    pub out_dir: PathBuf,
+    pub slurm_version: Option<String>,
+    pub solver: SolverChoice,
+    pub time_limit: f64,
+    pub gap: f64,
+}
+
+fn targets(sel: &[RenderTarget]) -> Vec<Target> {
+    let mut out: Vec<Target> = Vec::new();
+    for t in sel {
+        match t {
+            RenderTarget::All => out.extend(Target::ALL),
+            RenderTarget::K8s => out.push(Target::K8s),
+            RenderTarget::Volcano => out.push(Target::Volcano),
+            RenderTarget::Kueue => out.push(Target::Kueue),
+            RenderTarget::Slurm => out.push(Target::Slurm),
+            RenderTarget::Mig => out.push(Target::Mig),
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// `22.05` -> `[22, 5]`.
+fn parse_version(s: &str) -> Option<Vec<u32>> {
+    s.split('.').map(|p| p.parse().ok()).collect()
+}
+
+fn fail(out: &Output, d: Diagnostic) -> u8 {
+    out.diagnostics(&crate::source::SourceMap::new(), &[d], Format::Human);
+    1
+}
+
+pub fn run(s: &Settings, out: &Output) -> u8 {
+    let slurm_version = match s.slurm_version.as_deref().map(|v| (v, parse_version(v))) {
+        None => None,
+        Some((_, Some(v))) => Some(v),
+        Some((v, None)) => {
+            return fail(
+                out,
+                Diagnostic::error(GP911, format!("`{v}` is not a Slurm version"))
+                    .with_help("write it as `22.05` or `24.05`"),
+            );
+        }
+    };
+    let (sources, model, plan) = match solve_checked(&s.paths, s.solver, s.time_limit, s.gap, out) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let opts = render::Options { slurm_version };
+    let rendered = match render::render(&model, &plan, &targets(&s.targets), &opts) {
+        Ok(r) => r,
+        Err(diags) => {
+            out.diagnostics(&sources, &diags, Format::Human);
+            out.status("nothing written: the plan cannot be rendered");
+            return 1;
+        }
+    };
+    out.diagnostics(&sources, &rendered.warnings, Format::Human);
+    if let Err(e) = write_dir(&s.out_dir, &rendered.files) {
+        return fail(out, e);
+    }
+    out.status(&format!(
+        "wrote {} files to {}",
+        rendered.files.len(),
+        s.out_dir.display()
+    ));
+    0
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> Diagnostic {
+    Diagnostic::error(GP911, format!("cannot {what} `{}`: {e}", path.display()))
+}
+
+/// Writes `files` as the whole contents of `dir`, atomically (see the module docs).
+pub fn write_dir(dir: &Path, files: &render::Files) -> Result<(), Diagnostic> {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| {
+            Diagnostic::error(GP911, format!("`{}` is not a folder name", dir.display()))
+        })?;
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let exists = dir.exists();
+    if exists {
+        let owned = dir.join(MARKER).is_file();
+        let empty = std::fs::read_dir(dir)
+            .map_err(|e| io_error("read", dir, e))?
+            .next()
+            .is_none();
+        if !owned && !empty {
+            return Err(Diagnostic::error(
+                GP911,
+                format!(
+                    "`{}` exists and was not written by `gpuplan render`; refusing to replace it",
+                    dir.display()
+                ),
+            )
+            .with_help("choose an empty or new folder for --out-dir"));
+        }
+    }
+    std::fs::create_dir_all(&parent).map_err(|e| io_error("create", &parent, e))?;
+    let pid = std::process::id();
+    let tmp = parent.join(format!(".{name}.tmp-{pid}"));
+    let old = parent.join(format!(".{name}.old-{pid}"));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let cleanup = |e: Diagnostic| {
+        let _ = std::fs::remove_dir_all(&tmp);
+        e
+    };
+    fill(&tmp, files).map_err(cleanup)?;
+    if exists {
+        std::fs::rename(dir, &old).map_err(|e| cleanup(io_error("move aside", dir, e)))?;
+    }
+    if let Err(e) = std::fs::rename(&tmp, dir) {
+        if exists {
+            let _ = std::fs::rename(&old, dir);
+        }
+        return Err(cleanup(io_error("replace", dir, e)));
+    }
+    if exists {
+        let _ = std::fs::remove_dir_all(&old);
+    }
+    Ok(())
+}
+
+fn fill(root: &Path, files: &render::Files) -> Result<(), Diagnostic> {
+    std::fs::create_dir_all(root).map_err(|e| io_error("create", root, e))?;
+    std::fs::write(
+        root.join(MARKER),
+        "written by `gpuplan render`; the whole folder is replaced on the next render\n",
+    )
+    .map_err(|e| io_error("write", root, e))?;
+    for (rel, text) in files {
+        let path = root.join(rel);
+        if let Some(p) = path.parent() {
+            std::fs::create_dir_all(p).map_err(|e| io_error("create", p, e))?;
+        }
+        std::fs::write(&path, text).map_err(|e| io_error("write", &path, e))?;
+        #[cfg(unix)]
+        if rel.ends_with(".sh") {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,202 @@
+//! Renders a [`Placement`] (plus the [`Cluster`] it was planned for) into the files each
+//! scheduler reads: Kubernetes core objects, Volcano and Kueue custom resources, Slurm
+//! configuration and the NVIDIA MIG / device-plugin configuration with per-node MIG
+//! scripts.
+//!
+//! Every target module prepares a flat, serialisable context from [`facts::Facts`] (the
+//! one place where plan numbers are turned into scheduler vocabulary: pool names, label
+//! keys, quotas, tiers) and feeds it to the minijinja templates under `templates/`,
+//! which are embedded in the binary and run with strict undefined behaviour: a typo in a
+//! template is an error, never an empty string. Templates hold no business logic, only
+//! loops and formatting. Output is deterministic: every list is sorted, node names are
+//! compressed into hostlist ranges (`dgx-[001-032]`) where the target supports them.
+//!
+//! No I/O here: [`render`] returns the files as `relative path -> text`;
+//! `commands::render` writes them atomically.
+
+// A render fails at most once per target, so a large error value costs nothing.
+#![allow(clippy::result_large_err)]
+
+pub mod facts;
+mod k8s;
+mod kueue;
+mod mig;
+mod migscript;
+mod slurm;
+mod volcano;
+
+use crate::diag::Diagnostic;
+use crate::model::Cluster;
+use crate::placement::Placement;
+use minijinja::{Environment, UndefinedBehavior};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// GP910: the plan cannot be expressed in a target (a name that is not a valid
+/// Kubernetes name or label value, a priority value out of a target's range).
+pub const GP910: &str = "GP910";
+/// GP912: a template failed to render (a bug in gpuplan, never in the input).
+pub const GP912: &str = "GP912";
+/// GP913: the target version named in the KDL is older than what gpuplan renders.
+pub const GP913: &str = "GP913";
+
+/// A render target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Target {
+    K8s,
+    Volcano,
+    Kueue,
+    Slurm,
+    Mig,
+}
+
+impl Target {
+    pub const ALL: [Target; 5] = [
+        Target::K8s,
+        Target::Volcano,
+        Target::Kueue,
+        Target::Slurm,
+        Target::Mig,
+    ];
+
+    /// The target's folder in the output directory.
+    pub fn dir(self) -> &'static str {
+        match self {
+            Target::K8s => "k8s",
+            Target::Volcano => "volcano",
+            Target::Kueue => "kueue",
+            Target::Slurm => "slurm",
+            Target::Mig => "mig",
+        }
+    }
+}
+
+/// Options that change what is rendered (not the plan).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Overrides the Slurm version named in the KDL (`--slurm-version`).
+    pub slurm_version: Option<Vec<u32>>,
+}
+
+/// Rendered files: path relative to the output directory -> contents.
+pub type Files = BTreeMap<String, String>;
+
+/// What rendering produced: the files, plus warnings.
+#[derive(Debug, Default)]
+pub struct Rendered {
+    pub files: Files,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Renders the selected targets. Errors are returned all together.
+pub fn render(
+    c: &Cluster,
+    plan: &Placement,
+    targets: &[Target],
+    opts: &Options,
+) -> Result<Rendered, Vec<Diagnostic>> {
+    let facts = facts::Facts::build(c, plan, opts)?;
+    let env = environment();
+    let mut out = Rendered::default();
+    let mut errors = Vec::new();
+    for &t in targets {
+        let r = match t {
+            Target::K8s => k8s::render(&facts, &env),
+            Target::Volcano => volcano::render(&facts, &env),
+            Target::Kueue => kueue::render(&facts, &env, &mut out.warnings),
+            Target::Slurm => slurm::render(&facts, &env),
+            Target::Mig => mig::render(&facts, &env),
+        };
+        match r {
+            Ok(files) => {
+                for (p, text) in files {
+                    out.files.insert(format!("{}/{p}", t.dir()), text);
+                }
+            }
+            Err(d) => errors.push(d),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+macro_rules! templates {
+    ($($name:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!("../../templates/", $name)))),*]
+    };
+}
+
+/// Every template, embedded so the binary works from any directory.
+const TEMPLATES: &[(&str, &str)] = templates![
+    "k8s/namespaces.yaml.j2",
+    "k8s/priorityclasses.yaml.j2",
+    "k8s/resourcequotas.yaml.j2",
+    "k8s/nodes.yaml.j2",
+    "k8s/label-nodes.sh.j2",
+    "k8s/workload.yaml.j2",
+    "k8s/gpu-operator.yaml.j2",
+    "volcano/queues.yaml.j2",
+    "volcano/hypernodes.yaml.j2",
+    "volcano/job.yaml.j2",
+    "kueue/resourceflavors.yaml.j2",
+    "kueue/topology.yaml.j2",
+    "kueue/clusterqueues.yaml.j2",
+    "kueue/localqueues.yaml.j2",
+    "kueue/workloadpriorityclasses.yaml.j2",
+    "kueue/job.yaml.j2",
+    "slurm/slurm.conf.j2",
+    "slurm/gres.conf.j2",
+    "slurm/accounting.conf.j2",
+    "slurm/topology.conf.j2",
+    "slurm/sacctmgr.sh.j2",
+    "slurm/job.sbatch.j2",
+    "mig/mig-parted.yaml.j2",
+    "mig/device-plugin.yaml.j2",
+    "mig/node.sh.j2",
+];
+
+fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_trim_blocks(true);
+    env.set_lstrip_blocks(true);
+    env.set_keep_trailing_newline(true);
+    for (name, src) in TEMPLATES {
+        env.add_template(name, src)
+            .unwrap_or_else(|e| panic!("built-in template {name} does not parse: {e:#}"));
+    }
+    // `q`: a double-quoted string, valid in YAML and JSON.
+    env.add_filter("q", |v: String| {
+        serde_json::to_string(&v).unwrap_or_default()
+    });
+    // `sh`: a single-quoted shell word.
+    env.add_filter("sh", |v: String| {
+        if !v.is_empty()
+            && v.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
+        {
+            v
+        } else {
+            format!("'{}'", v.replace('\'', r"'\''"))
+        }
+    });
+    env
+}
+
+/// Renders one template with a context.
+pub(crate) fn run<S: Serialize>(
+    env: &Environment<'_>,
+    name: &str,
+    ctx: &S,
+) -> Result<String, Diagnostic> {
+    let tmpl = env
+        .get_template(name)
+        .map_err(|e| Diagnostic::error(GP912, format!("template `{name}`: {e:#}")))?;
+    tmpl.render(ctx).map_err(|e| {
+        Diagnostic::error(GP912, format!("template `{name}` failed: {e:#}"))
+            .with_help("this is a bug in gpuplan; please report it with the input files")
+    })
+}

@@ -1,0 +1,189 @@
+//! Volcano: a `Queue` per team (hierarchical through `parent`), `HyperNode`s mirroring
+//! the fabric tiers, and a `Job` per training class whose gang is `minAvailable` and
+//! whose topology requirement is `networkTopology`.
+
+use super::facts::{Facts, GPU_RESOURCE, SHARED_RESOURCE};
+use super::k8s::{TolerationCtx, tolerations};
+use super::{Files, run};
+use crate::diag::Diagnostic;
+use minijinja::Environment;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Serialize)]
+struct Queue {
+    name: String,
+    parent: Option<String>,
+    weight: u32,
+    priority: u32,
+    /// resource -> amount
+    capability: Vec<(String, u32)>,
+    deserved: Vec<(String, u32)>,
+    guarantee: Vec<(String, u32)>,
+}
+
+#[derive(Serialize)]
+struct Member {
+    /// `Node` or `HyperNode`
+    kind: &'static str,
+    name: String,
+}
+
+#[derive(Serialize)]
+struct HyperNode {
+    name: String,
+    tier: u32,
+    tier_name: String,
+    members: Vec<Member>,
+}
+
+#[derive(Serialize)]
+struct Ctx {
+    header: String,
+    queues: Vec<Queue>,
+    hypernodes: Vec<HyperNode>,
+}
+
+#[derive(Serialize)]
+struct JobCtx<'a> {
+    header: String,
+    c: &'a super::facts::ClassFacts,
+    /// `hard` / `soft` / none
+    mode: Option<&'static str>,
+    highest_tier: Option<u32>,
+    pool_label: &'static str,
+    tolerations: Vec<TolerationCtx>,
+}
+
+/// HyperNode name for a fabric domain (tier names keep names unique across tiers).
+fn hn_name(tier: &str, domain: &str) -> String {
+    format!("{tier}-{domain}")
+}
+
+pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> {
+    let queues = f
+        .teams
+        .iter()
+        .map(|t| {
+            let mut capability = vec![(GPU_RESOURCE.to_string(), t.ceiling)];
+            // MIG and shared resources of the team and its descendants (a parent queue's
+            // deserved must cover its children's).
+            let mut sums: BTreeMap<String, u32> = BTreeMap::new();
+            for u in f
+                .teams
+                .iter()
+                .filter(|u| f.c.team_chain(&u.name).iter().any(|x| x.name == t.name))
+            {
+                for (k, v) in &u.mig {
+                    *sums.entry(k.clone()).or_insert(0) += v;
+                }
+                if u.shared > 0 {
+                    *sums.entry(SHARED_RESOURCE.to_string()).or_insert(0) += u.shared;
+                }
+            }
+            let extra: Vec<(String, u32)> = sums.into_iter().collect();
+            capability.extend(extra.iter().cloned());
+            capability.sort();
+            let mut deserved = vec![(GPU_RESOURCE.to_string(), t.guarantee)];
+            deserved.extend(extra.iter().cloned());
+            deserved.sort();
+            Queue {
+                name: t.name.clone(),
+                parent: t.parent.clone(),
+                weight: t.guarantee.clamp(1, 65535),
+                priority: t.rank,
+                capability,
+                guarantee: vec![(GPU_RESOURCE.to_string(), t.guarantee)],
+                deserved,
+            }
+        })
+        .collect();
+
+    // HyperNodes, innermost tier first. A domain's members are the domains of the tier
+    // below that lie inside it, plus its nodes that are in no such domain.
+    let mut hypernodes = Vec::new();
+    let mut below: Option<&str> = None;
+    for t in &f.tiers {
+        let mut doms: BTreeMap<&str, Vec<&super::facts::NodeFacts>> = BTreeMap::new();
+        for n in &f.nodes {
+            if let Some(d) = n.domains.get(&t.name) {
+                doms.entry(d.as_str()).or_default().push(n);
+            }
+        }
+        for (d, nodes) in doms {
+            let mut members = Vec::new();
+            let mut children: Vec<String> = Vec::new();
+            for n in &nodes {
+                match below.and_then(|b| n.domains.get(b).map(|x| (b, x))) {
+                    Some((b, x)) => {
+                        let name = hn_name(b, x);
+                        if !children.contains(&name) {
+                            children.push(name);
+                        }
+                    }
+                    None => members.push(Member {
+                        kind: "Node",
+                        name: n.name.clone(),
+                    }),
+                }
+            }
+            children.sort();
+            members.extend(children.into_iter().map(|name| Member {
+                kind: "HyperNode",
+                name,
+            }));
+            hypernodes.push(HyperNode {
+                name: hn_name(&t.name, d),
+                tier: t.number,
+                tier_name: t.name.clone(),
+                members,
+            });
+        }
+        below = Some(&t.name);
+    }
+
+    let ctx = Ctx {
+        header: f.header(),
+        queues,
+        hypernodes,
+    };
+    let mut files = Files::new();
+    files.insert(
+        "queues.yaml".into(),
+        run(env, "volcano/queues.yaml.j2", &ctx)?,
+    );
+    if !ctx.hypernodes.is_empty() {
+        files.insert(
+            "hypernodes.yaml".into(),
+            run(env, "volcano/hypernodes.yaml.j2", &ctx)?,
+        );
+    }
+    for c in f.classes.iter().filter(|c| c.kind == "training") {
+        // hard: the required tier (or the next one the fabric has); soft: only preferred.
+        let (mode, tier) = match (&c.required, &c.preferred) {
+            (Some(r), _) if r == "node" || c.pods <= 1 => (None, None),
+            (Some(r), _) => match f.tier_at_least(r) {
+                Some(t) => (Some("hard"), Some(t.number)),
+                None => (None, None),
+            },
+            (None, Some(p)) => match f.tier_at_least(p) {
+                Some(t) => (Some("soft"), Some(t.number)),
+                None => (None, None),
+            },
+            _ => (None, None),
+        };
+        let ctx = JobCtx {
+            header: f.header(),
+            c,
+            mode,
+            highest_tier: tier,
+            pool_label: super::facts::POOL_LABEL,
+            tolerations: tolerations(&c.tolerations),
+        };
+        files.insert(
+            format!("jobs/{}.yaml", c.name),
+            run(env, "volcano/job.yaml.j2", &ctx)?,
+        );
+    }
+    Ok(files)
+}
