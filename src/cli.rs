@@ -247,4 +247,27 @@ pub enum ImportKind {
         #[arg(long)]
         model: Option<String>,
     },
+    /// The Alibaba GPU trace (openb, the FGD paper's benchmark): nodes with GPU model,
+    /// CPU and memory; pods sampled until their GPUs reach `--load` x capacity.
+    Openb {
+        /// Node list, e.g. `openb_node_list_gpu_node.csv`.
+        #[arg(long)]
+        nodes: PathBuf,
+        /// Pod list, e.g. `openb_pod_list_default.csv`.
+        #[arg(long)]
+        pods: PathBuf,
+        /// Requested GPUs to sample, as a multiple of the cluster's GPUs.
+        #[arg(long, default_value_t = 1.0)]
+        load: f64,
+        /// Seed of the sampling (the paper uses 42 to 51).
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// One class per sampled pod, named in arrival order (`pod-000001`...), instead of
+        /// one class per distinct pod: `--solver greedy` then places them online.
+        #[arg(long)]
+        per_pod: bool,
+        /// Folder to write `cluster.kdl` and `workloads.kdl` into.
+        #[arg(short = 'o', long = "out-dir", value_name = "DIR")]
+        out_dir: PathBuf,
+    },
 }

@@ -20,6 +20,14 @@ pub fn run(kind: &ImportKind, out: &Output) -> u8 {
         ImportKind::NvidiaSmiTopo { args, .. }
         | ImportKind::NvidiaSmiXml { args, .. }
         | ImportKind::MigLgip { args, .. } => args,
+        ImportKind::Openb {
+            nodes,
+            pods,
+            load,
+            seed,
+            per_pod,
+            out_dir,
+        } => return openb(nodes, pods, *load, *seed, *per_pod, out_dir, out),
     };
     let mut sources = SourceMap::new();
     let file = match crate::load::read_one(&args.file) {
@@ -47,7 +55,99 @@ fn kind_name(kind: &ImportKind) -> &'static str {
         ImportKind::NvidiaSmiTopo { .. } => "nvidia-smi-topo",
         ImportKind::NvidiaSmiXml { .. } => "nvidia-smi-xml",
         ImportKind::MigLgip { .. } => "mig-lgip",
+        ImportKind::Openb { .. } => "openb",
     }
+}
+
+/// GP705: an openb CSV row that cannot be read.
+pub const GP705: &str = "GP705";
+
+/// `gpuplan import openb`: reads both lists, samples, writes two KDL files.
+fn openb(
+    nodes: &Path,
+    pods: &Path,
+    load: f64,
+    seed: u64,
+    per_pod: bool,
+    dir: &Path,
+    out: &Output,
+) -> u8 {
+    use crate::generate::openb as ob;
+    let mut sources = SourceMap::new();
+    let mut texts = Vec::new();
+    for p in [nodes, pods] {
+        match crate::load::read_one(p) {
+            Ok(t) => texts.push(t),
+            Err(d) => {
+                out.diagnostics(&sources, &[d], Format::Human);
+                return 1;
+            }
+        }
+    }
+    let fail = |sources: &mut SourceMap, path: &Path, text: &str, (line, msg): ob::CsvError| {
+        let file = sources.add(path.to_string_lossy().replace('\\', "/"), text.to_string());
+        let start: usize = text
+            .lines()
+            .take(line.saturating_sub(1))
+            .map(|l| l.len() + 1)
+            .sum();
+        let len = text.lines().nth(line.saturating_sub(1)).map_or(0, str::len);
+        let d = Diagnostic::error(GP705, format!("{}: line {line}: {msg}", path.display()))
+            .at(crate::source::Span::new(file, start, len), "this row")
+            .with_help(
+                "give the CSV files of the trace as published (cluster-trace-gpu-v2023/csv)",
+            );
+        out.diagnostics(sources, &[d], Format::Human);
+        1
+    };
+    let ns = match ob::parse_nodes(&texts[0]) {
+        Ok(n) => n,
+        Err(e) => return fail(&mut sources, nodes, &texts[0], e),
+    };
+    let ps = match ob::parse_pods(&texts[1]) {
+        Ok(p) => p,
+        Err(e) => return fail(&mut sources, pods, &texts[1], e),
+    };
+    if !(load > 0.0 && load <= 10.0) {
+        let d = Diagnostic::error(GP705, format!("--load {load} is out of range")).with_help(
+            "give a multiple of the cluster's GPUs above 0, e.g. --load 1.0 (at most 10)",
+        );
+        out.diagnostics(&sources, &[d], Format::Human);
+        return 1;
+    }
+    let name = |p: &Path| {
+        p.file_name()
+            .map_or(String::new(), |f| f.to_string_lossy().into_owned())
+    };
+    let command = format!(
+        "gpuplan import openb --nodes {} --pods {} --load {load} --seed {seed}{}",
+        name(nodes),
+        name(pods),
+        if per_pod { " --per-pod" } else { "" }
+    );
+    let files = ob::convert(
+        &ns,
+        &ps,
+        &ob::OpenbOptions {
+            load,
+            seed,
+            aggregate: !per_pod,
+            command,
+        },
+    );
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        let d = Diagnostic::error(GP704, format!("cannot create {}: {e}", dir.display()))
+            .with_help("choose a folder you can write to");
+        out.diagnostics(&sources, &[d], Format::Human);
+        return 1;
+    }
+    for (f, text) in files {
+        let rc = emit(out, Some(&dir.join(f)), &text);
+        if rc != 0 {
+            return rc;
+        }
+    }
+    0
 }
 
 fn naming(n: &NamingArgs) -> Naming {
@@ -79,6 +179,7 @@ pub fn convert(
                     });
             return (text, diags);
         }
+        ImportKind::Openb { .. } => return (None, Vec::new()),
     };
     let text = inv
         .filter(|_| !diags.iter().any(Diagnostic::is_error))

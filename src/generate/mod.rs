@@ -5,6 +5,7 @@
 //! small deterministic PRNG ([`Rng`], SplitMix64) seeded by the caller, so the same
 //! options always give byte-identical files.
 
+pub mod openb;
 pub mod superpod;
 
 pub use superpod::{Mix, Stats, SuperpodOptions, superpod, superpod_with_stats};

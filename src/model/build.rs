@@ -170,6 +170,7 @@ fn build_class(spec: &Spec, d: &crate::spec::ClassDecl) -> NodeClass {
     NodeClass {
         name: d.name.value.clone(),
         span: d.span,
+        cpu_declared: cpu.is_some(),
         sockets: cpu
             .and_then(|c| c.sockets.as_ref())
             .map(|v| v.value)
@@ -567,6 +568,20 @@ fn build_policy(spec: &Spec, c: &mut Cluster) {
             min_compute: w.min_compute.as_ref().map(|m| m.value),
             share: w.share.as_ref().and_then(|s| Isolation::parse(&s.value)),
             per_gpu: w.per_gpu.as_ref().map(|p| p.value),
+            cpu_milli: w
+                .cpu_request
+                .as_ref()
+                .map(|c| (c.value.max(0.0) * 1000.0).round() as u64)
+                .unwrap_or(0),
+            host_memory: w
+                .memory_request
+                .as_ref()
+                .map(|m| m.value)
+                .unwrap_or(Bytes(0)),
+            gpu_milli: w
+                .fraction
+                .as_ref()
+                .map(|f| (f.value * 1000.0).round().clamp(0.0, 1000.0) as u32),
         });
     }
     c.workloads.sort_by(|a, b| a.name.cmp(&b.name));

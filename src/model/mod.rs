@@ -140,6 +140,9 @@ pub struct NodeClass {
     pub name: String,
     #[serde(skip)]
     pub span: Span,
+    /// Whether the class declares `cpu` (packed classes are limited by it only then).
+    #[serde(skip)]
+    pub cpu_declared: bool,
     pub sockets: u32,
     pub cores_per_socket: u32,
     pub threads_per_core: u32,
@@ -331,12 +334,36 @@ pub struct Workload {
     pub min_compute: Option<u32>,
     pub share: Option<Isolation>,
     pub per_gpu: Option<u32>,
+    /// CPU per replica in millicores (`requests cpu=`), 0 when not given.
+    pub cpu_milli: u64,
+    /// Host memory per replica (`requests memory=`), 0 when not given.
+    pub host_memory: Bytes,
+    /// Share of one GPU per replica in 1/1000 (`fraction`), when given.
+    pub gpu_milli: Option<u32>,
 }
 
 impl Workload {
     /// Whether a GPU model is acceptable to this workload.
     pub fn accepts(&self, model: &str) -> bool {
         self.models.is_empty() || self.models.iter().any(|m| m == model)
+    }
+
+    /// Packed on nodes by CPU, host memory and GPU share (`requests` or `fraction`, or
+    /// whole-GPU inference with `gpus 0`): placed per node and GPU, not in pools.
+    pub fn packed(&self) -> bool {
+        self.kind == WorkloadKind::Inference
+            && (self.cpu_milli > 0
+                || self.host_memory.0 > 0
+                || self.gpu_milli.is_some()
+                || self.gpus_per_replica == 0)
+    }
+
+    /// GPU share of one packed replica in 1/1000 GPU (1000 per whole GPU).
+    pub fn packed_gpu_milli(&self) -> u64 {
+        match self.gpu_milli {
+            Some(m) => m as u64,
+            None => self.gpus_per_replica as u64 * 1000,
+        }
     }
 
     /// GPUs per node a gang takes on a node with `node_gpus` GPUs.
@@ -386,6 +413,43 @@ impl Cluster {
 
     pub fn model_of(&self, gpu: &Gpu) -> Option<&GpuModel> {
         gpu.model.as_ref().and_then(|m| self.models.get(m))
+    }
+
+    /// CPU of a node in millicores (sockets x cores x threads), when its class says.
+    pub fn node_cpu_milli(&self, n: NodeIdx) -> Option<u64> {
+        let k = self.classes.get(&self.nodes[n].class)?;
+        if !k.cpu_declared {
+            return None;
+        }
+        let threads =
+            k.sockets as u64 * k.cores_per_socket as u64 * k.threads_per_core.max(1) as u64;
+        (threads > 0).then_some(threads * 1000)
+    }
+
+    /// Host memory of a node in bytes, when its class says.
+    pub fn node_memory(&self, n: NodeIdx) -> Option<u64> {
+        self.classes.get(&self.nodes[n].class)?.memory.map(|m| m.0)
+    }
+
+    /// Whether one replica of a packed workload fits an empty node: an acceptable GPU
+    /// model (unless CPU-only), enough usable GPUs, CPU and host memory. Unknown CPU or
+    /// memory (not declared on the node class) does not limit.
+    pub fn packed_fits_node(&self, w: &Workload, n: NodeIdx) -> bool {
+        let node = &self.nodes[n];
+        let milli = w.packed_gpu_milli();
+        if milli > 0 {
+            let usable: Vec<&Gpu> = node
+                .usable_gpus()
+                .filter(|g| g.model.as_deref().is_some_and(|m| w.accepts(m)))
+                .collect();
+            if (usable.len() as u64) < milli.div_ceil(1000) {
+                return false;
+            }
+        } else if node.cordon {
+            return false;
+        }
+        self.node_cpu_milli(n).is_none_or(|c| c >= w.cpu_milli)
+            && self.node_memory(n).is_none_or(|m| m >= w.host_memory.0)
     }
 
     /// Total GPUs available for planning.

@@ -17,7 +17,7 @@
 //! same assignment gives byte-identical JSON.
 
 use super::{
-    FORMAT_VERSION, Gang, GpuLayout, Headroom, MigInstance, NodeGpus, NodePool, Placement,
+    FORMAT_VERSION, Gang, GpuLayout, Headroom, MigInstance, NodeGpus, NodePool, Packed, Placement,
     PoolMode, Share, SolverSummary, Span, Summary, TeamUsage, WorkloadPlacement,
 };
 use crate::model::topology::Vertex;
@@ -166,6 +166,22 @@ pub(crate) fn records(c: &Cluster, a: &Assignment) -> Vec<Record> {
             amount: *n as f64 / per_gpu.max(1) as f64,
         });
     }
+    for (wi, ni, gs, k) in &a.packed {
+        let milli = c.workloads[*wi].packed_gpu_milli();
+        for g in gs {
+            out.push(Record {
+                workload: *wi,
+                node: *ni,
+                gpu: *g,
+                model: model_name(c, *ni, *g),
+                amount: if gs.len() > 1 || milli >= 1000 {
+                    *k as f64
+                } else {
+                    *k as f64 * milli as f64 / 1000.0
+                },
+            });
+        }
+    }
     out
 }
 
@@ -295,9 +311,21 @@ fn workload(c: &Cluster, a: &Assignment, wi: usize, gpus_placed: f64) -> Workloa
         })
         .collect();
     shares.sort();
+    let mut packed: Vec<Packed> = a
+        .packed
+        .iter()
+        .filter(|p| p.0 == wi)
+        .map(|(_, ni, gs, k)| Packed {
+            node: node_name(c, *ni),
+            gpus: gs.clone(),
+            replicas: *k,
+        })
+        .collect();
+    packed.sort();
     let placed = gangs.len() as u32
         + mig_instances.len() as u32
-        + shares.iter().map(|s| s.replicas).sum::<u32>();
+        + shares.iter().map(|s| s.replicas).sum::<u32>()
+        + packed.iter().map(|p| p.replicas).sum::<u32>();
     let mig_profiles = a
         .mig_profiles
         .iter()
@@ -324,6 +352,7 @@ fn workload(c: &Cluster, a: &Assignment, wi: usize, gpus_placed: f64) -> Workloa
         mig_profiles,
         mig_instances,
         shares,
+        packed,
         unplaced: Vec::new(),
     }
 }
@@ -338,6 +367,7 @@ pub(crate) fn replica_equivalent(c: &Cluster, wi: usize) -> f64 {
             Usage::Gang { gpus, .. } => gpus as f64,
             Usage::Mig => 1.0,
             Usage::Shared { per_gpu, .. } => 1.0 / per_gpu as f64,
+            Usage::Packed { milli } => milli as f64 / 1000.0,
         },
     }
 }
@@ -390,6 +420,17 @@ fn summary(c: &Cluster, a: &Assignment) -> Summary {
     for (_, ni, gi, _) in &a.shares {
         held.insert((*ni, *gi), 1.0);
     }
+    for (wi, ni, gs, k) in &a.packed {
+        let milli = c.workloads[*wi].packed_gpu_milli();
+        for g in gs {
+            let share = if gs.len() > 1 || milli >= 1000 {
+                1.0
+            } else {
+                *k as f64 * milli as f64 / 1000.0
+            };
+            *held.entry((*ni, *g)).or_default() += share;
+        }
+    }
     let allocated: f64 = held.values().map(|v| v.min(1.0)).sum();
     let priced = c.models.values().any(|m| m.price_per_hour.is_some());
     let cost: f64 = held
@@ -432,6 +473,9 @@ pub(crate) fn free_whole_gpus(
     }
     busy.extend(a.mig_instances.iter().map(|m| (m.1, m.2)));
     busy.extend(a.shares.iter().map(|s| (s.1, s.2)));
+    for (_, ni, gs, _) in &a.packed {
+        busy.extend(gs.iter().map(|g| (*ni, *g)));
+    }
     let mut out = BTreeSet::new();
     for (ni, n) in c.nodes.iter().enumerate() {
         if !whole.contains(n.name.as_str()) {

@@ -330,6 +330,7 @@ fn capacity_reason(c: &Cluster, facts: &Facts, w: &Workload, wi: usize, missing:
         Usage::Mig => "a MIG instance",
         Usage::Shared { mps: true, .. } => "a share of an MPS GPU",
         Usage::Shared { mps: false, .. } => "a share of a time-sliced GPU",
+        Usage::Packed { milli } => return packed_capacity(w, milli, missing),
     };
     let runs = runs_on_models(c, w);
     let mut held = Held::new();
@@ -347,6 +348,36 @@ fn capacity_reason(c: &Cluster, facts: &Facts, w: &Workload, wi: usize, missing:
     format!(
         "{missing} replica(s) of `{}` found no free room for {kind}{after}",
         w.name
+    )
+}
+
+/// A packed class: what one replica asks a node for.
+fn packed_capacity(w: &Workload, milli: u64, missing: u32) -> String {
+    let mut parts = Vec::new();
+    if milli >= 1000 {
+        parts.push(format!(
+            "{} whole GPU(s) of {}",
+            milli / 1000,
+            models_text(w)
+        ));
+    } else if milli > 0 {
+        parts.push(format!(
+            "{}% of one GPU of {}",
+            milli as f64 / 10.0,
+            models_text(w)
+        ));
+    }
+    if w.cpu_milli > 0 {
+        parts.push(format!("{} CPU", w.cpu_milli as f64 / 1000.0));
+    }
+    if w.host_memory.0 > 0 {
+        parts.push(format!("{} host memory", w.host_memory));
+    }
+    format!(
+        "{missing} replica(s) of `{}` found no node with {} free at once (the cluster's free \
+         capacity is fragmented across nodes and GPUs, or taken)",
+        w.name,
+        parts.join(", ")
     )
 }
 

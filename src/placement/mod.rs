@@ -131,6 +131,15 @@ pub struct Share {
     pub replicas: u32,
 }
 
+/// Replicas of a packed class (`requests`, `fraction`) on one node: on one GPU for a
+/// fractional class, on whole GPUs for a whole-GPU class, on none for a CPU-only class.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Packed {
+    pub node: String,
+    pub gpus: Vec<u32>,
+    pub replicas: u32,
+}
+
 /// Why (part of) a workload class was not placed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Unplaced {
@@ -159,6 +168,9 @@ pub struct WorkloadPlacement {
     pub mig_profiles: std::collections::BTreeMap<String, String>,
     pub mig_instances: Vec<MigInstance>,
     pub shares: Vec<Share>,
+    /// Packed replicas (classes with `requests` or `fraction`), by node.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packed: Vec<Packed>,
     pub unplaced: Vec<Unplaced>,
 }
 

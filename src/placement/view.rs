@@ -164,6 +164,21 @@ fn workload(s: &mut String, w: &WorkloadPlacement) {
         );
         nodes.extend(w.shares.iter().map(|x| x.node.clone()));
     }
+    if !w.packed.is_empty() {
+        let on: BTreeSet<&str> = w.packed.iter().map(|x| x.node.as_str()).collect();
+        let gpus: BTreeSet<(&str, u32)> = w
+            .packed
+            .iter()
+            .flat_map(|x| x.gpus.iter().map(move |g| (x.node.as_str(), *g)))
+            .collect();
+        let _ = write!(
+            line,
+            ", packed on {} ({})",
+            plural(on.len() as u32, "node", "nodes"),
+            plural(gpus.len() as u32, "GPU", "GPUs")
+        );
+        nodes.extend(w.packed.iter().map(|x| x.node.clone()));
+    }
     let _ = writeln!(s, "{line}");
     if !nodes.is_empty() {
         let list: Vec<String> = nodes.into_iter().collect();

@@ -103,10 +103,15 @@ struct State<'c> {
 pub fn solve(c: &Cluster) -> (Assignment, SolveInfo) {
     let start = std::time::Instant::now();
     let mut s = State::new(c);
-    for wi in priority_order(c) {
-        place_class(&mut s, wi);
+    let order = priority_order(c);
+    for &wi in &order {
+        if !c.workloads[wi].packed() {
+            place_class(&mut s, wi);
+        }
     }
-    let a = s.finish();
+    let ledger = std::mem::take(&mut s.ledger);
+    let mut a = s.finish();
+    place_packed(c, &order, ledger, &mut a);
     (
         a,
         SolveInfo {
@@ -290,6 +295,7 @@ fn place_class(s: &mut State, wi: usize) {
                 }
             }
         }
+        Usage::Packed { .. } => {} // placed after the other classes: `place_packed`
         Usage::Mig => {
             for _ in 0..w.replicas {
                 match place_mig(s, wi, cursor) {
@@ -312,6 +318,51 @@ fn place_class(s: &mut State, wi: usize) {
             }
         }
     }
+}
+
+/// Packed classes (`requests`, `fraction`), after the others, in priority then name
+/// order: each replica on the first node (name order) with enough CPU, host memory and
+/// GPU share, within the team's ceilings; a replica that fits nowhere ends its class.
+fn place_packed(c: &Cluster, order: &[usize], mut ledger: Ledger, a: &mut Assignment) {
+    use super::pack::{self, Bins, Policy};
+    if !order.iter().any(|w| c.workloads[*w].packed()) {
+        return;
+    }
+    let nodes: Vec<NodeIdx> = (0..c.nodes.len())
+        .filter(|n| a.node_mode[*n].is_none_or(|m| m == PoolMode::WholeGpu))
+        .collect();
+    let mut bins = Bins::new(c, a, nodes.iter().copied());
+    for &wi in order {
+        let w = &c.workloads[wi];
+        if !w.packed() {
+            continue;
+        }
+        let amount = w.packed_gpu_milli() as f64 / 1000.0;
+        let mut cursor = 0;
+        for _ in 0..w.replicas {
+            let Some((n, gs)) = bins.place(c, wi, &nodes[cursor..], Policy::FirstFit) else {
+                break;
+            };
+            let model = gs
+                .first()
+                .and_then(|g| c.nodes[n].gpus.iter().find(|x| x.index == *g))
+                .and_then(|x| x.model.clone())
+                .unwrap_or_default();
+            let charge = [Charge {
+                model: &model,
+                pool: c.pool_of(n).map(|p| p.name.as_str()),
+                amount,
+            }];
+            if !ledger.admits(c, &w.team, &charge) {
+                bins.give_back(c, wi, n, &gs);
+                break;
+            }
+            ledger.add(c, &w.team, &charge);
+            cursor = nodes.iter().position(|x| *x == n).unwrap_or(cursor);
+            pack::record(a, wi, n, gs, w.packed_gpu_milli() >= 1000);
+        }
+    }
+    a.packed.sort();
 }
 
 /// The usable GPUs of each domain of a tier, grouped by node (node order), computed

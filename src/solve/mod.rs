@@ -6,6 +6,7 @@
 //! it into the reported value (admission, reasons, team usage, headroom), and
 //! `placement::check` verifies it independently. good_lp types never leave `ilp`.
 
+pub mod pack;
 pub mod sizing;
 
 use crate::model::NodeIdx;
@@ -55,6 +56,10 @@ pub struct Assignment {
     pub mig_instances: Vec<(usize, NodeIdx, u32, &'static str)>,
     /// Shared GPUs: (workload, node, gpu, replicas).
     pub shares: Vec<(usize, NodeIdx, u32, u32)>,
+    /// Packed replicas: (workload, node, GPU indexes, replicas). A fractional class has
+    /// one GPU per entry, a whole-GPU class one replica per entry, a CPU-only class no
+    /// GPUs.
+    pub packed: Vec<(usize, NodeIdx, Vec<u32>, u32)>,
     /// Right-sized MIG profile per (workload, GPU model).
     pub mig_profiles: BTreeMap<(usize, String), &'static str>,
 }

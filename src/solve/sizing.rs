@@ -14,10 +14,18 @@ pub enum Usage {
     Mig,
     /// `per_gpu` replicas share one GPU by time-slicing or MPS.
     Shared { mps: bool, per_gpu: u32 },
+    /// Replicas packed per node by CPU, host memory and GPU share (`milli` of one GPU,
+    /// 1000 per whole GPU, 0 for a CPU-only replica).
+    Packed { milli: u64 },
 }
 
 /// The usage of a workload on nodes with `node_gpus` GPUs.
 pub fn usage(w: &Workload, node_gpus: u32) -> Usage {
+    if w.packed() {
+        return Usage::Packed {
+            milli: w.packed_gpu_milli(),
+        };
+    }
     match w.kind {
         WorkloadKind::Training => Usage::Gang {
             gpus: w.gang_gpus.max(1),
@@ -91,6 +99,7 @@ pub fn gpu_equivalent(c: &Cluster, w: &Workload, model: &GpuModel, node_gpus: u3
             _ => 1.0,
         },
         Usage::Shared { per_gpu, .. } => 1.0 / per_gpu as f64,
+        Usage::Packed { milli } => milli as f64 / 1000.0,
     }
 }
 
@@ -101,7 +110,7 @@ pub fn runs_on(c: &Cluster, w: &Workload, model: &GpuModel) -> bool {
     }
     match usage(w, 1) {
         Usage::Mig => mig_profile(c, w, model).is_some(),
-        Usage::Shared { .. } | Usage::Gang { .. } => {
+        Usage::Shared { .. } | Usage::Gang { .. } | Usage::Packed { .. } => {
             // A replica's footprint must fit the GPU (shared GPUs have no memory isolation,
             // but one replica larger than the GPU never runs).
             w.memory

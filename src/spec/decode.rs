@@ -299,6 +299,9 @@ fn decode_top(v: NodeView, spec: &mut Spec, diags: &mut Diagnostics) {
                 min_compute: v.child("min-compute").and_then(|c| c.arg_u32(0)),
                 share: share.and_then(|s| s.arg_str(0)),
                 per_gpu: share.and_then(|s| s.prop_u32("per-gpu")),
+                cpu_request: v.child("requests").and_then(|c| c.prop_f64("cpu")),
+                memory_request: v.child("requests").and_then(|c| c.prop_bytes("memory")),
+                fraction: v.child("fraction").and_then(|c| c.arg_percent(0)),
             });
         }
         "mig" => {

@@ -262,6 +262,12 @@ pub struct WorkloadDecl {
     pub min_compute: Option<S<u32>>,
     pub share: Option<S<String>>,
     pub per_gpu: Option<S<u32>>,
+    /// `requests cpu=`: CPU cores per replica.
+    pub cpu_request: Option<S<f64>>,
+    /// `requests memory=`: host memory per replica.
+    pub memory_request: Option<S<Bytes>>,
+    /// `fraction`: share of one GPU per replica (0..1).
+    pub fraction: Option<S<f64>>,
 }
 
 #[derive(Clone, Debug)]

@@ -16,6 +16,7 @@ use crate::model::{Cluster, Isolation, NodeIdx, Tier, Workload};
 use crate::spec::WorkloadKind;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod packed;
 mod policy;
 use policy::{check_priority, check_summary, check_teams};
 
@@ -101,6 +102,7 @@ pub fn check(c: &Cluster, p: &Placement) -> Vec<String> {
         check_mig(&mut k, w, wp);
         check_shares(&mut k, w, wp);
     }
+    packed::check_packed(&mut k, p);
     check_layouts(&mut k, p);
     check_modes(&mut k, p);
     check_teams(&mut k);
@@ -198,7 +200,8 @@ impl<'c> Walk<'c> {
 fn check_counts(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
     let placed = wp.gangs.len() as u32
         + wp.mig_instances.len() as u32
-        + wp.shares.iter().map(|s| s.replicas).sum::<u32>();
+        + wp.shares.iter().map(|s| s.replicas).sum::<u32>()
+        + wp.packed.iter().map(|s| s.replicas).sum::<u32>();
     if placed != wp.replicas_placed {
         k.errors.push(format!(
             "`{}`: replicas_placed is {} but the lists hold {placed}",

@@ -44,6 +44,9 @@ pub(super) fn check_teams(k: &mut Walk) {
     }
 }
 
+/// Packed classes (`requests`) are not judged here: CPU and host memory, not only GPUs,
+/// decide where they fit.
+///
 /// A whole-GPU gang class left out for capacity must not fit into free GPUs plus GPUs
 /// held by strictly lower-priority gangs, in some domain of its required tier. "Fits"
 /// is judged conservatively: a gang needs `ceil(size / per-node)` distinct nodes, each
@@ -56,7 +59,7 @@ pub(super) fn check_priority(k: &mut Walk, p: &Placement) {
         .iter()
         .filter(|wp| wp.unplaced.iter().any(|u| u.reason == "capacity"))
         .filter_map(|wp| c.workloads.iter().find(|w| w.name == wp.name))
-        .filter(|w| kind(w) == Kind::Gang)
+        .filter(|w| kind(w) == Kind::Gang && !w.packed())
         .collect();
     if classes.is_empty() {
         return;

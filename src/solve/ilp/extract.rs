@@ -180,7 +180,73 @@ pub fn assignment(c: &Cluster, p: &Problem, f: &Formulation, values: &[f64]) -> 
     }
     mig(c, p, f, values, &by_mode, &mut a);
     shared(c, p, f, values, &by_mode, &mut a);
+    packed(c, p, f, values, &by_mode, &mut a);
     a
+}
+
+/// Packed classes onto whole-GPU nodes: first the counts the ILP chose per group (on
+/// that group's nodes, best-aligned node first), then what did not fit there on any
+/// node; CPU-only classes last, on what is left (they take no GPU, so every replica
+/// is tried).
+fn packed(
+    c: &Cluster,
+    p: &Problem,
+    f: &Formulation,
+    values: &[f64],
+    by_mode: &BTreeMap<(usize, PoolMode), Vec<NodeIdx>>,
+    a: &mut Assignment,
+) {
+    use crate::solve::pack::{self, Bins, Policy};
+    if p.packed.is_empty() {
+        return;
+    }
+    let mut whole: Vec<NodeIdx> = (0..p.groups.len())
+        .filter_map(|gi| by_mode.get(&(gi, PoolMode::WholeGpu)))
+        .flatten()
+        .copied()
+        .collect();
+    whole.sort_by(|x, y| c.nodes[*x].name.cmp(&c.nodes[*y].name));
+    let mut bins = Bins::new(c, a, whole.iter().copied());
+    let mut left: Vec<(usize, u64)> = Vec::new();
+    let mut cpu_only: Vec<(usize, u64)> = Vec::new();
+    for w in pack::largest_first(c, p.packed.keys().copied()) {
+        let wl = &c.workloads[w];
+        if wl.packed_gpu_milli() == 0 {
+            cpu_only.push((w, wl.replicas as u64));
+            continue;
+        }
+        let mut placed = 0;
+        for gi in 0..p.groups.len() {
+            let Some(v) = f.pk.get(&(w, gi)) else {
+                continue;
+            };
+            let nodes = by_mode
+                .get(&(gi, PoolMode::WholeGpu))
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            for _ in 0..val(values, v.1) {
+                let Some((n, gs)) = bins.place(c, w, nodes, Policy::Aligned) else {
+                    break;
+                };
+                pack::record(a, w, n, gs, wl.packed_gpu_milli() >= 1000);
+                placed += 1;
+            }
+        }
+        let admitted = f.a.get(&w).map(|v| val(values, v.1)).unwrap_or(0);
+        if admitted > placed {
+            left.push((w, admitted - placed));
+        }
+    }
+    for (w, k) in left.into_iter().chain(cpu_only) {
+        let whole_gpus = c.workloads[w].packed_gpu_milli() >= 1000;
+        for _ in 0..k {
+            let Some((n, gs)) = bins.place(c, w, &whole, Policy::Aligned) else {
+                break;
+            };
+            pack::record(a, w, n, gs, whole_gpus);
+        }
+    }
+    a.packed.sort();
 }
 
 /// One gang to place: the shape, its per-share footprint, and the groups (with share

@@ -47,6 +47,8 @@ pub struct Formulation {
     /// Shared GPUs per (workload, model).
     pub t: BTreeMap<(usize, String), Col>,
     pub u: BTreeMap<String, Col>,
+    /// Packed replicas per (workload, group).
+    pub pk: BTreeMap<(usize, usize), Col>,
     pub constraints: Vec<good_lp::Constraint>,
     /// Smallest per-share footprint that keeps volume packing exact: (shape, mode, group).
     pub footprint: BTreeMap<(usize, usize, usize), u32>,
@@ -84,11 +86,18 @@ impl Formulation {
             r: BTreeMap::new(),
             t: BTreeMap::new(),
             u: BTreeMap::new(),
+            pk: BTreeMap::new(),
             constraints: Vec::new(),
             footprint: BTreeMap::new(),
         };
         f.pools(c, p);
-        f.gangs(c, p);
+        let mut volume = f.gangs(c, p);
+        f.packed(c, p, &mut volume);
+        for (gi, vol) in volume {
+            let g = &p.groups[gi];
+            let n = f.n[&(gi, PoolMode::WholeGpu)].0;
+            f.constraints.push(vol.leq((g.gpus as f64) * n));
+        }
         f.mig(c, p);
         f.shared(c, p);
         f.quotas(c, p);
@@ -131,7 +140,8 @@ impl Formulation {
         }
     }
 
-    fn gangs(&mut self, c: &Cluster, p: &Problem) {
+    /// Gang variables; returns the whole-GPU volume used per group.
+    fn gangs(&mut self, c: &Cluster, p: &Problem) -> BTreeMap<usize, Expression> {
         let mut volume: BTreeMap<usize, Expression> = BTreeMap::new();
         for (si, s) in p.shapes.iter().enumerate() {
             let mut gangs = Expression::from(0.0);
@@ -203,10 +213,60 @@ impl Formulation {
             }
             self.constraints.push(admitted.eq(gangs));
         }
-        for (gi, vol) in volume {
+        volume
+    }
+
+    /// Packed replicas per group: their GPU shares join the group's whole-GPU volume,
+    /// their CPU and host memory are bounded by the group's nodes (aggregated: the
+    /// post-pass packs them onto nodes and GPUs).
+    fn packed(&mut self, c: &Cluster, p: &Problem, volume: &mut BTreeMap<usize, Expression>) {
+        let mut cpu: BTreeMap<usize, Expression> = BTreeMap::new();
+        let mut mem: BTreeMap<usize, Expression> = BTreeMap::new();
+        for (&w, models) in &p.packed {
+            let wl = &c.workloads[w];
+            let milli = wl.packed_gpu_milli();
+            let mut sum = Expression::from(0.0);
+            for (gi, g) in p.groups.iter().enumerate() {
+                if !self.n.contains_key(&(gi, PoolMode::WholeGpu))
+                    || (milli > 0 && !models.contains(&g.model))
+                    || !c.packed_fits_node(wl, g.nodes[0])
+                {
+                    continue;
+                }
+                let v = self.add(0.0, wl.replicas as f64);
+                sum += v.0;
+                if milli > 0 {
+                    *volume.entry(gi).or_insert_with(|| Expression::from(0.0)) +=
+                        (milli as f64 / 1000.0) * v.0;
+                }
+                if wl.cpu_milli > 0 {
+                    *cpu.entry(gi).or_insert_with(|| Expression::from(0.0)) +=
+                        (wl.cpu_milli as f64 / 1000.0) * v.0;
+                }
+                if wl.host_memory.0 > 0 {
+                    *mem.entry(gi).or_insert_with(|| Expression::from(0.0)) +=
+                        wl.host_memory.gib() * v.0;
+                }
+                self.pk.insert((w, gi), v);
+            }
+            let a = self.add(0.0, wl.replicas as f64);
+            self.constraints.push(sum.eq(a.0));
+            self.a.insert(w, a);
+        }
+        for (gi, e) in cpu {
             let g = &p.groups[gi];
-            let n = self.n[&(gi, PoolMode::WholeGpu)].0;
-            self.constraints.push(vol.leq((g.gpus as f64) * n));
+            if let Some(k) = c.node_cpu_milli(g.nodes[0]) {
+                let n = self.n[&(gi, PoolMode::WholeGpu)].0;
+                self.constraints.push(e.leq((k as f64 / 1000.0) * n));
+            }
+        }
+        for (gi, e) in mem {
+            let g = &p.groups[gi];
+            if let Some(m) = c.node_memory(g.nodes[0]) {
+                let n = self.n[&(gi, PoolMode::WholeGpu)].0;
+                self.constraints
+                    .push(e.leq(crate::units::Bytes(m).gib() * n));
+            }
         }
     }
 
@@ -401,6 +461,20 @@ impl Formulation {
                     Vec::new()
                 };
             }
+        }
+        if p.packed.contains_key(&w) {
+            let coef = wl.packed_gpu_milli() as f64 / 1000.0;
+            if coef == 0.0 {
+                return Vec::new();
+            }
+            return self
+                .pk
+                .iter()
+                .filter(|((pw, gi), _)| {
+                    *pw == w && only_model.is_none_or(|om| p.groups[*gi].model == om)
+                })
+                .map(|(_, v)| (coef, *v))
+                .collect();
         }
         self.r
             .iter()

@@ -73,6 +73,8 @@ pub struct Problem {
     pub mig: BTreeMap<usize, BTreeMap<String, &'static MigProfile>>,
     /// Shared demand: workload -> (mps, per_gpu, models).
     pub shared: BTreeMap<usize, (bool, u32, Vec<String>)>,
+    /// Packed demand (CPU, host memory, GPU share per node): workload -> models.
+    pub packed: BTreeMap<usize, Vec<String>>,
     /// GPU-equivalents of one replica, per workload and model.
     pub equiv: BTreeMap<(usize, String), f64>,
     /// Fixed MIG layouts: (node, gpu) -> catalog profiles.
@@ -88,6 +90,7 @@ impl Problem {
             shapes: Vec::new(),
             mig: BTreeMap::new(),
             shared: BTreeMap::new(),
+            packed: BTreeMap::new(),
             equiv: BTreeMap::new(),
             fixed_layouts,
         };
@@ -154,6 +157,9 @@ impl Problem {
                 }
                 Usage::Shared { mps, per_gpu } => {
                     self.shared.insert(wi, (mps, per_gpu, models));
+                }
+                Usage::Packed { .. } => {
+                    self.packed.insert(wi, models);
                 }
             }
         }

@@ -10,7 +10,8 @@ pub static RULE: Rule = Rule {
     docs: r#"
 **What.** `replicas=0`; an `inference` class with neither `memory` nor `profile` (MIG) nor
 `gpus` (whole GPU); `profile` or `min-compute` with an isolation other than `mig`; `gpus`
-above 1 with a sharing isolation; a `dev` class without `share`, or `per-gpu=0`;
+above 1 with a sharing isolation; `gpus 0` (a CPU-only replica) without `requests`;
+`fraction` outside 0%..100% (exclusive), or combined with `gpus`, MIG or MPS; a `dev` class without `share`, or `per-gpu=0`;
 training-only settings on other kinds and vice versa are rejected by the language itself.
 
 **Why.** The planner sizes replicas from these values; without them it would have to guess.
@@ -44,7 +45,11 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
                     .as_ref()
                     .map(|i| i.value.as_str())
                     .unwrap_or("whole-gpu");
-                if !d.memory_given && d.profile.is_none() && d.gpus_per_replica.is_none() {
+                if !d.memory_given
+                    && d.profile.is_none()
+                    && d.gpus_per_replica.is_none()
+                    && d.fraction.is_none()
+                {
                     out.push(
                         Diagnostic::error(RULE.code, format!("{name} says nothing about its size"))
                             .at(d.span, "needs `memory`, `profile` or `gpus`")
@@ -87,12 +92,43 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
                         .with_help("multi-GPU replicas need isolation \"whole-gpu\""),
                     );
                 }
-                if let Some(g) = d.gpus_per_replica.as_ref().filter(|g| g.value == 0) {
+                let requests = d.cpu_request.is_some() || d.memory_request.is_some();
+                if let Some(g) = d
+                    .gpus_per_replica
+                    .as_ref()
+                    .filter(|g| g.value == 0 && !requests)
+                {
                     out.push(
                         Diagnostic::error(RULE.code, format!("{name} has gpus 0"))
                             .at(g.span, "zero")
-                            .with_help("use at least 1"),
+                            .with_help(
+                                "use at least 1, or give a CPU-only replica its \
+                                 `requests cpu=... memory=...`",
+                            ),
                     );
+                }
+                if let Some(f) = &d.fraction {
+                    let problem = if f.value <= 0.0 || f.value >= 1.0 {
+                        Some("a share of one GPU is above 0% and below 100%".to_string())
+                    } else if d.gpus_per_replica.is_some() {
+                        Some("`fraction` and `gpus` both size the replica".to_string())
+                    } else if iso == "mig" || iso == "mps" {
+                        Some(format!(
+                            "`fraction` cannot be combined with isolation `{iso}`"
+                        ))
+                    } else {
+                        None
+                    };
+                    if let Some(p) = problem {
+                        out.push(
+                            Diagnostic::error(RULE.code, format!("{name}: {p}"))
+                                .at(f.span, "GPU share")
+                                .with_help(
+                                    "write e.g. fraction \"50%\" alone; use gpus N for whole \
+                                     GPUs, or isolation \"mig\" with memory for MIG",
+                                ),
+                        );
+                    }
                 }
             }
             WorkloadKind::Dev => {

@@ -1,0 +1,393 @@
+//! The Alibaba GPU cluster trace v2023 ("openb", the FGD paper's benchmark) in gpuplan's
+//! language: `gpuplan import openb --nodes NODES.csv --pods PODS.csv`.
+//!
+//! Nodes keep their GPU model, CPU and memory (one node class per distinct
+//! combination). Pods are sampled uniformly with replacement until the GPUs they
+//! request (`num_gpu` x `gpu_milli`) reach `load` x the cluster's GPUs, as the paper's
+//! protocol does; then either identical pods become one inference class with replicas
+//! (`aggregate`, what a planner sees), or every sampled pod becomes its own class named
+//! in arrival order (`pod-000001`...), so that the greedy solver's name order is the
+//! arrival order (an online first-fit). Fractional pods get `fraction`, whole-GPU pods
+//! `gpus N`, CPU-only pods `gpus 0`; all get `requests cpu= memory=`; `gpu_spec` becomes
+//! `models`. Pure: CSV text in, KDL files out.
+
+use super::Rng;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenbNode {
+    pub name: String,
+    pub cpu_milli: u64,
+    pub memory_mib: u64,
+    pub gpus: u32,
+    pub model: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct OpenbPod {
+    pub cpu_milli: u64,
+    pub memory_mib: u64,
+    pub num_gpu: u32,
+    pub gpu_milli: u32,
+    /// Acceptable models (`|`-separated in the trace); empty = any.
+    pub gpu_spec: Vec<String>,
+}
+
+impl OpenbPod {
+    /// GPU requested in 1/1000 GPU.
+    pub fn gpu(&self) -> u64 {
+        self.num_gpu as u64 * self.gpu_milli as u64
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct OpenbOptions {
+    pub load: f64,
+    pub seed: u64,
+    /// One class per distinct pod (true) or one class per sampled pod.
+    pub aggregate: bool,
+    /// Header line naming the command that made the files.
+    pub command: String,
+}
+
+/// A CSV error: line number (1-based) and message.
+pub type CsvError = (usize, String);
+
+fn columns(header: &str) -> BTreeMap<String, usize> {
+    header
+        .split(',')
+        .enumerate()
+        .map(|(i, h)| (h.trim().to_string(), i))
+        .collect()
+}
+
+fn field<'a>(
+    cols: &BTreeMap<String, usize>,
+    row: &'a [&'a str],
+    name: &str,
+    line: usize,
+) -> Result<&'a str, CsvError> {
+    let i = cols
+        .get(name)
+        .ok_or((1, format!("the header has no `{name}` column")))?;
+    row.get(*i)
+        .map(|s| s.trim())
+        .ok_or((line, format!("missing `{name}`")))
+}
+
+fn number(s: &str, name: &str, line: usize) -> Result<u64, CsvError> {
+    s.parse::<u64>()
+        .map_err(|_| (line, format!("`{name}` is `{s}`, not a whole number")))
+}
+
+/// Reads `openb_node_list_*.csv` (`sn,cpu_milli,memory_mib,gpu,model`).
+pub fn parse_nodes(text: &str) -> Result<Vec<OpenbNode>, CsvError> {
+    let mut lines = text.lines();
+    let cols = columns(lines.next().ok_or((1, "the file is empty".to_string()))?);
+    let mut out = Vec::new();
+    for (i, l) in lines.enumerate() {
+        let line = i + 2;
+        if l.trim().is_empty() {
+            continue;
+        }
+        let row: Vec<&str> = l.split(',').collect();
+        let gpus = number(field(&cols, &row, "gpu", line)?, "gpu", line)?;
+        let name = field(&cols, &row, "sn", line)?.to_ascii_lowercase();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            return Err((line, format!("node name `{name}` is not a DNS label")));
+        }
+        out.push(OpenbNode {
+            name,
+            cpu_milli: number(field(&cols, &row, "cpu_milli", line)?, "cpu_milli", line)?,
+            memory_mib: number(field(&cols, &row, "memory_mib", line)?, "memory_mib", line)?,
+            gpus: u32::try_from(gpus).map_err(|_| (line, "too many GPUs".to_string()))?,
+            model: field(&cols, &row, "model", line)?.to_string(),
+        });
+    }
+    if out.is_empty() {
+        return Err((1, "no nodes".to_string()));
+    }
+    Ok(out)
+}
+
+/// Reads `openb_pod_list_*.csv` (`cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec]`).
+pub fn parse_pods(text: &str) -> Result<Vec<OpenbPod>, CsvError> {
+    let mut lines = text.lines();
+    let cols = columns(lines.next().ok_or((1, "the file is empty".to_string()))?);
+    let mut out = Vec::new();
+    for (i, l) in lines.enumerate() {
+        let line = i + 2;
+        if l.trim().is_empty() {
+            continue;
+        }
+        let row: Vec<&str> = l.split(',').collect();
+        let num_gpu = number(field(&cols, &row, "num_gpu", line)?, "num_gpu", line)?;
+        let gpu_milli = number(field(&cols, &row, "gpu_milli", line)?, "gpu_milli", line)?;
+        if num_gpu > 64 || gpu_milli > 1000 || (gpu_milli < 1000 && num_gpu > 1) {
+            return Err((
+                line,
+                format!("num_gpu {num_gpu} with gpu_milli {gpu_milli} is not a pod the trace has"),
+            ));
+        }
+        let spec = if cols.contains_key("gpu_spec") {
+            field(&cols, &row, "gpu_spec", line)?
+        } else {
+            ""
+        };
+        let mut gpu_spec: Vec<String> = spec
+            .split('|')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        gpu_spec.sort();
+        out.push(OpenbPod {
+            cpu_milli: number(field(&cols, &row, "cpu_milli", line)?, "cpu_milli", line)?,
+            memory_mib: number(field(&cols, &row, "memory_mib", line)?, "memory_mib", line)?,
+            num_gpu: num_gpu as u32,
+            gpu_milli: if num_gpu == 0 { 0 } else { gpu_milli as u32 },
+            gpu_spec,
+        });
+    }
+    if out.is_empty() {
+        return Err((1, "no pods".to_string()));
+    }
+    Ok(out)
+}
+
+/// The paper's sampling: uniform with replacement until requested GPU reaches `load` x
+/// capacity (a list without GPU pods stops after as many pods as it has).
+pub fn sample(pods: &[OpenbPod], capacity_gpus: u64, load: f64, seed: u64) -> Vec<OpenbPod> {
+    let target = (load.max(0.0) * capacity_gpus as f64 * 1000.0).round() as u64;
+    let mut rng = Rng::new(seed);
+    let mut out = Vec::new();
+    let mut total = 0;
+    let any_gpu = pods.iter().any(|p| p.gpu() > 0);
+    while total < target && (any_gpu || out.len() < pods.len()) {
+        let p = rng.pick(pods).clone();
+        total += p.gpu();
+        out.push(p);
+    }
+    out
+}
+
+fn model_name(m: &str) -> String {
+    format!("openb-{}", m.to_ascii_lowercase())
+}
+
+/// Memory of the trace's GPU models (G2/G3 are undisclosed: 16 GiB is a placeholder;
+/// pods in the trace give no GPU memory footprint, so it never decides a placement).
+fn model_memory(m: &str) -> &'static str {
+    match m.to_ascii_uppercase().as_str() {
+        "V100M32" => "32GiB",
+        "A10" => "24GiB",
+        _ => "16GiB",
+    }
+}
+
+fn class_name(n: &OpenbNode) -> String {
+    format!(
+        "openb-{}-{}g-{}c-{}m",
+        n.model.to_ascii_lowercase(),
+        n.gpus,
+        n.cpu_milli,
+        n.memory_mib
+    )
+}
+
+fn pod_body(p: &OpenbPod) -> String {
+    let mut s = String::new();
+    if p.num_gpu == 0 {
+        s.push_str("    gpus 0\n");
+    } else if p.gpu_milli < 1000 {
+        let _ = writeln!(s, "    fraction \"{}%\"", p.gpu_milli as f64 / 10.0);
+    } else {
+        let _ = writeln!(s, "    isolation \"whole-gpu\"\n    gpus {}", p.num_gpu);
+    }
+    let _ = writeln!(
+        s,
+        "    requests cpu={} memory=\"{}MiB\"",
+        fmt_cores(p.cpu_milli),
+        p.memory_mib
+    );
+    if !p.gpu_spec.is_empty() {
+        let models: Vec<String> = p
+            .gpu_spec
+            .iter()
+            .map(|m| format!("\"{}\"", model_name(m)))
+            .collect();
+        let _ = writeln!(s, "    models {}", models.join(" "));
+    }
+    s
+}
+
+fn fmt_cores(milli: u64) -> String {
+    if milli % 1000 == 0 {
+        format!("{}", milli / 1000)
+    } else {
+        let s = format!("{}.{:03}", milli / 1000, milli % 1000);
+        s.trim_end_matches('0').to_string()
+    }
+}
+
+/// `(file name, KDL text)`: `cluster.kdl` (models, classes, nodes, team, priority) and
+/// `workloads.kdl` (the sampled pods).
+pub fn convert(nodes: &[OpenbNode], pods: &[OpenbPod], o: &OpenbOptions) -> Vec<(String, String)> {
+    let capacity: u64 = nodes.iter().map(|n| n.gpus as u64).sum();
+    let sampled = sample(pods, capacity, o.load, o.seed);
+    let requested: u64 = sampled.iter().map(OpenbPod::gpu).sum();
+    let mut c = String::new();
+    let _ = writeln!(c, "// Generated by `{}`.", o.command);
+    let _ = writeln!(
+        c,
+        "// Alibaba GPU cluster trace v2023 (openb): {} nodes, {capacity} GPUs.",
+        nodes.len()
+    );
+    c.push_str("cluster \"openb\"\n\n");
+    let mut models: Vec<&str> = nodes
+        .iter()
+        .map(|n| n.model.as_str())
+        .chain(
+            pods.iter()
+                .flat_map(|p| p.gpu_spec.iter().map(String::as_str)),
+        )
+        .collect();
+    models.sort_by_key(|m| model_name(m));
+    models.dedup_by_key(|m| model_name(m));
+    for m in models {
+        let _ = writeln!(
+            c,
+            "gpu-model \"{}\" memory=\"{}\" nvlink-gen=0",
+            model_name(m),
+            model_memory(m)
+        );
+    }
+    c.push('\n');
+    let mut classes: BTreeMap<String, &OpenbNode> = BTreeMap::new();
+    for n in nodes.iter().filter(|n| n.gpus > 0) {
+        classes.entry(class_name(n)).or_insert(n);
+    }
+    for (name, n) in &classes {
+        let _ = writeln!(
+            c,
+            "node-class \"{name}\" {{\n    cpu sockets=1 cores-per-socket={}\n    memory \"{}MiB\"\n    gpus {} model=\"{}\"\n}}",
+            n.cpu_milli / 1000,
+            n.memory_mib,
+            n.gpus,
+            model_name(&n.model)
+        );
+    }
+    c.push('\n');
+    let mut sorted: Vec<&OpenbNode> = nodes.iter().filter(|n| n.gpus > 0).collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    for n in sorted {
+        let _ = writeln!(c, "nodes \"{}\" class=\"{}\"", n.name, class_name(n));
+    }
+    let _ = writeln!(
+        c,
+        "\nteam \"openb\" burst={capacity}\npriority \"default\" value=0"
+    );
+    let mut w = String::new();
+    let _ = writeln!(w, "// Generated by `{}`.", o.command);
+    let _ = writeln!(
+        w,
+        "// {} pods sampled (seed {}, load {}): {:.1} GPUs requested, {:.2}% of {capacity}.",
+        sampled.len(),
+        o.seed,
+        o.load,
+        requested as f64 / 1000.0,
+        requested as f64 / 10.0 / capacity.max(1) as f64
+    );
+    if o.aggregate {
+        let mut counts: BTreeMap<&OpenbPod, u32> = BTreeMap::new();
+        for p in &sampled {
+            *counts.entry(p).or_default() += 1;
+        }
+        let mut named: Vec<(String, &OpenbPod, u32)> = counts
+            .into_iter()
+            .map(|(p, n)| {
+                let mut name = format!(
+                    "pod-g{}x{}-c{}-m{}",
+                    p.num_gpu, p.gpu_milli, p.cpu_milli, p.memory_mib
+                );
+                if !p.gpu_spec.is_empty() {
+                    name.push_str("-on-");
+                    name.push_str(&p.gpu_spec.join("-").to_ascii_lowercase());
+                }
+                (name, p, n)
+            })
+            .collect();
+        named.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, p, n) in named {
+            let _ = writeln!(
+                w,
+                "\ninference \"{name}\" team=\"openb\" priority=\"default\" replicas={n} {{\n{}}}",
+                pod_body(p)
+            );
+        }
+    } else {
+        for (i, p) in sampled.iter().enumerate() {
+            let _ = writeln!(
+                w,
+                "\ninference \"pod-{:06}\" team=\"openb\" priority=\"default\" {{\n{}}}",
+                i + 1,
+                pod_body(p)
+            );
+        }
+    }
+    vec![
+        ("cluster.kdl".to_string(), c),
+        ("workloads.kdl".to_string(), w),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NODES: &str =
+        "sn,cpu_milli,memory_mib,gpu,model\nn-0,32000,65536,2,T4\nn-1,32000,65536,2,T4\n";
+    const PODS: &str = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\np0,4000,8192,1,500,\np1,2500,4096,1,1000,T4|P100\np2,1000,1024,0,0,\n";
+
+    #[test]
+    fn samples_until_the_load_is_reached() {
+        let pods = parse_pods(PODS).unwrap();
+        let s = sample(&pods, 4, 1.0, 42);
+        let gpu: u64 = s.iter().map(OpenbPod::gpu).sum();
+        assert!(gpu >= 4000);
+        let last = s.last().unwrap().gpu();
+        assert!(gpu - last < 4000, "stops as soon as the load is reached");
+        assert_eq!(s, sample(&pods, 4, 1.0, 42), "same seed, same sample");
+    }
+
+    #[test]
+    fn converts_pods_to_classes() {
+        let nodes = parse_nodes(NODES).unwrap();
+        let pods = parse_pods(PODS).unwrap();
+        let o = OpenbOptions {
+            load: 1.0,
+            seed: 1,
+            aggregate: true,
+            command: "test".into(),
+        };
+        let files = convert(&nodes, &pods, &o);
+        let w = &files[1].1;
+        assert!(files[0].1.contains("cores-per-socket=32"));
+        assert!(w.contains("fraction \"50%\""));
+        assert!(w.contains("models \"openb-p100\" \"openb-t4\""));
+        assert!(w.contains("requests cpu=2.5 memory=\"4096MiB\""));
+    }
+
+    #[test]
+    fn bad_rows_are_errors() {
+        assert_eq!(
+            parse_nodes("sn,cpu_milli,memory_mib,gpu,model\nn,x,1,1,T4\n")
+                .unwrap_err()
+                .0,
+            2
+        );
+        assert!(parse_pods("cpu_milli,memory_mib,num_gpu,gpu_milli\n1,1,2,500\n").is_err());
+        assert!(parse_pods("").is_err());
+    }
+}

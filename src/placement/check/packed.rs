@@ -1,0 +1,127 @@
+//! Packed classes (`requests`, `fraction`): whole GPUs used once, fractional shares of
+//! one GPU summing to at most 100% and never on a GPU something else holds, CPU and
+//! host memory of every node not exceeded.
+
+use super::Walk;
+use crate::placement::{Placement, PoolMode};
+use std::collections::BTreeMap;
+
+/// Marks GPUs holding fractional replicas in [`Walk::owner`].
+const FRACTIONAL: &str = "fractional replicas";
+
+pub(super) fn check_packed(k: &mut Walk, p: &Placement) {
+    let c = k.c;
+    let mut share: BTreeMap<(usize, u32), u64> = BTreeMap::new();
+    let mut cpu: BTreeMap<usize, u64> = BTreeMap::new();
+    let mut mem: BTreeMap<usize, u64> = BTreeMap::new();
+    for wp in &p.workloads {
+        if wp.packed.is_empty() {
+            continue;
+        }
+        let Some(w) = c.workloads.iter().find(|w| w.name == wp.name) else {
+            continue;
+        };
+        if !w.packed() {
+            k.errors.push(format!(
+                "`{}` has packed replicas but no `requests` or `fraction`",
+                w.name
+            ));
+            continue;
+        }
+        let milli = w.packed_gpu_milli();
+        for e in &wp.packed {
+            let who = format!("packed replicas of `{}` on `{}`", w.name, e.node);
+            let Some(&ni) = c.node_index.get(&e.node) else {
+                k.errors.push(format!("{who}: unknown node"));
+                continue;
+            };
+            if c.nodes[ni].cordon {
+                k.errors.push(format!("{who}: node is cordoned"));
+            }
+            if e.replicas == 0 {
+                k.errors.push(format!("{who}: zero replicas"));
+            }
+            *cpu.entry(ni).or_default() += w.cpu_milli * e.replicas as u64;
+            *mem.entry(ni).or_default() += w.host_memory.0 * e.replicas as u64;
+            let want = if milli == 0 {
+                0
+            } else {
+                milli.div_ceil(1000) as usize
+            };
+            if e.gpus.len() != want {
+                k.errors.push(format!(
+                    "{who}: {} GPU(s) listed, one replica takes {want}",
+                    e.gpus.len()
+                ));
+                continue;
+            }
+            if milli >= 1000 && e.replicas != 1 {
+                k.errors
+                    .push(format!("{who}: whole-GPU replicas are listed one by one"));
+            }
+            let mut model = String::new();
+            for &g in &e.gpus {
+                let Some((_, gpu)) = k.gpu(&e.node, g, &who) else {
+                    continue;
+                };
+                model = gpu.model.clone().unwrap_or_default();
+                if !w.accepts(&model) {
+                    k.errors
+                        .push(format!("{who}: `{model}` is not an acceptable model"));
+                }
+                if milli >= 1000 {
+                    k.claim(ni, g, format!("a replica of `{}`", w.name));
+                    k.allocated.insert((ni, g), 1.0);
+                } else {
+                    match k.owner.get(&(ni, g)) {
+                        Some(o) if o != FRACTIONAL => k.errors.push(format!(
+                            "GPU {g} of `{}` is used twice: by {o} and by {who}",
+                            e.node
+                        )),
+                        Some(_) => {}
+                        None => {
+                            k.owner.insert((ni, g), FRACTIONAL.to_string());
+                        }
+                    }
+                    *share.entry((ni, g)).or_default() += milli * e.replicas as u64;
+                    *k.allocated.entry((ni, g)).or_default() +=
+                        milli as f64 * e.replicas as f64 / 1000.0;
+                }
+            }
+            k.mode(ni, PoolMode::WholeGpu);
+            if milli > 0 {
+                let amount = milli as f64 * e.replicas as f64 / 1000.0;
+                k.charge(w, ni, &model, amount);
+            }
+        }
+    }
+    for ((ni, g), s) in share {
+        if s > 1000 {
+            k.errors.push(format!(
+                "GPU {g} of `{}` holds {}% in fractional replicas",
+                c.nodes[ni].name,
+                s as f64 / 10.0
+            ));
+        }
+    }
+    for (ni, used) in cpu {
+        if let Some(cap) = c.node_cpu_milli(ni).filter(|cap| used > *cap) {
+            k.errors.push(format!(
+                "node `{}`: packed replicas request {} CPU, it has {}",
+                c.nodes[ni].name,
+                used as f64 / 1000.0,
+                cap as f64 / 1000.0
+            ));
+        }
+    }
+    for (ni, used) in mem {
+        if let Some(cap) = c.node_memory(ni).filter(|cap| used > *cap) {
+            k.errors.push(format!(
+                "node `{}`: packed replicas request {} of host memory, it has {}",
+                c.nodes[ni].name,
+                crate::units::Bytes(used),
+                crate::units::Bytes(cap)
+            ));
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! Packing replicas of packed classes (`requests`, `fraction`) onto nodes: CPU and host
+//! memory per node, GPU shares per GPU (a fractional replica takes part of one GPU, a
+//! whole-GPU replica whole free GPUs of one node). Shared by both solvers: the ILP's
+//! post-pass packs the counts it chose per group, the greedy baseline packs every
+//! replica first-fit.
+
+use crate::model::{Cluster, NodeIdx};
+use crate::solve::Assignment;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How a node is chosen among those a replica fits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// The first node in the given order (what default schedulers do).
+    FirstFit,
+    /// The node whose free resources align best with the replica's request (largest dot
+    /// product of request and free capacity, both relative to the node's size): keeps
+    /// CPU, memory and GPU of every node balanced, so that little is stranded.
+    Aligned,
+}
+
+#[derive(Clone, Debug)]
+struct Bin {
+    cpu: Option<(u64, u64)>,
+    mem: Option<(u64, u64)>,
+    /// (GPU index, model, free share in 1/1000).
+    gpus: Vec<(u32, String, u64)>,
+    gpu_cap: u64,
+}
+
+/// Free capacity of the nodes packed replicas may use.
+#[derive(Clone, Debug)]
+pub struct Bins {
+    bins: BTreeMap<NodeIdx, Bin>,
+}
+
+impl Bins {
+    /// `nodes`: where packed replicas may go. GPUs already used by `a` (gangs, MIG,
+    /// shares, packed) are not free.
+    pub fn new(c: &Cluster, a: &Assignment, nodes: impl IntoIterator<Item = NodeIdx>) -> Bins {
+        let mut busy: BTreeSet<(NodeIdx, u32)> = BTreeSet::new();
+        for (_, _, gn) in &a.gangs {
+            for (n, gs) in gn {
+                busy.extend(gs.iter().map(|g| (*n, *g)));
+            }
+        }
+        busy.extend(a.mig_layouts.keys().copied());
+        busy.extend(a.shares.iter().map(|s| (s.1, s.2)));
+        let mut bins = BTreeMap::new();
+        for n in nodes {
+            let node = &c.nodes[n];
+            if node.cordon {
+                continue;
+            }
+            let gpus: Vec<(u32, String, u64)> = node
+                .usable_gpus()
+                .filter(|g| !busy.contains(&(n, g.index)))
+                .map(|g| (g.index, g.model.clone().unwrap_or_default(), 1000))
+                .collect();
+            let gpu_cap = node.usable_gpus().count() as u64 * 1000;
+            bins.insert(
+                n,
+                Bin {
+                    cpu: c.node_cpu_milli(n).map(|k| (k, k)),
+                    mem: c.node_memory(n).map(|m| (m, m)),
+                    gpus,
+                    gpu_cap,
+                },
+            );
+        }
+        let mut b = Bins { bins };
+        for (w, n, gs, k) in &a.packed {
+            for _ in 0..*k {
+                b.take(c, *w, *n, gs);
+            }
+        }
+        b
+    }
+
+    /// GPUs one replica of `w` would take on node `n`, and the best-fit slack (free
+    /// share left on the GPU chosen), if it fits.
+    fn fit(&self, c: &Cluster, w: usize, n: NodeIdx) -> Option<(Vec<u32>, u64)> {
+        let wl = &c.workloads[w];
+        let b = self.bins.get(&n)?;
+        if b.cpu.is_some_and(|(f, _)| f < wl.cpu_milli)
+            || b.mem.is_some_and(|(f, _)| f < wl.host_memory.0)
+        {
+            return None;
+        }
+        let milli = wl.packed_gpu_milli();
+        let ok = |m: &str| wl.accepts(m);
+        if milli == 0 {
+            return Some((Vec::new(), 0));
+        }
+        if milli < 1000 {
+            // Best fit: the GPU with the least free share that still holds it.
+            return b
+                .gpus
+                .iter()
+                .filter(|(_, m, f)| ok(m) && *f >= milli)
+                .min_by_key(|(i, _, f)| (*f, *i))
+                .map(|(i, _, f)| (vec![*i], f - milli));
+        }
+        let need = milli.div_ceil(1000) as usize;
+        let whole: Vec<u32> = b
+            .gpus
+            .iter()
+            .filter(|(_, m, f)| ok(m) && *f == 1000)
+            .map(|(i, _, _)| *i)
+            .take(need)
+            .collect();
+        (whole.len() == need).then(|| {
+            let left = b.gpus.iter().filter(|(_, _, f)| *f == 1000).count() - need;
+            (whole, left as u64 * 1000)
+        })
+    }
+
+    fn take(&mut self, c: &Cluster, w: usize, n: NodeIdx, gpus: &[u32]) {
+        let wl = &c.workloads[w];
+        let Some(b) = self.bins.get_mut(&n) else {
+            return;
+        };
+        if let Some((f, _)) = b.cpu.as_mut() {
+            *f = f.saturating_sub(wl.cpu_milli);
+        }
+        if let Some((f, _)) = b.mem.as_mut() {
+            *f = f.saturating_sub(wl.host_memory.0);
+        }
+        let milli = wl.packed_gpu_milli();
+        let each = if gpus.len() > 1 {
+            1000
+        } else {
+            milli.min(1000)
+        };
+        for g in gpus {
+            if let Some(x) = b.gpus.iter_mut().find(|x| x.0 == *g) {
+                x.2 = x.2.saturating_sub(each);
+            }
+        }
+    }
+
+    /// Undoes [`Bins::place`] for one replica.
+    pub fn give_back(&mut self, c: &Cluster, w: usize, n: NodeIdx, gpus: &[u32]) {
+        let wl = &c.workloads[w];
+        let Some(b) = self.bins.get_mut(&n) else {
+            return;
+        };
+        if let Some((f, cap)) = b.cpu.as_mut() {
+            *f = (*f + wl.cpu_milli).min(*cap);
+        }
+        if let Some((f, cap)) = b.mem.as_mut() {
+            *f = (*f + wl.host_memory.0).min(*cap);
+        }
+        let each = if gpus.len() > 1 {
+            1000
+        } else {
+            wl.packed_gpu_milli().min(1000)
+        };
+        for g in gpus {
+            if let Some(x) = b.gpus.iter_mut().find(|x| x.0 == *g) {
+                x.2 = (x.2 + each).min(1000);
+            }
+        }
+    }
+
+    /// How well a replica of `w` suits node `n` (higher is better).
+    fn score(&self, c: &Cluster, w: usize, n: NodeIdx, slack: u64) -> f64 {
+        let wl = &c.workloads[w];
+        let b = &self.bins[&n];
+        let rel = |need: u64, (free, cap): (u64, u64)| -> f64 {
+            if cap == 0 {
+                0.0
+            } else {
+                (need as f64 / cap as f64) * (free as f64 / cap as f64)
+            }
+        };
+        let free_gpu: u64 = b.gpus.iter().map(|x| x.2).sum();
+        let dot = b.cpu.map(|x| rel(wl.cpu_milli, x)).unwrap_or(0.0)
+            + b.mem.map(|x| rel(wl.host_memory.0, x)).unwrap_or(0.0)
+            + rel(wl.packed_gpu_milli(), (free_gpu, b.gpu_cap));
+        dot - slack as f64 * 1e-9
+    }
+
+    /// Places one replica of `w` on one of `candidates` (in the given order for
+    /// first-fit; ties keep the earlier node); returns the node and GPUs taken.
+    pub fn place(
+        &mut self,
+        c: &Cluster,
+        w: usize,
+        candidates: &[NodeIdx],
+        policy: Policy,
+    ) -> Option<(NodeIdx, Vec<u32>)> {
+        let mut best: Option<(f64, NodeIdx, Vec<u32>)> = None;
+        for &n in candidates {
+            let Some((gpus, slack)) = self.fit(c, w, n) else {
+                continue;
+            };
+            match policy {
+                Policy::FirstFit => {
+                    best = Some((0.0, n, gpus));
+                    break;
+                }
+                Policy::Aligned => {
+                    let s = self.score(c, w, n, slack);
+                    if best.as_ref().is_none_or(|b| s > b.0) {
+                        best = Some((s, n, gpus));
+                    }
+                }
+            }
+        }
+        let (_, n, gpus) = best?;
+        self.take(c, w, n, &gpus);
+        Some((n, gpus))
+    }
+}
+
+/// Order in which packed replicas are placed by the ILP post-pass: priority, then the
+/// largest GPU share, then the largest CPU and memory, then name.
+pub fn largest_first(c: &Cluster, ws: impl IntoIterator<Item = usize>) -> Vec<usize> {
+    let mut v: Vec<usize> = ws.into_iter().collect();
+    v.sort_by(|a, b| {
+        let (x, y) = (&c.workloads[*a], &c.workloads[*b]);
+        let pr = |w: &crate::model::Workload| c.priority(&w.priority).map(|p| p.value);
+        pr(y)
+            .cmp(&pr(x))
+            .then(y.packed_gpu_milli().cmp(&x.packed_gpu_milli()))
+            .then(y.cpu_milli.cmp(&x.cpu_milli))
+            .then(y.host_memory.0.cmp(&x.host_memory.0))
+            .then(x.name.cmp(&y.name))
+    });
+    v
+}
+
+/// Adds one placed replica to the assignment's packed list (merging fractional and
+/// CPU-only replicas that share a node and GPU).
+pub fn record(a: &mut Assignment, w: usize, n: NodeIdx, gpus: Vec<u32>, whole: bool) {
+    if !whole {
+        if let Some(e) = a
+            .packed
+            .iter_mut()
+            .rev()
+            .find(|e| e.0 == w && e.1 == n && e.2 == gpus)
+        {
+            e.3 += 1;
+            return;
+        }
+    }
+    a.packed.push((w, n, gpus, 1));
+    if a.node_mode[n].is_none() {
+        a.node_mode[n] = Some(crate::placement::PoolMode::WholeGpu);
+    }
+}
