@@ -590,6 +590,7 @@ fn build_policy(spec: &Spec, c: &mut Cluster) {
             gpus: l.gpus.as_ref().map(|g| g.value.clone()).unwrap_or_default(),
             profiles: l.profiles.iter().map(|p| p.value.clone()).collect(),
             profile_spans: l.profiles.iter().map(|p| p.span).collect(),
+            current: l.current.as_ref().is_some_and(|c| c.value),
         });
     }
     let mut seen = std::collections::BTreeSet::new();

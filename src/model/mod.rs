@@ -356,6 +356,9 @@ pub struct MigLayout {
     pub profiles: Vec<String>,
     #[serde(skip)]
     pub profile_spans: Vec<Span>,
+    /// `current=#true`: what the GPUs have now (kept when it serves the plan), not a
+    /// fixed layout the planner must use.
+    pub current: bool,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]

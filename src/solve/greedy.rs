@@ -169,7 +169,7 @@ impl<'c> State<'c> {
     /// layout, and their nodes are MIG nodes.
     fn fixed_layouts(&mut self) {
         let c = self.c;
-        for l in &c.mig.layouts {
+        for l in c.mig.layouts.iter().filter(|l| !l.current) {
             for &ni in &l.nodes {
                 let Some(node) = c.nodes.get(ni) else {
                     continue;

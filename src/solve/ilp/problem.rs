@@ -256,7 +256,7 @@ pub fn group_fits(g: &Group, mode: &Mode, gpus: u32, per_node: u32) -> bool {
 
 fn fixed_layouts(c: &Cluster) -> BTreeMap<(NodeIdx, u32), Vec<&'static MigProfile>> {
     let mut out = BTreeMap::new();
-    for l in &c.mig.layouts {
+    for l in c.mig.layouts.iter().filter(|l| !l.current) {
         for &n in &l.nodes {
             for g in &c.nodes[n].gpus {
                 if !(l.gpus.is_empty() || l.gpus.contains(&g.index)) {
