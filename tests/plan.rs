@@ -690,6 +690,31 @@ fn a_current_layout_that_serves_the_demand_is_kept() {
     assert!(
         text.contains("MIG changes (2 of 2 configured GPUs kept)"),
         "{text}"
+    ); // Greedy goes first-fit to m-1; with m-2 configured it keeps m-2 instead.
+    let g = greedy(&two_h100_nodes("m-[1-2]", FOUR_3G));
+    assert!(
+        class(&g, "mid")
+            .mig_instances
+            .iter()
+            .all(|m| m.node == "m-1")
+    );
+    let c = two_h100_nodes(
+        "m-[1-2]",
+        &format!("{}\n{FOUR_3G}", current.replace("m-1", "m-2")),
+    );
+    let g = greedy(&c);
+    assert!(
+        placement::check(&c, &g).is_empty(),
+        "{:?}",
+        placement::check(&c, &g)
+    );
+    let mid = class(&g, "mid");
+    assert_eq!(mid.replicas_placed, 4);
+    assert!(mid.mig_instances.iter().all(|m| m.node == "m-2"), "{mid:?}");
+    assert!(
+        g.mig_changes.iter().all(|c| c.action == "keep"),
+        "{:?}",
+        g.mig_changes
     );
 }
 
@@ -734,6 +759,16 @@ fn a_current_layout_that_does_not_serve_the_demand_is_reconfigured() {
         v["mig_changes"][1]["destroyed"].as_array().unwrap().len(),
         7
     );
+    // Greedy: one GPU reconfigured, the other kept.
+    let c = two_h100_nodes("m-1", &format!("{current}\n{two}"));
+    let g = greedy(&c);
+    assert!(
+        placement::check(&c, &g).is_empty(),
+        "{:?}",
+        placement::check(&c, &g)
+    );
+    let actions: Vec<&str> = g.mig_changes.iter().map(|c| c.action.as_str()).collect();
+    assert_eq!(actions, vec!["reconfigure", "keep"]);
 }
 
 #[test]
