@@ -818,3 +818,51 @@ training "ft" team="t" priority="p" {
             && c.planned.is_empty())
     );
 }
+
+/// Right-sizing follows the declared driver: `1g.10gb` on an A100 40GB needs R525, so
+/// with driver 520 a 8 GiB replica gets the next profile that holds it, `2g.10gb`.
+#[test]
+fn right_sizing_skips_profiles_newer_than_the_declared_driver() {
+    let text = |driver: &str| {
+        format!(
+            r#"
+cluster "drv"
+{driver}
+node-class "box" {{
+    cpu sockets=1 cores-per-socket=8 threads-per-core=1
+    memory "256GiB"
+    gpus 1 model="a100-sxm4-40gb"
+}}
+nodes "a-1" class="box"
+team "t" guarantee=0 burst=4
+priority "p" value=1
+inference "small" team="t" priority="p" replicas=2 {{
+    memory "8GiB"
+    isolation "mig"
+}}
+"#
+        )
+    };
+    for (driver, want) in [
+        ("", "1g.10gb"),
+        (
+            r#"gpu-model "a100-sxm4-40gb" driver="525.85.12""#,
+            "1g.10gb",
+        ),
+        (
+            r#"gpu-model "a100-sxm4-40gb" driver="520.61.05""#,
+            "2g.10gb",
+        ),
+    ] {
+        let c = load_text(&text(driver));
+        for p in [ilp(&c), greedy(&c)] {
+            let small = class(&p, "small");
+            assert_eq!(small.replicas_placed, 2, "{driver}");
+            assert!(
+                small.mig_instances.iter().all(|m| m.profile == want),
+                "{driver}: {:?}",
+                small.mig_instances
+            );
+        }
+    }
+}

@@ -224,6 +224,7 @@ impl Formulation {
         };
         let allowed = |q: &MigProfile| {
             !q.media_extensions
+                && model.driver_has(q.name)
                 && (c.mig.allow.is_empty()
                     || c.mig
                         .allow

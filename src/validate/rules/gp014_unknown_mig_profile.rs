@@ -28,7 +28,8 @@ Driver versions: when a `gpu-model` declares the driver its nodes run
 inference `profile` must exist in that driver branch: `1g.10gb` on an A100 40GB needs
 R525, `1g.6gb+me` on an A30 R470 and `2g.12gb+me` R525; and a driver older than the
 model's first MIG branch (A100 R450, A30 R460, H100 R525, H200 R550, B200 R570) has no
-profile at all when MIG is used on that model. Without `driver`, versions are checked on
+profile at all when MIG is used on that model (right-sizing and the packing skip such
+profiles too). Without `driver`, versions are checked on
 the node: `mig/<node>.sh` checks the branch and that `nvidia-smi mig -lgip` offers every
 planned profile before touching a GPU.
 
