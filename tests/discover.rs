@@ -424,7 +424,7 @@ fn fake_nvml_hgx_with_mig_validates() {
     let text = kdl::render(&inv, "fake HGX H100");
     assert!(
         text.contains(
-            "layout \"3g.40gb\" \"2g.20gb\" \"1g.10gb*2\" nodes=\"node-01\" gpus=\"0-1\""
+            "layout \"3g.40gb\" \"2g.20gb\" \"1g.10gb*2\" nodes=\"node-01\" gpus=\"0-1\" current=#true"
         ),
         "{text}"
     );

@@ -6,6 +6,7 @@ use gpuplan::model::Cluster;
 use gpuplan::placement::{self, Gang, NodeGpus, Placement};
 use gpuplan::solve::{self, Options, SolverKind};
 use gpuplan::source::SourceMap;
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -618,6 +619,250 @@ inference "serve" team="t" priority="p" replicas=4 {
     for g in &class(&p, "serve").gangs {
         for n in &g.nodes {
             assert_eq!(n.node, "n-1", "placed on the dearer model: {g:?}");
+        }
+    }
+}
+
+// ------------------------------------------------------- current MIG layouts (issue 4)
+
+/// Two nodes of two H100s; `rest` adds the MIG state and the demand.
+fn two_h100_nodes(nodes: &str, rest: &str) -> Cluster {
+    load_text(&format!(
+        r#"
+cluster "mig"
+node-class "box" {{
+    cpu sockets=1 cores-per-socket=8 threads-per-core=1
+    memory "256GiB"
+    gpus 2 model="h100-sxm5-80gb"
+}}
+nodes "{nodes}" class="box"
+fabric {{
+    leaf "l0" nodes="{nodes}"
+}}
+team "t" guarantee=0 burst=16
+priority "p" value=1
+{rest}
+"#
+    ))
+}
+
+fn ilp(c: &Cluster) -> Placement {
+    let (a, info) = solve::run(c, &Options::default());
+    let p = placement::build(c, &a, &info);
+    assert_eq!(p.solver.name, "ilp", "{:?}", p.solver);
+    let problems = placement::check(c, &p);
+    assert!(problems.is_empty(), "{problems:?}");
+    p
+}
+
+const FOUR_3G: &str = r#"
+inference "mid" team="t" priority="p" replicas=4 {
+    memory "30GiB"
+    isolation "mig"
+}
+"#;
+
+#[test]
+fn a_current_layout_that_serves_the_demand_is_kept() {
+    // Without a current layout the packing takes m-2 (whole-GPU nodes come first in a
+    // group of identical nodes).
+    let fresh = ilp(&two_h100_nodes("m-[1-2]", FOUR_3G));
+    let nodes: BTreeSet<&str> = class(&fresh, "mid")
+        .mig_instances
+        .iter()
+        .map(|m| m.node.as_str())
+        .collect();
+    assert_eq!(nodes, BTreeSet::from(["m-2"]));
+    assert!(fresh.mig_changes.is_empty());
+    // m-1 is already laid out as 3g.40gb x2 on both GPUs: the plan keeps it.
+    let current = r#"mig { layout "3g.40gb" "3g.40gb" nodes="m-1" current=#true }"#;
+    let p = ilp(&two_h100_nodes("m-[1-2]", &format!("{current}\n{FOUR_3G}")));
+    let mid = class(&p, "mid");
+    assert_eq!(mid.replicas_placed, 4);
+    assert!(mid.mig_instances.iter().all(|m| m.node == "m-1"), "{mid:?}");
+    assert_eq!(p.mig_changes.len(), 2);
+    for ch in &p.mig_changes {
+        assert_eq!(ch.action, "keep", "{ch:?}");
+        assert_eq!(ch.surviving, vec!["3g.40gb"; 2]);
+        assert!(ch.destroyed.is_empty() && ch.created.is_empty());
+    }
+    let text = placement::view::human(&p, &two_h100_nodes("m-[1-2]", current));
+    assert!(
+        text.contains("MIG changes (2 of 2 configured GPUs kept)"),
+        "{text}"
+    ); // Greedy goes first-fit to m-1; with m-2 configured it keeps m-2 instead.
+    let g = greedy(&two_h100_nodes("m-[1-2]", FOUR_3G));
+    assert!(
+        class(&g, "mid")
+            .mig_instances
+            .iter()
+            .all(|m| m.node == "m-1")
+    );
+    let c = two_h100_nodes(
+        "m-[1-2]",
+        &format!("{}\n{FOUR_3G}", current.replace("m-1", "m-2")),
+    );
+    let g = greedy(&c);
+    assert!(
+        placement::check(&c, &g).is_empty(),
+        "{:?}",
+        placement::check(&c, &g)
+    );
+    let mid = class(&g, "mid");
+    assert_eq!(mid.replicas_placed, 4);
+    assert!(mid.mig_instances.iter().all(|m| m.node == "m-2"), "{mid:?}");
+    assert!(
+        g.mig_changes.iter().all(|c| c.action == "keep"),
+        "{:?}",
+        g.mig_changes
+    );
+}
+
+#[test]
+fn a_current_layout_that_does_not_serve_the_demand_is_reconfigured() {
+    // One node, both GPUs at 1g.10gb x7: two 3g.40gb replicas need one GPU changed; the
+    // other keeps its layout (nothing needs it).
+    let current = r#"mig { layout "1g.10gb*7" nodes="m-1" current=#true }"#;
+    let two = FOUR_3G.replace("replicas=4", "replicas=2");
+    let p = ilp(&two_h100_nodes("m-1", &format!("{current}\n{two}")));
+    assert_eq!(class(&p, "mid").replicas_placed, 2);
+    let by_gpu: Vec<(&str, &[String], &[String])> = p
+        .mig_changes
+        .iter()
+        .map(|c| {
+            (
+                c.action.as_str(),
+                c.destroyed.as_slice(),
+                c.created.as_slice(),
+            )
+        })
+        .collect();
+    let seven = vec!["1g.10gb".to_string(); 7];
+    let two_3g = vec!["3g.40gb".to_string(); 2];
+    assert_eq!(
+        by_gpu,
+        vec![
+            ("keep", &[][..], &[][..]),
+            ("reconfigure", seven.as_slice(), two_3g.as_slice()),
+        ]
+    );
+    let text = placement::view::human(&p, &two_h100_nodes("m-1", current));
+    assert!(
+        text.contains(
+            "m-1 gpu 1            reconfigure  destroy 1g.10gb x7; keep none; create 3g.40gb x2"
+        ),
+        "{text}"
+    );
+    // The JSON carries the same list, and validates against the schema (plan_schema).
+    let v: serde_json::Value = serde_json::from_str(&placement::view::json(&p)).unwrap();
+    assert_eq!(
+        v["mig_changes"][1]["destroyed"].as_array().unwrap().len(),
+        7
+    );
+    // Greedy: one GPU reconfigured, the other kept.
+    let c = two_h100_nodes("m-1", &format!("{current}\n{two}"));
+    let g = greedy(&c);
+    assert!(
+        placement::check(&c, &g).is_empty(),
+        "{:?}",
+        placement::check(&c, &g)
+    );
+    let actions: Vec<&str> = g.mig_changes.iter().map(|c| c.action.as_str()).collect();
+    assert_eq!(actions, vec!["reconfigure", "keep"]);
+}
+
+#[test]
+fn free_gpus_are_laid_out_before_configured_ones_and_partial_matches_survive() {
+    // GPU 0 is configured, GPU 1 is free: the new layout goes to GPU 1.
+    let current = r#"mig { layout "1g.10gb*7" nodes="m-1" gpus="0" current=#true }"#;
+    let two = FOUR_3G.replace("replicas=4", "replicas=2");
+    let p = ilp(&two_h100_nodes("m-1", &format!("{current}\n{two}")));
+    assert_eq!(p.mig_changes.len(), 1);
+    assert_eq!(p.mig_changes[0].action, "keep");
+    assert!(class(&p, "mid").mig_instances.iter().all(|m| m.gpu == 1));
+    // Both GPUs hold one 3g.40gb and small instances; four 3g.40gb replicas need both
+    // changed: each 3g.40gb survives, the rest of the GPU is destroyed and a second
+    // 3g.40gb created.
+    let current = r#"mig { layout "3g.40gb" "2g.20gb" "1g.10gb*2" nodes="m-1" current=#true }"#;
+    let p = ilp(&two_h100_nodes("m-1", &format!("{current}\n{FOUR_3G}")));
+    assert_eq!(class(&p, "mid").replicas_placed, 4);
+    assert_eq!(p.mig_changes.len(), 2);
+    for ch in &p.mig_changes {
+        assert_eq!(ch.action, "reconfigure", "{ch:?}");
+        assert_eq!(ch.surviving, vec!["3g.40gb"]);
+        assert_eq!(ch.destroyed, vec!["2g.20gb", "1g.10gb", "1g.10gb"]);
+        assert_eq!(ch.created, vec!["3g.40gb"]);
+    }
+    // Two replicas: the 3g.40gb instances already there serve them; nothing changes.
+    let p = ilp(&two_h100_nodes("m-1", &format!("{current}\n{two}")));
+    assert!(
+        p.mig_changes.iter().all(|c| c.action == "keep"),
+        "{:?}",
+        p.mig_changes
+    );
+}
+
+#[test]
+fn a_current_layout_on_a_node_that_leaves_mig_is_cleared() {
+    let text = r#"
+mig { layout "3g.40gb" "3g.40gb" nodes="m-1" current=#true }
+training "ft" team="t" priority="p" {
+    gang gpus=2
+}
+"#;
+    let p = ilp(&two_h100_nodes("m-1", text));
+    assert_eq!(class(&p, "ft").replicas_placed, 1);
+    assert!(
+        p.mig_changes.iter().all(|c| c.action == "clear"
+            && c.destroyed == vec!["3g.40gb"; 2]
+            && c.planned.is_empty())
+    );
+}
+
+/// Right-sizing follows the declared driver: `1g.10gb` on an A100 40GB needs R525, so
+/// with driver 520 a 8 GiB replica gets the next profile that holds it, `2g.10gb`.
+#[test]
+fn right_sizing_skips_profiles_newer_than_the_declared_driver() {
+    let text = |driver: &str| {
+        format!(
+            r#"
+cluster "drv"
+{driver}
+node-class "box" {{
+    cpu sockets=1 cores-per-socket=8 threads-per-core=1
+    memory "256GiB"
+    gpus 1 model="a100-sxm4-40gb"
+}}
+nodes "a-1" class="box"
+team "t" guarantee=0 burst=4
+priority "p" value=1
+inference "small" team="t" priority="p" replicas=2 {{
+    memory "8GiB"
+    isolation "mig"
+}}
+"#
+        )
+    };
+    for (driver, want) in [
+        ("", "1g.10gb"),
+        (
+            r#"gpu-model "a100-sxm4-40gb" driver="525.85.12""#,
+            "1g.10gb",
+        ),
+        (
+            r#"gpu-model "a100-sxm4-40gb" driver="520.61.05""#,
+            "2g.10gb",
+        ),
+    ] {
+        let c = load_text(&text(driver));
+        for p in [ilp(&c), greedy(&c)] {
+            let small = class(&p, "small");
+            assert_eq!(small.replicas_placed, 2, "{driver}");
+            assert!(
+                small.mig_instances.iter().all(|m| m.profile == want),
+                "{driver}: {:?}",
+                small.mig_instances
+            );
         }
     }
 }

@@ -151,6 +151,18 @@ inference "small" team="t" priority="p" replicas=2 { memory "5GiB"; isolation "m
     let p = placement::build(&c, &a, &info);
     assert!(p.workloads.iter().any(|w| !w.unplaced.is_empty()));
     assert_valid("tiny", &serde_json::to_value(&p).unwrap());
+    // With current MIG layouts the plan lists what survives and what is destroyed.
+    let mut sources = gpuplan::source::SourceMap::new();
+    let current = "mig { layout \"1g.10gb*7\" nodes=\"n-1\" current=#true; }\n";
+    sources.add("t.kdl", format!("{text}{current}"));
+    let c = gpuplan::validate::validate(&sources).model.expect("model");
+    let (a, info) = solve::run(&c, &Options::default());
+    let p = placement::build(&c, &a, &info);
+    assert!(!p.mig_changes.is_empty());
+    assert_valid(
+        "tiny with current layouts",
+        &serde_json::to_value(&p).unwrap(),
+    );
 }
 
 #[test]
@@ -178,6 +190,7 @@ fn the_validator_rejects_drift() {
         pools: vec![],
         workloads: vec![],
         mig_layouts: vec![],
+        mig_changes: vec![],
         teams: vec![],
         headroom: vec![],
     })

@@ -525,3 +525,19 @@ pub static MODELS: &[GpuSpec] = &[
         short_name: "gb200",
     },
 ];
+
+/// The driver branch a MIG profile needs on a model: the model's MIG minimum, or later
+/// for the profiles the User Guide says arrived later (mig.md §3 and §4): `1g.10gb` on the
+/// A100 40GB from R525, `1g.6gb+me` on the A30 from R470 and `2g.12gb+me` from R525.
+pub fn profile_min_driver(spec: &'static MigSpec, profile: &str) -> u32 {
+    let later: [(&'static MigSpec, &str, u32); 3] = [
+        (&A100_40_MIG, "1g.10gb", 525),
+        (&A30_MIG, "1g.6gb+me", 470),
+        (&A30_MIG, "2g.12gb+me", 525),
+    ];
+    later
+        .iter()
+        .find(|(s, p, _)| std::ptr::eq(*s, spec) && *p == profile)
+        .map(|x| x.2)
+        .unwrap_or_else(|| spec.min_driver_branch())
+}

@@ -9,6 +9,8 @@
 pub mod data;
 pub mod placement;
 
+pub use data::profile_min_driver;
+
 pub use placement::{
     FitError, Placement, enumerate_layouts, fits, fits_profiles, is_maximal, sort_canonical,
 };
@@ -60,6 +62,11 @@ pub struct MigSpec {
 impl MigSpec {
     pub fn profile(&self, name: &str) -> Option<&'static MigProfile> {
         self.profiles.iter().find(|p| p.name == name)
+    }
+
+    /// The minimum driver branch as a number (`R525` -> 525).
+    pub fn min_driver_branch(&self) -> u32 {
+        self.min_driver.trim_start_matches('R').parse().unwrap_or(0)
     }
 }
 

@@ -1,7 +1,8 @@
 //! Renders an [`Inventory`] as gpuplan KDL: a `gpu-model` when the catalog lacks the
 //! model or the driver renames MIG profiles, one `node-class`, one `nodes` line, and the
-//! observed MIG state as a `mig` block of fixed `layout`s (the form the drift check reads;
-//! placements and instance ids are in the comments and in the JSON output).
+//! observed MIG state as a `mig` block of `layout ... current=#true` lines (what the GPUs
+//! have now, which the planner keeps where it serves the plan: observed state is not a
+//! requirement; placements and instance ids are in the comments and in the JSON output).
 
 use super::{GpuFacts, Inventory};
 use crate::units::format_index_set;
@@ -245,7 +246,7 @@ fn render_mig(inv: &Inventory, s: &mut String) {
             .join(" ");
         let _ = writeln!(
             s,
-            "    layout {args} nodes={} gpus={}",
+            "    layout {args} nodes={} gpus={} current=#true",
             quote(&inv.node),
             set(gpus)
         );

@@ -837,7 +837,8 @@ fn workloads_kdl(
         carry = target - actual;
         demand += actual;
         let team = rng.pick(teams);
-        let gib = *rng.pick(&[8u32, 12, 16, 20]);
+        // 4 x 18 GiB stays below an 80 GB GPU (GP029: time-slicing has no memory isolation).
+        let gib = *rng.pick(&[8u32, 12, 16, 18]);
         let name = next_name("notebooks");
         let _ = writeln!(
             dev,

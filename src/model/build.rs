@@ -47,6 +47,7 @@ fn build_models(spec: &Spec) -> BTreeMap<String, GpuModel> {
         mig_capable: g.mig.is_some(),
         price_per_hour: None,
         driver_names: BTreeMap::new(),
+        driver_branch: None,
         short_name: g.short_name.to_string(),
         product_name: g.product_names.first().map(|s| s.to_string()),
         span: None,
@@ -81,6 +82,7 @@ fn build_models(spec: &Spec) -> BTreeMap<String, GpuModel> {
                 mig_capable: false,
                 price_per_hour: None,
                 driver_names: BTreeMap::new(),
+                driver_branch: None,
                 short_name: short_name(&name),
                 product_name: None,
                 span: None,
@@ -109,6 +111,7 @@ fn build_models(spec: &Spec) -> BTreeMap<String, GpuModel> {
             nv.bandwidth_gbs = (bw.value.0 / 8_000_000_000) as u32;
         }
         m.price_per_hour = d.price_per_hour.as_ref().map(|p| p.value);
+        m.driver_branch = d.driver.as_ref().and_then(|v| v.value.first().copied());
         if let Some(p) = &d.product_name {
             m.product_name = Some(p.value.clone());
         }
@@ -605,6 +608,7 @@ fn build_policy(spec: &Spec, c: &mut Cluster) {
             gpus: l.gpus.as_ref().map(|g| g.value.clone()).unwrap_or_default(),
             profiles: l.profiles.iter().map(|p| p.value.clone()).collect(),
             profile_spans: l.profiles.iter().map(|p| p.span).collect(),
+            current: l.current.as_ref().is_some_and(|c| c.value),
         });
     }
     let mut seen = std::collections::BTreeSet::new();

@@ -73,6 +73,9 @@ pub struct GpuModel {
     pub price_per_hour: Option<f64>,
     /// catalog profile name -> name the driver advertises
     pub driver_names: BTreeMap<String, String>,
+    /// Driver branch on nodes with this model (`gpu-model ... driver=`), when declared.
+    #[serde(skip)]
+    pub driver_branch: Option<u32>,
     pub short_name: String,
     pub product_name: Option<String>,
     #[serde(skip)]
@@ -98,6 +101,16 @@ impl GpuModel {
                 .find(|(_, d)| d.as_str() == name)
                 .and_then(|(c, _)| mig.profile(c))
         })
+    }
+
+    /// Whether the declared driver (if any) has this catalog profile.
+    pub fn driver_has(&self, profile: &str) -> bool {
+        match (self.mig, self.driver_branch) {
+            (Some(spec), Some(branch)) => {
+                branch >= crate::catalog::profile_min_driver(spec, profile)
+            }
+            _ => true,
+        }
     }
 
     /// Profile names as this model's driver advertises them.
@@ -383,6 +396,9 @@ pub struct MigLayout {
     pub profiles: Vec<String>,
     #[serde(skip)]
     pub profile_spans: Vec<Span>,
+    /// `current=#true`: what the GPUs have now (kept when it serves the plan), not a
+    /// fixed layout the planner must use.
+    pub current: bool,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]

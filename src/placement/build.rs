@@ -17,8 +17,8 @@
 //! same assignment gives byte-identical JSON.
 
 use super::{
-    FORMAT_VERSION, Gang, GpuLayout, Headroom, MigInstance, NodeGpus, NodePool, Packed, Placement,
-    PoolMode, Share, SolverSummary, Span, Summary, TeamUsage, WorkloadPlacement,
+    FORMAT_VERSION, Gang, GpuLayout, Headroom, MigChange, MigInstance, NodeGpus, NodePool, Packed,
+    Placement, PoolMode, Share, SolverSummary, Span, Summary, TeamUsage, WorkloadPlacement,
 };
 use crate::model::topology::Vertex;
 use crate::model::{Cluster, NodeIdx, Tier};
@@ -97,6 +97,7 @@ pub fn build(c: &Cluster, a: &Assignment, info: &SolveInfo) -> Placement {
         pools,
         workloads,
         mig_layouts: mig_layouts(c, a),
+        mig_changes: mig_changes(c, a),
         teams,
     }
 }
@@ -539,4 +540,84 @@ fn mig_layouts(c: &Cluster, a: &Assignment) -> Vec<GpuLayout> {
         .collect();
     v.sort();
     v
+}
+
+/// The current layout (catalog names, largest first) of every GPU a `current=#true`
+/// layout names; the first such layout wins (two are GP012's error).
+pub(crate) fn current_layouts(c: &Cluster) -> BTreeMap<(NodeIdx, u32), Vec<&'static str>> {
+    let mut out = BTreeMap::new();
+    for l in c.mig.layouts.iter().filter(|l| l.current) {
+        for &n in &l.nodes {
+            for g in &c.nodes[n].gpus {
+                if !(l.gpus.is_empty() || l.gpus.contains(&g.index)) {
+                    continue;
+                }
+                let Some(model) = c.model_of(g) else { continue };
+                let ps: Option<Vec<&'static crate::catalog::MigProfile>> =
+                    l.profiles.iter().map(|p| model.mig_profile(p)).collect();
+                let Some(mut ps) = ps else { continue };
+                crate::catalog::sort_canonical(&mut ps);
+                out.entry((n, g.index))
+                    .or_insert_with(|| ps.iter().map(|q| q.name).collect());
+            }
+        }
+    }
+    out
+}
+
+/// Multiset difference `a - b` (order of `a` kept).
+fn minus(a: &[&'static str], b: &[&'static str]) -> Vec<&'static str> {
+    let mut left: Vec<&str> = b.to_vec();
+    a.iter()
+        .copied()
+        .filter(|x| match left.iter().position(|y| y == x) {
+            Some(i) => {
+                left.remove(i);
+                false
+            }
+            None => true,
+        })
+        .collect()
+}
+
+fn mig_changes(c: &Cluster, a: &Assignment) -> Vec<MigChange> {
+    let mut out: Vec<MigChange> = current_layouts(c)
+        .into_iter()
+        .map(|((ni, gi), current)| {
+            let planned: Vec<&'static str> =
+                a.mig_layouts.get(&(ni, gi)).cloned().unwrap_or_default();
+            let destroyed = minus(&current, &planned);
+            let created = minus(&planned, &current);
+            let surviving = minus(&current, &destroyed);
+            let action = if planned.is_empty() {
+                "clear"
+            } else if destroyed.is_empty() && created.is_empty() {
+                "keep"
+            } else {
+                "reconfigure"
+            };
+            let m = gpu_model(c, ni, gi);
+            let names = |v: &[&str]| -> Vec<String> {
+                v.iter()
+                    .map(|p| {
+                        m.map(|m| m.profile_name(p).to_string())
+                            .unwrap_or_else(|| p.to_string())
+                    })
+                    .collect()
+            };
+            MigChange {
+                node: node_name(c, ni),
+                gpu: gi,
+                model: m.map(|m| m.name.clone()).unwrap_or_default(),
+                action: action.to_string(),
+                current: names(&current),
+                planned: names(&planned),
+                surviving: names(&surviving),
+                destroyed: names(&destroyed),
+                created: names(&created),
+            }
+        })
+        .collect();
+    out.sort();
+    out
 }

@@ -183,6 +183,28 @@ pub struct GpuLayout {
     pub profiles: Vec<String>,
 }
 
+/// What the plan does to a GPU whose current MIG layout is known (`mig layout ...
+/// current=#true`). Instances are compared as multisets of profiles, as the node script
+/// does: it destroys the instances whose profile the plan does not keep and creates the
+/// missing ones.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct MigChange {
+    pub node: String,
+    pub gpu: u32,
+    pub model: String,
+    /// `keep` (same layout), `reconfigure` (another layout) or `clear` (no MIG instances
+    /// planned: the node leaves MIG, or the GPU is down or cordoned).
+    pub action: String,
+    /// Profiles now and planned, largest first.
+    pub current: Vec<String>,
+    pub planned: Vec<String>,
+    /// Instances that stay (current and planned), are destroyed (current only) and are
+    /// created (planned only).
+    pub surviving: Vec<String>,
+    pub destroyed: Vec<String>,
+    pub created: Vec<String>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TeamUsage {
     pub name: String,
@@ -219,6 +241,10 @@ pub struct Placement {
     pub pools: Vec<NodePool>,
     pub workloads: Vec<WorkloadPlacement>,
     pub mig_layouts: Vec<GpuLayout>,
+    /// Per GPU with a known current layout: what survives and what is destroyed (absent
+    /// when no current layout is declared).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mig_changes: Vec<MigChange>,
     pub teams: Vec<TeamUsage>,
     pub headroom: Vec<Headroom>,
 }

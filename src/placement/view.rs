@@ -41,6 +41,7 @@ pub fn human(p: &Placement, c: &Cluster) -> String {
     for w in &p.workloads {
         workload(&mut s, w);
     }
+    mig_changes(&mut s, p);
     teams(&mut s, p);
     let _ = writeln!(s, "\nheadroom (largest gang that still fits)");
     for h in &p.headroom {
@@ -224,5 +225,61 @@ fn teams(s: &mut String, p: &Placement) {
                 .map(|c| format!("{c:.2}"))
                 .unwrap_or_else(|| "-".to_string())
         );
+    }
+}
+
+/// `1g.10gb x7 + 3g.40gb` style list.
+fn profile_list(v: &[String]) -> String {
+    let mut out: Vec<(String, u32)> = Vec::new();
+    for p in v {
+        match out.iter_mut().find(|(q, _)| q == p) {
+            Some((_, n)) => *n += 1,
+            None => out.push((p.clone(), 1)),
+        }
+    }
+    if out.is_empty() {
+        return "none".into();
+    }
+    out.iter()
+        .map(|(p, n)| {
+            if *n == 1 {
+                p.clone()
+            } else {
+                format!("{p} x{n}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// Per GPU with a known current layout: kept, or which instances survive, are destroyed
+/// and are created.
+fn mig_changes(s: &mut String, p: &Placement) {
+    if p.mig_changes.is_empty() {
+        return;
+    }
+    let changed = p.mig_changes.iter().filter(|c| c.action != "keep").count();
+    let _ = writeln!(
+        s,
+        "\nMIG changes ({} of {} configured GPUs kept)",
+        p.mig_changes.len() - changed,
+        p.mig_changes.len()
+    );
+    for c in &p.mig_changes {
+        let gpu = format!("{} gpu {}", c.node, c.gpu);
+        match c.action.as_str() {
+            "keep" => {
+                let _ = writeln!(s, "  {gpu:<20} keep         {}", profile_list(&c.current));
+            }
+            action => {
+                let _ = writeln!(
+                    s,
+                    "  {gpu:<20} {action:<12} destroy {}; keep {}; create {}",
+                    profile_list(&c.destroyed),
+                    profile_list(&c.surviving),
+                    profile_list(&c.created)
+                );
+            }
+        }
     }
 }

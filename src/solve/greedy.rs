@@ -97,6 +97,8 @@ struct State<'c> {
     /// Nodes whose every usable GPU is taken by gangs (skipped without looking).
     full: Vec<bool>,
     domains: BTreeMap<Tier, DomainNodes>,
+    /// Current layouts (`current=#true`) of GPUs without a fixed one.
+    current: BTreeMap<(NodeIdx, u32), Vec<&'static MigProfile>>,
 }
 
 /// Places every workload class first-fit; see the module docs.
@@ -152,11 +154,15 @@ impl<'c> State<'c> {
             a: Assignment::default(),
             full: vec![false; c.nodes.len()],
             domains: BTreeMap::new(),
+            current: BTreeMap::new(),
         };
         for (ni, m) in s.mode.iter_mut().enumerate() {
             *m = c.pool_of(ni).and_then(|p| PoolMode::from_decl(&p.mode));
         }
         s.fixed_layouts();
+        let fixed: super::ilp::problem::Layouts =
+            s.mig.iter().map(|(k, m)| (*k, m.layout.clone())).collect();
+        s.current = super::ilp::problem::current_layouts(c, &fixed);
         for (wi, w) in c.workloads.iter().enumerate() {
             if sizing::usage(w, 1) != Usage::Mig {
                 continue;
@@ -174,7 +180,7 @@ impl<'c> State<'c> {
     /// layout, and their nodes are MIG nodes.
     fn fixed_layouts(&mut self) {
         let c = self.c;
-        for l in &c.mig.layouts {
+        for l in c.mig.layouts.iter().filter(|l| !l.current) {
             for &ni in &l.nodes {
                 let Some(node) = c.nodes.get(ni) else {
                     continue;
@@ -210,11 +216,30 @@ impl<'c> State<'c> {
     }
 
     fn finish(mut self) -> Assignment {
+        // A configured GPU keeps its layout when what it serves is part of it, and when
+        // nothing took it on a node that is MIG or unused.
+        for k in self.current.keys() {
+            let free_node = self.mode[k.0].is_none_or(|m| m == PoolMode::Mig);
+            if free_node && self.untouched(k.0, k.1) {
+                self.mode[k.0] = Some(PoolMode::Mig);
+                self.mig.insert(
+                    *k,
+                    MigGpu {
+                        fixed: false,
+                        layout: Vec::new(),
+                        used: Vec::new(),
+                    },
+                );
+            }
+        }
         for ((ni, gi), m) in &self.mig {
             let mut layout = if m.fixed {
                 m.layout.clone()
             } else {
-                m.used.clone()
+                match self.current.get(&(*ni, *gi)) {
+                    Some(cur) if sub_multiset(&m.used, cur) => cur.clone(),
+                    _ => m.used.clone(),
+                }
             };
             sort_canonical(&mut layout);
             self.a
@@ -485,7 +510,43 @@ fn gang_charges<'a>(s: &State<'a>, picked: &GangNodes) -> Vec<Charge<'a>> {
 /// First GPU (node name order, then index) whose MIG layout can take the replica's
 /// right-sized profile: a free instance of a fixed layout, or one more instance that
 /// still fits.
+/// Whether every profile of `a` is in `b` (as multisets).
+fn sub_multiset(a: &[&'static MigProfile], b: &[&'static MigProfile]) -> bool {
+    let mut left: Vec<&str> = b.iter().map(|q| q.name).collect();
+    a.iter()
+        .all(|q| match left.iter().position(|x| *x == q.name) {
+            Some(i) => {
+                left.remove(i);
+                true
+            }
+            None => false,
+        })
+}
+
+/// Which GPUs a MIG pass may use.
+#[derive(Clone, Copy, PartialEq)]
+enum Pass {
+    /// Configured GPUs whose current layout still has a free instance of the profile.
+    Keep,
+    /// GPUs without a current layout.
+    Fresh,
+    Any,
+}
+
+/// One MIG replica. With current layouts known, configured GPUs that already hold the
+/// profile come first, then unconfigured GPUs, then any (a reconfiguration); each pass
+/// scans from the first node, so the returned cursor is 0.
 fn place_mig(s: &mut State, wi: usize, from: NodeIdx) -> Option<NodeIdx> {
+    if s.current.is_empty() {
+        return place_mig_pass(s, wi, from, Pass::Any);
+    }
+    [Pass::Keep, Pass::Fresh, Pass::Any]
+        .into_iter()
+        .find_map(|pass| place_mig_pass(s, wi, 0, pass))
+        .map(|_| 0)
+}
+
+fn place_mig_pass(s: &mut State, wi: usize, from: NodeIdx, pass: Pass) -> Option<NodeIdx> {
     let c = s.c;
     let w = &c.workloads[wi];
     for (ni, node) in c.nodes.iter().enumerate().skip(from) {
@@ -503,6 +564,18 @@ fn place_mig(s: &mut State, wi: usize, from: NodeIdx) -> Option<NodeIdx> {
             };
             let k = (ni, g.index);
             if s.used.contains(&k) || s.shared.contains_key(&k) {
+                continue;
+            }
+            let passes = match (pass, s.current.get(&k)) {
+                (Pass::Any, _) | (Pass::Fresh, None) => true,
+                (Pass::Fresh, Some(_)) | (Pass::Keep, None) => false,
+                (Pass::Keep, Some(cur)) => {
+                    let mut l = s.mig.get(&k).map(|m| m.used.clone()).unwrap_or_default();
+                    l.push(p);
+                    !s.mig.get(&k).is_some_and(|m| m.fixed) && sub_multiset(&l, cur)
+                }
+            };
+            if !passes {
                 continue;
             }
             let ok = match s.mig.get(&k) {

@@ -63,7 +63,7 @@ pub fn usage(w: &Workload, node_gpus: u32) -> Usage {
 pub fn mig_profile(c: &Cluster, w: &Workload, model: &GpuModel) -> Option<&'static MigProfile> {
     let spec = model.mig?;
     if let Some(p) = &w.profile {
-        return model.mig_profile(p);
+        return model.mig_profile(p).filter(|q| model.driver_has(q.name));
     }
     let need = w
         .memory
@@ -72,7 +72,7 @@ pub fn mig_profile(c: &Cluster, w: &Workload, model: &GpuModel) -> Option<&'stat
     let min_compute = w.min_compute.unwrap_or(1);
     spec.profiles
         .iter()
-        .filter(|p| !p.media_extensions)
+        .filter(|p| !p.media_extensions && model.driver_has(p.name))
         .filter(|p| {
             c.mig.allow.is_empty()
                 || c.mig

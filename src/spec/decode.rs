@@ -106,6 +106,7 @@ fn decode_top(v: NodeView, spec: &mut Spec, diags: &mut Diagnostics) {
                 nvlink_bandwidth: v.prop_bandwidth("nvlink-bandwidth"),
                 price_per_hour: v.prop_f64("price-per-hour"),
                 product_name: v.prop_str("product-name"),
+                driver: v.prop_version("driver"),
                 mig_names,
             });
         }
@@ -326,6 +327,7 @@ fn decode_top(v: NodeView, spec: &mut Spec, diags: &mut Diagnostics) {
                     nodes: c.prop_names("nodes"),
                     gpus: c.prop_index_set("gpus"),
                     profiles,
+                    current: c.prop_bool("current"),
                 });
             }
             if let Some(h) = v.child("headroom").and_then(|c| c.arg_percent(0)) {

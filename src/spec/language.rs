@@ -265,6 +265,11 @@ pub static NODES: &[NodeDef] = &[
                 "price of one GPU-hour, for cost reports and right-sizing",
             ),
             p("product-name", Ty::Str, "product name as NVML reports it"),
+            p(
+                "driver",
+                Ty::Version,
+                "NVIDIA driver version on nodes with this model, e.g. \"535.104.05\"; MIG profiles newer than it are refused (GP014)",
+            ),
         ],
         children: &["gpu-model/mig-name"],
         repeatable: true,
@@ -801,7 +806,7 @@ pub static NODES: &[NodeDef] = &[
     },
     NodeDef {
         id: "mig/layout",
-        summary: "A fixed MIG layout for named nodes and GPUs; arguments are profiles, `*N` repeats.",
+        summary: "A fixed MIG layout for named nodes and GPUs (or, with `current=#true`, the layout they have now); arguments are profiles, `*N` repeats.",
         args: &[a_many(
             "profile",
             Ty::Str,
@@ -810,6 +815,11 @@ pub static NODES: &[NodeDef] = &[
         props: &[
             p_req("nodes", Ty::NamePattern, "nodes the layout applies to"),
             p("gpus", Ty::IndexSet, "GPU indexes (default: all)"),
+            p(
+                "current",
+                Ty::Bool,
+                "#true: the layout the GPUs have now (kept when it serves the plan), not a requirement",
+            ),
         ],
         children: &[],
         repeatable: true,

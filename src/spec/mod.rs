@@ -54,6 +54,8 @@ pub struct GpuModelDecl {
     pub nvlink_bandwidth: Option<S<Bandwidth>>,
     pub price_per_hour: Option<S<f64>>,
     pub product_name: Option<S<String>>,
+    /// `driver="535.104.05"`: the NVIDIA driver on nodes with this model.
+    pub driver: Option<S<Vec<u32>>>,
     /// (catalog profile, driver name)
     pub mig_names: Vec<(S<String>, S<String>)>,
 }
@@ -277,6 +279,8 @@ pub struct LayoutDecl {
     pub gpus: Option<S<Vec<u32>>>,
     /// Profiles, repeated for counts (`1g.10gb*4` expanded), each with its span.
     pub profiles: Vec<S<String>>,
+    /// `current=#true`: the GPUs' layout now, not a requirement.
+    pub current: Option<S<bool>>,
 }
 
 #[derive(Clone, Debug, Default)]

@@ -484,7 +484,7 @@ fn check_instances(
 /// The `mig layout` declarations are kept exactly on every usable GPU they name.
 fn check_fixed(k: &mut Walk, layouts: &BTreeMap<(NodeIdx, u32), Vec<&'static str>>) {
     let c = k.c;
-    for l in &c.mig.layouts {
+    for l in c.mig.layouts.iter().filter(|l| !l.current) {
         for &ni in &l.nodes {
             let Some(n) = c.nodes.get(ni) else { continue };
             for g in n

@@ -442,6 +442,7 @@ fn mig(
             }
         }
         let mut gpus: Vec<(NodeIdx, u32)> = Vec::new();
+        let mut kept: BTreeSet<(NodeIdx, u32)> = BTreeSet::new();
         for (gi, g) in p.groups.iter().enumerate() {
             if &g.model != m {
                 continue;
@@ -454,15 +455,45 @@ fn mig(
                     .map(Vec::as_slice)
                     .unwrap_or(&[])
             };
+            // Current layouts kept: as many GPUs of each as the ILP keeps, in name order.
+            for (ci, (layout, _)) in g.current.iter().enumerate() {
+                let mut want = f.k.get(&(gi, ci)).map(|v| val(values, v.1)).unwrap_or(0);
+                for &n in nodes {
+                    for x in c.nodes[n].usable_gpus() {
+                        if want > 0 && p.current_layouts.get(&(n, x.index)) == Some(layout) {
+                            kept.insert((n, x.index));
+                            want -= 1;
+                        }
+                    }
+                }
+            }
             for &n in nodes {
                 for x in c.nodes[n].usable_gpus() {
-                    if !p.fixed_layouts.contains_key(&(n, x.index)) {
+                    if !p.fixed_layouts.contains_key(&(n, x.index)) && !kept.contains(&(n, x.index))
+                    {
                         gpus.push((n, x.index));
                     }
                 }
             }
         }
-        gpus.sort_by(|x, y| (&c.nodes[x.0].name, x.1).cmp(&(&c.nodes[y.0].name, y.1)));
+        // New layouts go to GPUs without a current layout first, then to configured
+        // GPUs the ILP gives up (name order within each).
+        gpus.sort_by(|x, y| {
+            (p.current_layouts.contains_key(x), &c.nodes[x.0].name, x.1).cmp(&(
+                p.current_layouts.contains_key(y),
+                &c.nodes[y.0].name,
+                y.1,
+            ))
+        });
+        for &(n, g) in &kept {
+            let names: Vec<&'static str> =
+                p.current_layouts[&(n, g)].iter().map(|q| q.name).collect();
+            for q in &names {
+                slots.entry(q).or_default().push((n, g));
+            }
+            a.mig_layouts.insert((n, g), names);
+            a.node_mode[n] = Some(PoolMode::Mig);
+        }
         let mut it = gpus.into_iter();
         for (li, l) in layouts.iter().enumerate() {
             let count =
@@ -477,6 +508,17 @@ fn mig(
                 }
                 a.mig_layouts.insert((n, g), names);
                 a.node_mode[n] = Some(PoolMode::Mig);
+            }
+        }
+        // A configured GPU of a MIG node that no new layout needs keeps its layout: the
+        // node script would not touch it anyway.
+        for (n, g) in it {
+            if let Some(ls) = p.current_layouts.get(&(n, g)) {
+                let names: Vec<&'static str> = ls.iter().map(|q| q.name).collect();
+                for q in &names {
+                    slots.entry(q).or_default().push((n, g));
+                }
+                a.mig_layouts.insert((n, g), names);
             }
         }
         let ws = order(

@@ -42,6 +42,8 @@ pub struct Formulation {
     /// MIG layouts per model: (model, layout index).
     pub z: BTreeMap<(String, usize), Col>,
     pub layouts: BTreeMap<String, Vec<Vec<&'static MigProfile>>>,
+    /// GPUs that keep their current MIG layout: (group, index into `Group::current`).
+    pub k: BTreeMap<(usize, usize), Col>,
     /// Replicas per (workload, model) for MIG and shared workloads.
     pub r: BTreeMap<(usize, String), Col>,
     /// Shared GPUs per (workload, model).
@@ -83,6 +85,7 @@ impl Formulation {
             a: BTreeMap::new(),
             z: BTreeMap::new(),
             layouts: BTreeMap::new(),
+            k: BTreeMap::new(),
             r: BTreeMap::new(),
             t: BTreeMap::new(),
             u: BTreeMap::new(),
@@ -281,6 +284,7 @@ impl Formulation {
         };
         let allowed = |q: &MigProfile| {
             !q.media_extensions
+                && model.driver_has(q.name)
                 && (c.mig.allow.is_empty()
                     || c.mig
                         .allow
@@ -373,6 +377,7 @@ impl Formulation {
                     }
                 }
             }
+            self.keep_current(p, m, &mut gpus, &mut supply);
             self.constraints.push(gpus.leq(mig_gpus + free_fixed));
             let mut demand: BTreeMap<&str, Expression> = BTreeMap::new();
             for (&w, per) in &p.mig {
@@ -392,6 +397,38 @@ impl Formulation {
         }
         for &w in p.mig.keys() {
             self.admit_sum(c, w);
+        }
+    }
+
+    /// Current layouts the plan may keep: per group and layout, at most that layout's
+    /// GPUs on the group's MIG nodes. A kept GPU supplies its instances and takes a MIG
+    /// GPU like a chosen layout does.
+    fn keep_current(
+        &mut self,
+        p: &Problem,
+        m: &str,
+        gpus: &mut Expression,
+        supply: &mut BTreeMap<&'static str, Expression>,
+    ) {
+        for (gi, g) in p.groups.iter().enumerate() {
+            if g.model != m || g.current.is_empty() {
+                continue;
+            }
+            let Some(n) = self.n.get(&(gi, PoolMode::Mig)).map(|n| n.0) else {
+                continue;
+            };
+            for (ci, (layout, per_node)) in g.current.iter().enumerate() {
+                let per = *per_node as f64;
+                let v = self.add(0.0, per * g.nodes.len() as f64);
+                self.constraints.push(Expression::from(v.0).leq(per * n));
+                *gpus += v.0;
+                for q in layout {
+                    *supply
+                        .entry(q.name)
+                        .or_insert_with(|| Expression::from(0.0)) += v.0;
+                }
+                self.k.insert((gi, ci), v);
+            }
         }
     }
 

@@ -349,6 +349,16 @@ fn stage(
     })
 }
 
+/// Cost of reconfiguring one GPU whose current MIG layout is known, in GPUs.
+///
+/// Decision: a kept GPU costs nothing (it is no change; its instances serve replicas of
+/// the same profile), a new layout costs 1 per GPU as before, and a configured GPU that
+/// gets another layout (or leaves MIG) costs 0.45 more. So the packer fills free GPUs
+/// before it touches configured ones, and among configured GPUs changes the fewest; 0.45
+/// is below the 0.5 price ceiling and far above the 0.01 node-mode term, so keeping never
+/// buys a worse topology and a configured node stays MIG unless admission needs it.
+pub const RECONFIGURE: f64 = 0.45;
+
 /// The last stage's cost: spread gangs, MIG/shared GPUs, and non-whole-GPU nodes (late
 /// groups cost slightly more, so that free capacity stays together in whole nodes).
 ///
@@ -365,6 +375,11 @@ fn compaction(c: &Cluster, p: &Problem, f: &Formulation) -> Expression {
     }
     for z in f.z.values() {
         e += 1.0 * z.0;
+    }
+    // Keeping a configured GPU is free; every configured GPU not kept is reconfigured
+    // and costs RECONFIGURE (the constant part, all configured GPUs, is left out).
+    for k in f.k.values() {
+        e -= RECONFIGURE * k.0;
     }
     for t in f.t.values() {
         e += 1.0 * t.0;

@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 type ShapeKey = (u32, u32, Vec<(Tier, bool)>, Vec<String>);
 
 /// Identical nodes share: fabric path, multi-node NVLink domain, class/model, usable
-/// GPUs, pinned mode, and (for nodes with fixed MIG layouts) the node itself.
+/// GPUs, pinned mode, (for nodes with fixed MIG layouts) the node itself, and the
+/// current MIG layout of each GPU (`mig layout ... current=#true`).
 type GroupKey = (
     Vec<String>,
     String,
@@ -23,7 +24,11 @@ type GroupKey = (
     u32,
     Option<PoolMode>,
     Option<NodeIdx>,
+    Vec<(u32, Vec<&'static str>)>,
 );
+
+/// MIG layouts per (node, GPU).
+pub type Layouts = BTreeMap<(NodeIdx, u32), Vec<&'static MigProfile>>;
 
 #[derive(Clone, Debug)]
 pub struct Group {
@@ -41,6 +46,9 @@ pub struct Group {
     pub domain: BTreeMap<Tier, String>,
     /// Order of the group in the fabric (for compaction).
     pub ord: usize,
+    /// Current MIG layouts of each member node (the same on every member): distinct
+    /// layouts with how many GPUs of one node have each, GPUs with fixed layouts left out.
+    pub current: Vec<(Vec<&'static MigProfile>, u32)>,
 }
 
 /// One way to place gangs of a shape: inside one domain of `tier`.
@@ -78,13 +86,17 @@ pub struct Problem {
     /// GPU-equivalents of one replica, per workload and model.
     pub equiv: BTreeMap<(usize, String), f64>,
     /// Fixed MIG layouts: (node, gpu) -> catalog profiles.
-    pub fixed_layouts: BTreeMap<(NodeIdx, u32), Vec<&'static MigProfile>>,
+    pub fixed_layouts: Layouts,
+    /// Current MIG layouts (`current=#true`) of usable GPUs without a fixed layout,
+    /// largest profile first.
+    pub current_layouts: Layouts,
 }
 
 impl Problem {
     pub fn build(c: &Cluster) -> Problem {
         let fixed_layouts = fixed_layouts(c);
-        let groups = groups(c, &fixed_layouts);
+        let current_layouts = current_layouts(c, &fixed_layouts);
+        let groups = groups(c, &fixed_layouts, &current_layouts);
         let mut p = Problem {
             groups,
             shapes: Vec::new(),
@@ -93,6 +105,7 @@ impl Problem {
             packed: BTreeMap::new(),
             equiv: BTreeMap::new(),
             fixed_layouts,
+            current_layouts,
         };
         p.demand(c);
         p
@@ -260,9 +273,37 @@ pub fn group_fits(g: &Group, mode: &Mode, gpus: u32, per_node: u32) -> bool {
     }
 }
 
-fn fixed_layouts(c: &Cluster) -> BTreeMap<(NodeIdx, u32), Vec<&'static MigProfile>> {
+/// The valid `current=#true` layouts of usable MIG GPUs that have no fixed layout (a
+/// layout that cannot exist on the GPU is GP013's error and is ignored here).
+pub fn current_layouts(c: &Cluster, fixed: &Layouts) -> Layouts {
     let mut out = BTreeMap::new();
-    for l in &c.mig.layouts {
+    for l in c.mig.layouts.iter().filter(|l| l.current) {
+        for &n in &l.nodes {
+            for g in c.nodes[n].usable_gpus() {
+                if !(l.gpus.is_empty() || l.gpus.contains(&g.index))
+                    || fixed.contains_key(&(n, g.index))
+                {
+                    continue;
+                }
+                let Some(model) = c.model_of(g) else { continue };
+                let Some(spec) = model.mig else { continue };
+                let profiles: Option<Vec<&'static MigProfile>> =
+                    l.profiles.iter().map(|p| model.mig_profile(p)).collect();
+                let Some(mut ps) = profiles else { continue };
+                if ps.is_empty() || crate::catalog::fits_profiles(spec, &ps).is_err() {
+                    continue;
+                }
+                crate::catalog::sort_canonical(&mut ps);
+                out.entry((n, g.index)).or_insert(ps);
+            }
+        }
+    }
+    out
+}
+
+fn fixed_layouts(c: &Cluster) -> Layouts {
+    let mut out = BTreeMap::new();
+    for l in c.mig.layouts.iter().filter(|l| !l.current) {
         for &n in &l.nodes {
             for g in &c.nodes[n].gpus {
                 if !(l.gpus.is_empty() || l.gpus.contains(&g.index)) {
@@ -280,7 +321,7 @@ fn fixed_layouts(c: &Cluster) -> BTreeMap<(NodeIdx, u32), Vec<&'static MigProfil
     out
 }
 
-fn groups(c: &Cluster, fixed: &BTreeMap<(NodeIdx, u32), Vec<&'static MigProfile>>) -> Vec<Group> {
+fn groups(c: &Cluster, fixed: &Layouts, current: &Layouts) -> Vec<Group> {
     let pinned: BTreeMap<NodeIdx, PoolMode> = c
         .pools
         .iter()
@@ -301,6 +342,10 @@ fn groups(c: &Cluster, fixed: &BTreeMap<(NodeIdx, u32), Vec<&'static MigProfile>
             continue;
         }
         let has_fixed = fixed.keys().any(|(fnode, _)| *fnode == ni);
+        let cur: Vec<(u32, Vec<&'static str>)> = current
+            .range((ni, 0)..=(ni, u32::MAX))
+            .map(|((_, g), ps)| (*g, ps.iter().map(|q| q.name).collect()))
+            .collect();
         let path: Vec<String> = [Tier::Leaf, Tier::Spine, Tier::Core]
             .iter()
             .map(|t| {
@@ -326,14 +371,22 @@ fn groups(c: &Cluster, fixed: &BTreeMap<(NodeIdx, u32), Vec<&'static MigProfile>
                 usable,
                 pin,
                 has_fixed.then_some(ni),
+                cur,
             ))
             .or_default()
             .push(ni);
     }
     let mut groups: Vec<Group> = by_key
         .into_iter()
-        .map(|((_, mnnvl, _, usable, pin, fixed_node), nodes)| {
+        .map(|((_, mnnvl, _, usable, pin, fixed_node, _), nodes)| {
             let n0 = nodes[0];
+            let mut kinds: Vec<(Vec<&'static MigProfile>, u32)> = Vec::new();
+            for (_, ps) in current.range((n0, 0)..=(n0, u32::MAX)) {
+                match kinds.iter_mut().find(|(l, _)| l == ps) {
+                    Some((_, k)) => *k += 1,
+                    None => kinds.push((ps.clone(), 1)),
+                }
+            }
             let node = &c.nodes[n0];
             let mut domain = BTreeMap::new();
             for t in [Tier::Leaf, Tier::Spine, Tier::Core] {
@@ -366,6 +419,7 @@ fn groups(c: &Cluster, fixed: &BTreeMap<(NodeIdx, u32), Vec<&'static MigProfile>
                 fixed_mig: fixed_node.is_some(),
                 domain,
                 ord: 0,
+                current: kinds,
             }
         })
         .collect();

@@ -11,7 +11,8 @@ pub static RULE: Rule = Rule {
 **What.** Groups that partition the hardware overlap: a GPU listed by two
 `nvlink-domain`s, two `numa` nodes or two `pcie-switch`es of a class; a NIC under two
 NUMA nodes; a node in two multi-node `nvlink-domain`s or two `pool`s; a GPU covered by
-two `mig layout`s.
+two fixed `mig layout`s, or by two `current=#true` ones (one fixed and one current layout
+on a GPU is a planned reconfiguration, not an overlap).
 
 **Why.** Each of these is physically one place. Overlaps make the topology ambiguous (which
 domain does GPU 3 belong to?) and would render contradictory scheduler configuration.
@@ -152,7 +153,9 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             }
         }
     }
-    let mut owner: BTreeMap<(usize, u32), Span> = BTreeMap::new();
+    // A GPU has one fixed layout and one current layout; the two may differ (that is a
+    // reconfiguration), so they are checked separately.
+    let mut owner: BTreeMap<(bool, usize, u32), Span> = BTreeMap::new();
     for l in &m.mig.layouts {
         let mut clash = Vec::new();
         let mut first = None;
@@ -163,13 +166,13 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
                 l.gpus.clone()
             };
             for g in gpus {
-                match owner.get(&(n, g)) {
+                match owner.get(&(l.current, n, g)) {
                     Some(f) => {
                         clash.push(format!("{}/gpu{g}", m.nodes[n].name));
                         first.get_or_insert(*f);
                     }
                     None => {
-                        owner.insert((n, g), l.span);
+                        owner.insert((l.current, n, g), l.span);
                     }
                 }
             }

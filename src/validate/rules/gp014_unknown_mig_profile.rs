@@ -23,9 +23,20 @@ mig {
 }
 ```
 
+Driver versions: when a `gpu-model` declares the driver its nodes run
+(`driver="520.61.05"`), a profile named for that model in a layout, `mig allow` or an
+inference `profile` must exist in that driver branch: `1g.10gb` on an A100 40GB needs
+R525, `1g.6gb+me` on an A30 R470 and `2g.12gb+me` R525; and a driver older than the
+model's first MIG branch (A100 R450, A30 R460, H100 R525, H200 R550, B200 R570) has no
+profile at all when MIG is used on that model (right-sizing and the packing skip such
+profiles too). Without `driver`, versions are checked on
+the node: `mig/<node>.sh` checks the branch and that `nvidia-smi mig -lgip` offers every
+planned profile before touching a GPU.
+
 **Fix.** Use the model's own names (`docs/catalog.md`). When a driver advertises a
 different name (driver 535 showing `3g.39gb`), pin it:
-`gpu-model "a100-sxm4-80gb" { mig-name "3g.40gb" driver="3g.39gb" }`.
+`gpu-model "a100-sxm4-80gb" { mig-name "3g.40gb" driver="3g.39gb" }`. For a profile
+newer than the driver, upgrade the driver (and `driver=`) or use another profile.
 "#,
     check: Some(check),
 };
@@ -54,7 +65,123 @@ fn unknown(
     );
 }
 
+/// The profile names written for `model`: layouts covering its GPUs, `mig allow` entries
+/// it has, explicit inference profiles of classes that accept it.
+fn names_for<'a>(cx: &'a Ctx, model: &crate::model::GpuModel) -> Vec<&'a Spanned<String>> {
+    let m = cx.model;
+    let mut out: Vec<&Spanned<String>> = Vec::new();
+    for (l, decl) in m.mig.layouts.iter().zip(&cx.spec.mig.layouts) {
+        let on_model = l.nodes.iter().any(|&n| {
+            m.nodes[n].gpus.iter().any(|g| {
+                (l.gpus.is_empty() || l.gpus.contains(&g.index))
+                    && g.model.as_deref() == Some(model.name.as_str())
+            })
+        });
+        if on_model {
+            out.extend(decl.profiles.iter());
+        }
+    }
+    out.extend(
+        cx.spec
+            .mig
+            .allow
+            .iter()
+            .filter(|a| model.mig_profile(&a.value).is_some()),
+    );
+    for w in &cx.spec.workloads {
+        let accepts = m
+            .workloads
+            .iter()
+            .find(|x| x.name == w.name.value)
+            .is_some_and(|x| x.accepts(&model.name));
+        if let Some(p) = w.profile.as_ref().filter(|_| accepts) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Whether MIG is used on `model`: a layout or a MIG pool on its nodes, or a MIG class
+/// that accepts it.
+fn mig_used(cx: &Ctx, model: &crate::model::GpuModel) -> bool {
+    let m = cx.model;
+    let on_model = |n: usize| {
+        m.nodes[n]
+            .gpus
+            .iter()
+            .any(|g| g.model.as_deref() == Some(model.name.as_str()))
+    };
+    m.mig
+        .layouts
+        .iter()
+        .any(|l| l.nodes.iter().any(|&n| on_model(n)))
+        || m.pools
+            .iter()
+            .any(|p| p.mode == "mig" && p.nodes.iter().any(|&n| on_model(n)))
+        || m.workloads.iter().any(|w| {
+            (w.isolation == Some(crate::model::Isolation::Mig)
+                || w.share == Some(crate::model::Isolation::Mig))
+                && w.accepts(&model.name)
+        })
+}
+
+/// Profiles newer than the driver a `gpu-model` declares.
+fn check_driver(cx: &Ctx, out: &mut Diagnostics) {
+    for d in &cx.spec.gpu_models {
+        let (Some(drv), Some(model)) = (&d.driver, cx.model.models.get(&d.name.value)) else {
+            continue;
+        };
+        let Some(spec) = model.mig else { continue };
+        let branch = drv.value.first().copied().unwrap_or(0);
+        let version: Vec<String> = drv.value.iter().map(u32::to_string).collect();
+        let version = version.join(".");
+        if branch < spec.min_driver_branch() {
+            if mig_used(cx, model) {
+                out.push(
+                    Diagnostic::error(
+                        RULE.code,
+                        format!(
+                            "driver {version} has no MIG profiles on {}: MIG needs {} or newer",
+                            model.name, spec.min_driver
+                        ),
+                    )
+                    .at(drv.span, "driver too old for MIG")
+                    .with_help(format!(
+                        "upgrade the nodes to {} or newer (and `driver=`), or do not use MIG on {}",
+                        spec.min_driver, model.name
+                    )),
+                );
+            }
+            continue;
+        }
+        let mut seen = BTreeSet::new();
+        for name in names_for(cx, model) {
+            let Some(p) = model.mig_profile(&name.value) else {
+                continue; // unknown names are reported above
+            };
+            let need = crate::catalog::profile_min_driver(spec, p.name);
+            if branch < need && seen.insert(name.span) {
+                out.push(
+                    Diagnostic::error(
+                        RULE.code,
+                        format!(
+                            "`{}` does not exist on {} with driver {version}: it needs R{need} or newer",
+                            name.value, model.name
+                        ),
+                    )
+                    .at(name.span, format!("needs R{need}"))
+                    .with_related(drv.span, "declared driver")
+                    .with_help(format!(
+                        "upgrade the driver to R{need} (and `driver=`), or use another profile"
+                    )),
+                );
+            }
+        }
+    }
+}
+
 fn check(cx: &Ctx, out: &mut Diagnostics) {
+    check_driver(cx, out);
     let m = cx.model;
     for (i, l) in m.mig.layouts.iter().enumerate() {
         let mut models: BTreeSet<&str> = BTreeSet::new();

@@ -33,6 +33,11 @@ mod gp022_preferred_wider_than_required;
 mod gp023_priority_order;
 mod gp024_team_parent_cycle;
 mod gp025_workload_shape;
+mod gp026_training_on_mig;
+mod gp027_mig_in_whole_gpu_pool;
+mod gp028_partial_mig_layout;
+mod gp029_shared_gpu_memory;
+mod gp030_mps_with_mig;
 
 use super::Rule;
 
@@ -64,4 +69,9 @@ pub static ALL: &[&Rule] = &[
     &gp023_priority_order::RULE,
     &gp024_team_parent_cycle::RULE,
     &gp025_workload_shape::RULE,
+    &gp026_training_on_mig::RULE,
+    &gp027_mig_in_whole_gpu_pool::RULE,
+    &gp028_partial_mig_layout::RULE,
+    &gp029_shared_gpu_memory::RULE,
+    &gp030_mps_with_mig::RULE,
 ];
