@@ -1,5 +1,6 @@
-//! `schemas/plan.schema.json` describes the placement JSON: every example's plan (and
-//! plans with unplaced classes, MIG instances and shares) validates against it with a
+//! `schemas/plan.schema.json` describes the plan JSON (`plan --format json`, `plan -o`)
+//! and, as `$defs/placement`, the placement inside it: every example's plan (and
+//! placements with unplaced classes, MIG instances and shares) validates against it with a
 //! small structural validator (type, const, enum, required, properties,
 //! additionalProperties, items, minimum, local `$ref`). `additionalProperties: false`
 //! everywhere means a new field in `Placement` fails here until the schema has it.
@@ -104,6 +105,15 @@ fn assert_valid(what: &str, v: &Value) {
     assert!(errors.is_empty(), "{what}: {errors:#?}");
 }
 
+/// A placement value against `$defs/placement`.
+fn assert_valid_placement(what: &str, v: &Value) {
+    let root = schema();
+    let mut errors = Vec::new();
+    let s = serde_json::json!({"$ref": "#/$defs/placement"});
+    validate(&root, &s, v, "$", &mut errors);
+    assert!(errors.is_empty(), "{what}: {errors:#?}");
+}
+
 #[test]
 fn every_example_plan_matches_the_schema() {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir("examples")
@@ -150,7 +160,7 @@ inference "small" team="t" priority="p" replicas=2 { memory "5GiB"; isolation "m
     let (a, info) = solve::run(&c, &opts);
     let p = placement::build(&c, &a, &info);
     assert!(p.workloads.iter().any(|w| !w.unplaced.is_empty()));
-    assert_valid("tiny", &serde_json::to_value(&p).unwrap());
+    assert_valid_placement("tiny", &serde_json::to_value(&p).unwrap());
 }
 
 #[test]
@@ -182,10 +192,11 @@ fn the_validator_rejects_drift() {
         headroom: vec![],
     })
     .unwrap();
-    assert_valid("minimal", &v);
+    assert_valid_placement("minimal", &v);
     v["new_field"] = Value::Bool(true);
     let root = schema();
     let mut errors = Vec::new();
-    validate(&root, &root, &v, "$", &mut errors);
+    let s = serde_json::json!({"$ref": "#/$defs/placement"});
+    validate(&root, &s, &v, "$", &mut errors);
     assert_eq!(errors, ["$.new_field: not in the schema"]);
 }
