@@ -200,3 +200,38 @@ fn the_validator_rejects_drift() {
     validate(&root, &s, &v, "$", &mut errors);
     assert_eq!(errors, ["$.new_field: not in the schema"]);
 }
+
+/// A plan with a prior state, changes, diffs and a disruption section (the apply
+/// fixture: v1 applied, then v2 planned) matches the schema too.
+#[test]
+fn a_plan_with_changes_and_disruption_matches_the_schema() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apply");
+    let dir = std::env::temp_dir().join(format!("gpuplan-schema-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |v: &str, args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+            .arg(args[0])
+            .arg(root.join(v))
+            .args(&args[1..])
+            .args(["--solver", "greedy", "--quiet"])
+            .current_dir(&dir)
+            .env_remove("CI")
+            .output()
+            .unwrap()
+    };
+    let a = run("v1", &["apply", "--out-dir", "out", "--auto-approve"]);
+    assert_eq!(
+        a.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&a.stderr)
+    );
+    let p = run("v2", &["plan", "--format", "json"]);
+    assert_eq!(p.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&p.stdout).unwrap();
+    assert!(!v["prior_state"].is_null());
+    assert!(!v["disruption"]["mig"].as_array().unwrap().is_empty());
+    assert_valid("v2 over v1", &v);
+    let _ = std::fs::remove_dir_all(&dir);
+}
