@@ -314,4 +314,17 @@ mod tests {
         assert!(parse_lgi("n", "x", "hello").is_err());
         assert!(parse_lgi("n", "x", "No GPU instances found: Not Found").is_ok());
     }
+
+    #[test]
+    fn discovery_json_gives_profiles_and_whole_gpus() {
+        let j = r#"{"format_version": "1", "node": "n", "gpus": [
+            {"index": 0, "mig": {"current": true, "pending": true, "gpu_instances": [
+                {"id": 1, "profile": "3g.40gb"}, {"id": 2, "memory_mib": 40192}]}},
+            {"index": 1, "mig": null}]}"#;
+        let o = parse_json("n.json", j).unwrap();
+        assert_eq!(o.gpus[&0].profiles, ["3g.40gb", "?(40192MiB)"]);
+        assert_eq!(o.gpus[&1].mig_enabled, Some(false));
+        assert!(o.complete);
+        assert!(parse_json("x", "{").is_err());
+    }
 }

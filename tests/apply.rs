@@ -351,3 +351,64 @@ fn bad_state_and_held_lock_are_diagnostics() {
     assert!(r.2.contains("GP925"), "{}", r.2);
     assert!(!s.path("out").exists());
 }
+
+/// The disruption section from the library: moving the training pool to another node
+/// moves the gang, flips pool modes (drain) and switches MIG off where it was on (reset).
+#[test]
+fn disruption_lists_moved_gangs_and_pool_mode_changes() {
+    use gpuplan::solve::{self, Options, SolverKind};
+    let text = std::fs::read_to_string(fixture("v1").join("cluster.kdl")).unwrap();
+    let plan_of = |text: &str| {
+        let mut sources = gpuplan::source::SourceMap::new();
+        sources.add("c.kdl", text.to_string());
+        let c = gpuplan::validate::validate(&sources).model.expect("model");
+        let opts = Options {
+            solver: SolverKind::Greedy,
+            ..Options::default()
+        };
+        let (a, info) = solve::run(&c, &opts);
+        let p = gpuplan::placement::build(&c, &a, &info);
+        (c, p)
+    };
+    let (_, before) = plan_of(&text);
+    let moved = text
+        .replace(
+            r#"pool "train" mode="training" nodes="h100-1""#,
+            r#"pool "train" mode="training" nodes="h100-3""#,
+        )
+        .replace(
+            r#"pool "mig" mode="mig" nodes="h100-[2-3]" max-disrupted=1"#,
+            r#"pool "mig" mode="mig" nodes="h100-[1-2]" max-disrupted=1"#,
+        );
+    let (c, after) = plan_of(&moved);
+    let d = gpuplan::plan::disruption::compute(&c, Some(&before), &after);
+    assert_eq!(d.gangs_moved.len(), 1, "{d:#?}");
+    let g = &d.gangs_moved[0];
+    assert_eq!(
+        (g.workload.as_str(), g.priority.as_str()),
+        ("pretrain", "batch")
+    );
+    assert_eq!(g.from[0].node, "h100-1");
+    assert_eq!(g.to[0].node, "h100-3");
+    let h1 = d.nodes.iter().find(|n| n.node == "h100-1").expect("h100-1");
+    assert!(h1.drain, "{h1:?}");
+    assert!(
+        h1.reasons
+            .iter()
+            .any(|r| r.contains("pool mode whole-gpu -> mig")),
+        "{h1:?}"
+    );
+    assert!(
+        h1.reasons
+            .iter()
+            .any(|r| r.contains("gang pretrain replica 0 moves away"))
+    );
+    // At most one node of pool `mig` per batch.
+    for b in &d.rollout {
+        let mig = b
+            .nodes
+            .iter()
+            .filter(|n| ["h100-1", "h100-2"].contains(&n.as_str()));
+        assert!(mig.count() <= 1, "{:?}", d.rollout);
+    }
+}

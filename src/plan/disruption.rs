@@ -288,39 +288,39 @@ fn pool_key(new: &Placement, old: Option<&Placement>, node: &str) -> String {
         .unwrap_or_else(|| "-".to_string())
 }
 
-/// Compares the applied placement (if any) with the new one.
-pub fn compute(c: &Cluster, old: Option<&Placement>, new: &Placement) -> Disruption {
-    let Some(old) = old else {
-        return Disruption::default();
-    };
-    let mig = mig_changes(c, old, new);
-    let gangs_moved = gang_moves(c, old, new);
-    let admission_lost = admission_losses(c, old, new);
-    let mut acc: BTreeMap<String, NodeAcc> = BTreeMap::new();
-    let mut events: Vec<(String, String, bool, bool, Vec<Affected>)> = Vec::new();
-    for m in &mig {
-        let what = if m.reset && m.after.is_empty() {
-            format!("GPU {}: MIG disabled (was {})", m.gpu, counted(&m.before))
-        } else if m.reset {
-            format!("GPU {}: MIG enabled as {}", m.gpu, counted(&m.after))
-        } else {
-            format!(
-                "GPU {}: MIG {} -> {}",
-                m.gpu,
-                counted(&m.before),
-                counted(&m.after)
-            )
-        };
-        events.push((m.node.clone(), what, m.drain, m.reset, m.affected.clone()));
-    }
-    for g in &gangs_moved {
+/// Something that disrupts one node: (node, why, drain, reset, work hit).
+type Event = (String, String, bool, bool, Vec<Affected>);
+
+fn mig_events(mig: &[MigChange]) -> Vec<Event> {
+    mig.iter()
+        .map(|m| {
+            let what = if m.reset && m.after.is_empty() {
+                format!("GPU {}: MIG disabled (was {})", m.gpu, counted(&m.before))
+            } else if m.reset {
+                format!("GPU {}: MIG enabled as {}", m.gpu, counted(&m.after))
+            } else {
+                format!(
+                    "GPU {}: MIG {} -> {}",
+                    m.gpu,
+                    counted(&m.before),
+                    counted(&m.after)
+                )
+            };
+            (m.node.clone(), what, m.drain, m.reset, m.affected.clone())
+        })
+        .collect()
+}
+
+fn gang_events(gangs: &[GangMove]) -> Vec<Event> {
+    let mut out = Vec::new();
+    for g in gangs {
         let a = Affected {
             workload: g.workload.clone(),
             priority: g.priority.clone(),
             priority_value: g.priority_value,
         };
         for n in &g.from {
-            events.push((
+            out.push((
                 n.node.clone(),
                 format!("gang {} replica {} moves away", g.workload, g.replica),
                 false,
@@ -329,33 +329,45 @@ pub fn compute(c: &Cluster, old: Option<&Placement>, new: &Placement) -> Disrupt
             ));
         }
     }
+    out
+}
+
+/// Nodes whose pool mode changes: the device plugin's config changes, work restarts.
+fn pool_events(c: &Cluster, old: &Placement, new: &Placement) -> Vec<Event> {
     let old_modes: BTreeMap<&str, &str> = old
         .pools
         .iter()
         .map(|p| (p.node.as_str(), p.mode.as_str()))
         .collect();
+    let mut out = Vec::new();
     for p in &new.pools {
-        if let Some(m) = old_modes
+        let Some(m) = old_modes
             .get(p.node.as_str())
             .filter(|m| **m != p.mode.as_str())
-        {
-            let node_gpus: Vec<u32> = c
-                .node(&p.node)
-                .map(|n| n.usable_gpus().map(|g| g.index).collect())
-                .unwrap_or_default();
-            let hit: BTreeSet<Affected> = node_gpus
-                .iter()
-                .flat_map(|g| work_on_gpu(c, old, &p.node, *g, None))
-                .collect();
-            events.push((
-                p.node.clone(),
-                format!("pool mode {m} -> {}", p.mode.as_str()),
-                true,
-                false,
-                hit.into_iter().collect(),
-            ));
-        }
+        else {
+            continue;
+        };
+        let gpus: Vec<u32> = c
+            .node(&p.node)
+            .map(|n| n.usable_gpus().map(|g| g.index).collect())
+            .unwrap_or_default();
+        let hit: BTreeSet<Affected> = gpus
+            .iter()
+            .flat_map(|g| work_on_gpu(c, old, &p.node, *g, None))
+            .collect();
+        out.push((
+            p.node.clone(),
+            format!("pool mode {m} -> {}", p.mode.as_str()),
+            true,
+            false,
+            hit.into_iter().collect(),
+        ));
     }
+    out
+}
+
+fn node_disruptions(events: Vec<Event>, old: &Placement, new: &Placement) -> Vec<NodeDisruption> {
+    let mut acc: BTreeMap<String, NodeAcc> = BTreeMap::new();
     for (node, what, drain, reset, hits) in events {
         let a = acc.entry(node).or_insert_with(|| NodeAcc {
             reasons: Vec::new(),
@@ -370,8 +382,7 @@ pub fn compute(c: &Cluster, old: Option<&Placement>, new: &Placement) -> Disrupt
             hit(a, h);
         }
     }
-    let nodes: Vec<NodeDisruption> = acc
-        .into_iter()
+    acc.into_iter()
         .map(|(node, a)| NodeDisruption {
             pool: pool_key(new, Some(old), &node),
             node,
@@ -381,7 +392,21 @@ pub fn compute(c: &Cluster, old: Option<&Placement>, new: &Placement) -> Disrupt
             priority_value: a.top.as_ref().map(|t| t.0),
             priority: a.top.map(|t| t.1),
         })
-        .collect();
+        .collect()
+}
+
+/// Compares the applied placement (if any) with the new one.
+pub fn compute(c: &Cluster, old: Option<&Placement>, new: &Placement) -> Disruption {
+    let Some(old) = old else {
+        return Disruption::default();
+    };
+    let mig = mig_changes(c, old, new);
+    let gangs_moved = gang_moves(c, old, new);
+    let admission_lost = admission_losses(c, old, new);
+    let mut events = mig_events(&mig);
+    events.extend(gang_events(&gangs_moved));
+    events.extend(pool_events(c, old, new));
+    let nodes = node_disruptions(events, old, new);
     let max_disrupted: BTreeMap<String, u32> = nodes
         .iter()
         .map(|n| {
