@@ -194,6 +194,7 @@ fn apply_plan(s: &Settings, plan: &Plan, prior: Option<&crate::state::Loaded>, o
         .iter()
         .map(|(p, a)| (p.clone(), a.text.clone()))
         .collect();
+    // The lineage seed is the one place a clock is read: it only names a new state.
     let seed = format!(
         "{:?} {} {}",
         std::time::SystemTime::now(),
@@ -224,28 +225,7 @@ fn apply_plan(s: &Settings, plan: &Plan, prior: Option<&crate::state::Loaded>, o
         out.status("Apply complete! Resources: 0 added, 0 changed, 0 destroyed.");
         return 0;
     }
-    let fail_after = std::env::var("GPUPLAN_TEST_FAIL_AFTER")
-        .ok()
-        .and_then(|v| v.parse().ok());
-    let bar = out.bar(files.len() as u64, "writing");
-    let tick = || {
-        if let Some(b) = &bar {
-            b.inc(1);
-        }
-    };
-    let written = ops::write_dir(
-        &s.out_dir,
-        &files,
-        &WriteOptions {
-            fail_after,
-            progress: Some(&tick),
-        },
-    );
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
-    if let Err(d) = written {
-        out.status("apply failed: the output folder and the state are unchanged");
+    if let Err(d) = write_files(&s.out_dir, &files, out) {
         return fail(out, &[d]);
     }
     if let Err(d) = ops::write_file_atomically(&s.state, &crate::state::to_text(&next)) {
@@ -264,4 +244,33 @@ fn apply_plan(s: &Settings, plan: &Plan, prior: Option<&crate::state::Loaded>, o
         s.state.display()
     ));
     0
+}
+
+/// The output folder, all or nothing, with a progress bar on a terminal.
+fn write_files(dir: &Path, files: &crate::render::Files, out: &Output) -> Result<(), Diagnostic> {
+    // A test hook: fail after N files, as a crash would (see tests/apply.rs).
+    let fail_after = std::env::var("GPUPLAN_TEST_FAIL_AFTER")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let bar = out.bar(files.len() as u64, "writing");
+    let tick = || {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    };
+    let written = ops::write_dir(
+        dir,
+        files,
+        &WriteOptions {
+            fail_after,
+            progress: Some(&tick),
+        },
+    );
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    if written.is_err() {
+        out.status("apply failed: the output folder and the state are unchanged");
+    }
+    written
 }

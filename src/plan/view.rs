@@ -132,131 +132,152 @@ fn disruption(s: &mut String, d: &Disruption, paint: &Paint) {
         let _ = writeln!(s, "  none: no running work is disrupted");
         return;
     }
-    if !d.mig.is_empty() {
-        let _ = writeln!(s, "  MIG layout changes");
-        for m in &d.mig {
-            let _ = writeln!(
-                s,
-                "    {} GPU {} ({}): {} -> {}",
-                m.node,
-                m.gpu,
-                m.model,
-                super::disruption::counted(&m.before),
-                super::disruption::counted(&m.after)
-            );
-            let list = |v: &[String]| {
-                if v.is_empty() {
-                    "none".to_string()
-                } else {
-                    super::disruption::counted(v)
-                }
-            };
-            let mut needs = Vec::new();
-            if m.drain {
-                needs.push("drain");
-            }
-            if m.reset {
-                needs.push("GPU reset (MIG mode changes)");
-            }
-            let _ = writeln!(
-                s,
-                "      keeps {}; destroys {}; creates {}; needs {}",
-                list(&m.kept),
-                list(&m.destroyed),
-                list(&m.created),
-                if needs.is_empty() {
-                    "no drain".to_string()
-                } else {
-                    needs.join(", ")
-                }
-            );
-            for a in &m.affected {
-                let _ = writeln!(
-                    s,
-                    "      evicts {} (priority {}, {})",
-                    a.workload, a.priority, a.priority_value
-                );
-            }
-        }
+    mig_changes(s, d);
+    moved_gangs(s, d);
+    lost_admission(s, d);
+    disrupted_nodes(s, d);
+    rollout(s, d);
+}
+
+fn counted_or_none(v: &[String]) -> String {
+    if v.is_empty() {
+        "none".to_string()
+    } else {
+        super::disruption::counted(v)
     }
-    if !d.gangs_moved.is_empty() {
-        let _ = writeln!(s, "  training gangs that move (restart from checkpoint)");
-        for g in &d.gangs_moved {
-            let _ = writeln!(
-                s,
-                "    {} replica {} (priority {}, {}): {} -> {}",
-                g.workload,
-                g.replica,
-                g.priority,
-                g.priority_value,
-                nodes_text(&g.from),
-                nodes_text(&g.to)
-            );
-        }
+}
+
+fn mig_changes(s: &mut String, d: &Disruption) {
+    if d.mig.is_empty() {
+        return;
     }
-    if !d.admission_lost.is_empty() {
-        let _ = writeln!(s, "  workloads that lose admission");
-        for a in &d.admission_lost {
-            let _ = writeln!(
-                s,
-                "    {} (priority {}, {}): {} -> {} replicas ({})",
-                a.workload,
-                a.priority,
-                a.priority_value,
-                a.replicas_before,
-                a.replicas_after,
-                a.reason
-            );
-        }
-    }
-    if !d.nodes.is_empty() {
-        let _ = writeln!(s, "  nodes disrupted");
-        for n in &d.nodes {
-            let mut flags = Vec::new();
-            if n.drain {
-                flags.push("drain");
-            }
-            if n.reset {
-                flags.push("GPU reset");
-            }
-            let _ = writeln!(
-                s,
-                "    {} (pool {}{}{}): {}",
-                n.node,
-                n.pool,
-                n.priority
-                    .as_ref()
-                    .map(|p| format!(", highest priority hit {p}"))
-                    .unwrap_or_default(),
-                if flags.is_empty() {
-                    String::new()
-                } else {
-                    format!(", {}", flags.join(", "))
-                },
-                n.reasons.join("; ")
-            );
-        }
-    }
-    if !d.rollout.is_empty() {
-        let limits: Vec<String> = d
-            .max_disrupted
-            .iter()
-            .map(|(p, n)| format!("{p} {n}"))
-            .collect();
+    let _ = writeln!(s, "  MIG layout changes");
+    for m in &d.mig {
         let _ = writeln!(
             s,
-            "  rollout ({} batch{}; nodes disrupted at once per pool: {})",
-            d.rollout.len(),
-            if d.rollout.len() == 1 { "" } else { "es" },
-            limits.join(", ")
+            "    {} GPU {} ({}): {} -> {}",
+            m.node,
+            m.gpu,
+            m.model,
+            super::disruption::counted(&m.before),
+            super::disruption::counted(&m.after)
         );
-        for b in &d.rollout {
+        let mut needs = Vec::new();
+        if m.drain {
+            needs.push("drain");
+        }
+        if m.reset {
+            needs.push("GPU reset (MIG mode changes)");
+        }
+        let _ = writeln!(
+            s,
+            "      keeps {}; destroys {}; creates {}; needs {}",
+            counted_or_none(&m.kept),
+            counted_or_none(&m.destroyed),
+            counted_or_none(&m.created),
+            if needs.is_empty() {
+                "no drain".to_string()
+            } else {
+                needs.join(", ")
+            }
+        );
+        for a in &m.affected {
             let _ = writeln!(
                 s,
-                "    batch {}: {}",
-                b.batch,
-                compress_names(&b.nodes).join(",")
+                "      evicts {} (priority {}, {})",
+                a.workload, a.priority, a.priority_value
             );
         }
+    }
+}
+
+fn moved_gangs(s: &mut String, d: &Disruption) {
+    if d.gangs_moved.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "  training gangs that move (restart from checkpoint)");
+    for g in &d.gangs_moved {
+        let _ = writeln!(
+            s,
+            "    {} replica {} (priority {}, {}): {} -> {}",
+            g.workload,
+            g.replica,
+            g.priority,
+            g.priority_value,
+            nodes_text(&g.from),
+            nodes_text(&g.to)
+        );
+    }
+}
+
+fn lost_admission(s: &mut String, d: &Disruption) {
+    if d.admission_lost.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "  workloads that lose admission");
+    for a in &d.admission_lost {
+        let _ = writeln!(
+            s,
+            "    {} (priority {}, {}): {} -> {} replicas ({})",
+            a.workload, a.priority, a.priority_value, a.replicas_before, a.replicas_after, a.reason
+        );
+    }
+}
+
+fn disrupted_nodes(s: &mut String, d: &Disruption) {
+    if d.nodes.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "  nodes disrupted");
+    for n in &d.nodes {
+        let mut flags = Vec::new();
+        if n.drain {
+            flags.push("drain");
+        }
+        if n.reset {
+            flags.push("GPU reset");
+        }
+        let _ = writeln!(
+            s,
+            "    {} (pool {}{}{}): {}",
+            n.node,
+            n.pool,
+            n.priority
+                .as_ref()
+                .map(|p| format!(", highest priority hit {p}"))
+                .unwrap_or_default(),
+            if flags.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", flags.join(", "))
+            },
+            n.reasons.join("; ")
+        );
+    }
+}
+
+fn rollout(s: &mut String, d: &Disruption) {
+    if d.rollout.is_empty() {
+        return;
+    }
+    let limits: Vec<String> = d
+        .max_disrupted
+        .iter()
+        .map(|(p, n)| format!("{p} {n}"))
+        .collect();
+    let _ = writeln!(
+        s,
+        "  rollout ({} batch{}; nodes disrupted at once per pool: {})",
+        d.rollout.len(),
+        if d.rollout.len() == 1 { "" } else { "es" },
+        limits.join(", ")
+    );
+    for b in &d.rollout {
+        let _ = writeln!(
+            s,
+            "    batch {}: {}",
+            b.batch,
+            compress_names(&b.nodes).join(",")
+        );
     }
 }
