@@ -181,6 +181,10 @@ fn change_exits_2_with_diff_and_disruption() {
     assert_eq!(j["prior_state"]["serial"], 1);
     assert!(j["summary"]["change"].as_u64().unwrap() > 0);
     assert_eq!(j["disruption"]["rollout"].as_array().unwrap().len(), 2);
+    // Colour only when asked: the diff lines are green and red with --color always.
+    let (_, coloured, _) = s.run(&plan_args(&["--color", "always"]));
+    assert!(coloured.contains("\x1b[32m+") && coloured.contains("\x1b[31m-"));
+    assert!(!changes.contains('\x1b'), "plain without a terminal");
 }
 
 #[test]
@@ -191,6 +195,15 @@ fn saved_plan_applies_exactly_and_stale_plans_are_refused() {
     assert_eq!(code, 2, "{err}");
     let r = s.run(&["apply", "p1.json", "--out-dir", "out"]);
     assert_eq!(r.0, 0, "{}", r.2);
+    // `show PLAN`: the saved plan as text, and as its own JSON.
+    let (code, text, _) = s.run(&["show", "p1.json"]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("saved plan for cluster `apply-test`") && text.contains("Plan: 34 to add")
+    );
+    let (code, json, _) = s.run(&["show", "p1.json", "--format", "json"]);
+    assert_eq!(code, 0);
+    assert_eq!(json, std::fs::read_to_string(s.path("p1.json")).unwrap());
     // The same plan again: the state moved on (serial 1 now).
     let r = s.run(&["apply", "p1.json", "--out-dir", "out"]);
     assert_eq!(r.0, 1);
