@@ -35,6 +35,7 @@ pub const MARKER: &str = ".gpuplan-render";
 
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> Diagnostic {
     Diagnostic::error(GP924, format!("cannot {what} `{}`: {e}", path.display()))
+        .with_help("check the path, its permissions and the free space, then apply again")
 }
 
 /// The lock file of a state path.
@@ -103,6 +104,7 @@ pub fn read_state(path: &Path) -> Result<Option<Loaded>, Diagnostic> {
                         path.display()
                     ),
                 )
+                .with_help("restore the file from a backup, or move it away to start over")
             })?;
             state::parse(&path.display().to_string(), &text).map(Some)
         }
@@ -110,7 +112,8 @@ pub fn read_state(path: &Path) -> Result<Option<Loaded>, Diagnostic> {
         Err(e) => Err(Diagnostic::error(
             state::GP920,
             format!("cannot read the state `{}`: {e}", path.display()),
-        )),
+        )
+        .with_help("check the path and its permissions; `--state PATH` picks another file")),
     }
 }
 
