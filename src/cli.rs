@@ -66,9 +66,15 @@ pub enum Command {
         /// Relative MIP gap at which a stage stops: `0.01%`, `1%`, or a fraction.
         #[arg(long, default_value = "0.01%", value_parser = crate::commands::parse_gap)]
         gap: f64,
-        /// Also write the plan as JSON to this file.
+        /// Save the plan (versioned JSON) to this file, for `gpuplan apply PLAN`.
         #[arg(short = 'o', long = "out", value_name = "PLAN")]
         out: Option<PathBuf>,
+        /// The state to compare with (what the last `apply` wrote).
+        #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
+        state: PathBuf,
+        /// Exit 0 when nothing changes, 2 when something does (1 stays an error).
+        #[arg(long)]
+        detailed_exitcode: bool,
     },
     /// Plan, then write the scheduler configuration the plan implies: Kubernetes, Volcano,
     /// Kueue, Slurm and the NVIDIA MIG / device-plugin files, into one folder per target.
@@ -95,12 +101,47 @@ pub enum Command {
         #[arg(long, default_value = "0.01%", value_parser = crate::commands::parse_gap)]
         gap: f64,
     },
-    /// Apply a saved plan (not yet available).
+    /// Apply a saved plan (`gpuplan apply PLAN`) exactly as reviewed, or plan and apply
+    /// in one step (`gpuplan apply PATH...`, asking for confirmation on a terminal):
+    /// write the rendered files into --out-dir and record them in the state.
     Apply {
+        /// A saved plan (`gpuplan plan -o PLAN`), or KDL files and folders.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// Output folder; replaced as a whole (atomically).
+        #[arg(long, value_name = "DIR")]
+        out_dir: PathBuf,
+        /// The state file (created by the first apply).
+        #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
+        state: PathBuf,
+        /// Apply without asking (needed without a terminal, unless PLAN is saved).
+        #[arg(long)]
+        auto_approve: bool,
+        /// Take the real path (lock aside), but write nothing: no files, no state.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        solve: SolveArgs,
     },
-    /// Show the resolved model of a configuration, or a saved plan.
+    /// Compare what nodes report (NVML discovery or `nvidia-smi` outputs) with the
+    /// declared layout and the last applied state. Exit 2 on drift.
+    Drift {
+        /// KDL files, or folders whose `*.kdl` files form one configuration.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Folder of observations, one file per node: `NODE.json` (`gpuplan discover
+        /// --format json`) or `NODE.lgi.txt` (`nvidia-smi mig -lgi`).
+        #[arg(long, value_name = "DIR")]
+        observed: PathBuf,
+        /// The state file (what the last `apply` wrote).
+        #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
+        state: PathBuf,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        #[command(flatten)]
+        solve: SolveArgs,
+    },
+    /// Show the resolved model of a configuration, or a saved plan (`show PLAN`).
     Show {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
@@ -131,6 +172,20 @@ pub enum Command {
     },
     /// List the validation rules, or explain one (`gpuplan explain GP013`).
     Explain { code: Option<String> },
+}
+
+/// Solver options of the commands that plan on the way (`apply PATH...`, `drift`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct SolveArgs {
+    /// Solver: the ILP, or the greedy first-fit baseline.
+    #[arg(long, value_enum, default_value_t = SolverChoice::Ilp)]
+    pub solver: SolverChoice,
+    /// Wall-clock budget for the solve: `30s`, `2m`, or plain seconds.
+    #[arg(long, default_value = "30s", value_parser = crate::commands::parse_time_limit)]
+    pub time_limit: f64,
+    /// Relative MIP gap at which a stage stops: `0.01%`, `1%`, or a fraction.
+    #[arg(long, default_value = "0.01%", value_parser = crate::commands::parse_gap)]
+    pub gap: f64,
 }
 
 /// What `gpuplan render` writes.

@@ -10,6 +10,8 @@
 //! Cluster --solve--> Assignment --placement::build--> Placement --check, view--> plan
 //! NVML / nvidia-smi outputs --discover--> Inventory --discover::kdl--> KDL (or JSON)
 //! Cluster + Placement --render--> scheduler files (k8s, volcano, kueue, slurm, mig)
+//! files + Placement + State --plan::build--> Plan (changes, disruption, rollout)
+//! Plan --apply--> output folder + State;  observations + layouts --drift--> Report
 //! ```
 //!
 //! | module | owns | reads from disk |
@@ -27,21 +29,29 @@
 //! | [`render`] | Placement + Cluster -> files per target, through the templates in `templates/` (embedded) | - |
 //! | [`generate`] | synthetic clusters and demand as KDL text (pure, seeded) | - |
 //! | [`discover`] | NVML (behind the `GpuSource` trait) and `nvidia-smi` importers -> inventory, KDL, JSON | NVML at run time (`discover` only) |
+//! | [`state`] | the state file's format, digests, parsing | - |
+//! | [`plan`] | artifacts + placement vs state -> `Plan` (changes, disruption, rollout), views | - |
+//! | [`apply`] | state lock, stale-plan check, atomic writes of the output folder and state | the state; writes the output folder |
+//! | [`drift`] | observations (`discover` JSON, `mig -lgi`) vs declared and applied layouts | - |
 //! | [`commands`] | one file per subcommand: settings -> operation -> view -> exit code | via `load` |
 
+pub mod apply;
 pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod diag;
 pub mod discover;
+pub mod drift;
 pub mod generate;
 pub mod load;
 pub mod model;
 pub mod placement;
+pub mod plan;
 pub mod render;
 pub mod solve;
 pub mod source;
 pub mod spec;
+pub mod state;
 pub mod suggest;
 pub mod units;
 pub mod validate;

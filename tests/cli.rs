@@ -118,10 +118,10 @@ fn explain_lists_and_documents_rules() {
 }
 
 #[test]
-fn commands_not_yet_built_fail_cleanly() {
+fn apply_without_a_plan_or_out_dir_is_a_usage_error() {
     let out = gpuplan(&["apply", "examples/small-lab"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("GP900"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--out-dir"));
 }
 
 /// No NVIDIA driver here (nor in CI): `discover` must say NVML was not found, exit 1 and

@@ -1,5 +1,6 @@
-//! `schemas/plan.schema.json` describes the placement JSON: every example's plan (and
-//! plans with unplaced classes, MIG instances and shares) validates against it with a
+//! `schemas/plan.schema.json` describes the plan JSON (`plan --format json`, `plan -o`)
+//! and, as `$defs/placement`, the placement inside it: every example's plan (and
+//! placements with unplaced classes, MIG instances and shares) validates against it with a
 //! small structural validator (type, const, enum, required, properties,
 //! additionalProperties, items, minimum, local `$ref`). `additionalProperties: false`
 //! everywhere means a new field in `Placement` fails here until the schema has it.
@@ -104,6 +105,15 @@ fn assert_valid(what: &str, v: &Value) {
     assert!(errors.is_empty(), "{what}: {errors:#?}");
 }
 
+/// A placement value against `$defs/placement`.
+fn assert_valid_placement(what: &str, v: &Value) {
+    let root = schema();
+    let mut errors = Vec::new();
+    let s = serde_json::json!({"$ref": "#/$defs/placement"});
+    validate(&root, &s, v, "$", &mut errors);
+    assert!(errors.is_empty(), "{what}: {errors:#?}");
+}
+
 #[test]
 fn every_example_plan_matches_the_schema() {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir("examples")
@@ -150,7 +160,7 @@ inference "small" team="t" priority="p" replicas=2 { memory "5GiB"; isolation "m
     let (a, info) = solve::run(&c, &opts);
     let p = placement::build(&c, &a, &info);
     assert!(p.workloads.iter().any(|w| !w.unplaced.is_empty()));
-    assert_valid("tiny", &serde_json::to_value(&p).unwrap());
+    assert_valid_placement("tiny", &serde_json::to_value(&p).unwrap());
     // With current MIG layouts the plan lists what survives and what is destroyed.
     let mut sources = gpuplan::source::SourceMap::new();
     let current = "mig { layout \"1g.10gb*7\" nodes=\"n-1\" current=#true; }\n";
@@ -159,7 +169,7 @@ inference "small" team="t" priority="p" replicas=2 { memory "5GiB"; isolation "m
     let (a, info) = solve::run(&c, &Options::default());
     let p = placement::build(&c, &a, &info);
     assert!(!p.mig_changes.is_empty());
-    assert_valid(
+    assert_valid_placement(
         "tiny with current layouts",
         &serde_json::to_value(&p).unwrap(),
     );
@@ -195,10 +205,77 @@ fn the_validator_rejects_drift() {
         headroom: vec![],
     })
     .unwrap();
-    assert_valid("minimal", &v);
+    assert_valid_placement("minimal", &v);
     v["new_field"] = Value::Bool(true);
     let root = schema();
     let mut errors = Vec::new();
-    validate(&root, &root, &v, "$", &mut errors);
+    let s = serde_json::json!({"$ref": "#/$defs/placement"});
+    validate(&root, &s, &v, "$", &mut errors);
     assert_eq!(errors, ["$.new_field: not in the schema"]);
+}
+
+/// A plan with a prior state, changes, diffs and a disruption section (the apply
+/// fixture: v1 applied, then v2 planned) matches the schema too.
+#[test]
+fn a_plan_with_changes_and_disruption_matches_the_schema() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apply");
+    let dir = std::env::temp_dir().join(format!("gpuplan-schema-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |v: &str, args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+            .arg(args[0])
+            .arg(root.join(v))
+            .args(&args[1..])
+            .args(["--solver", "greedy", "--quiet"])
+            .current_dir(&dir)
+            .env_remove("CI")
+            .output()
+            .unwrap()
+    };
+    let a = run("v1", &["apply", "--out-dir", "out", "--auto-approve"]);
+    assert_eq!(
+        a.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&a.stderr)
+    );
+    let p = run("v2", &["plan", "--format", "json"]);
+    assert_eq!(p.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&p.stdout).unwrap();
+    assert!(!v["prior_state"].is_null());
+    assert!(!v["disruption"]["mig"].as_array().unwrap().is_empty());
+    assert_valid("v2 over v1", &v);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_plan_with_packed_classes_matches_the_schema() {
+    let text = r#"
+cluster "pk"
+gpu-model "t4x" memory="16GiB"
+node-class "small" {
+    cpu sockets=1 cores-per-socket=16
+    memory "64GiB"
+    gpus 2 model="t4x"
+}
+nodes "n-[1-2]" class="small"
+team "t" burst=4
+priority "p" value=10
+inference "half" team="t" priority="p" replicas=3 {
+    fraction "50%"
+    requests cpu=4 memory="8GiB"
+}
+inference "cpu" team="t" priority="p" replicas=1 {
+    gpus 0
+    requests cpu=2 memory="4GiB"
+}
+"#;
+    let mut sources = gpuplan::source::SourceMap::new();
+    sources.add("t.kdl", text.to_string());
+    let c = gpuplan::validate::validate(&sources).model.expect("model");
+    let (a, info) = solve::run(&c, &Options::default());
+    let p = placement::build(&c, &a, &info);
+    assert!(p.workloads.iter().all(|w| !w.packed.is_empty()));
+    assert_valid_placement("packed", &serde_json::to_value(&p).unwrap());
 }

@@ -1,8 +1,11 @@
 //! Subcommands: one file each. Each turns settings into an operation, renders the
-//! result and returns the exit code. Exit codes: 0 success, 1 error (or invalid input),
-//! 2 reserved for "changes present" (`plan --detailed-exitcode`).
+//! result and returns the exit code. Exit codes (docs/exit-codes.md): 0 success, 1 error
+//! (or invalid input), 2 changes present (`plan --detailed-exitcode`) or drift found
+//! (`drift`).
 
+mod apply;
 pub mod discover;
+mod drift;
 mod explain;
 mod generate;
 pub mod import;
@@ -16,7 +19,6 @@ pub use output::Output;
 pub use plan::{parse_gap, parse_time_limit};
 
 use crate::cli::{Cli, Command};
-use crate::diag::Diagnostic;
 use clap::Parser;
 use std::process::ExitCode;
 
@@ -49,6 +51,8 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
             time_limit,
             gap,
             out: file,
+            state,
+            detailed_exitcode,
         } => plan::run(
             &plan::Settings {
                 paths,
@@ -57,6 +61,8 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
                 time_limit,
                 gap,
                 out: file,
+                state,
+                detailed_exitcode,
             },
             out,
         ),
@@ -80,7 +86,40 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
             },
             out,
         ),
-        Command::Apply { .. } => not_yet("apply", 6, out),
+        Command::Apply {
+            paths,
+            out_dir,
+            state,
+            auto_approve,
+            dry_run,
+            solve,
+        } => apply::run(
+            &apply::Settings {
+                paths,
+                out_dir,
+                state,
+                auto_approve,
+                dry_run,
+                solve,
+            },
+            out,
+        ),
+        Command::Drift {
+            paths,
+            observed,
+            state,
+            format,
+            solve,
+        } => drift::run(
+            &drift::Settings {
+                paths,
+                observed,
+                state,
+                format,
+                solve,
+            },
+            out,
+        ),
         Command::Discover {
             naming,
             format,
@@ -96,20 +135,4 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
         Command::Import { kind } => import::run(&kind, out),
         Command::Generate { what } => generate::run(what, out),
     }
-}
-
-fn not_yet(cmd: &str, issue: u32, out: &Output) -> u8 {
-    let d = Diagnostic::error(
-        GP900,
-        format!("`gpuplan {cmd}` is not available in this version"),
-    )
-    .with_help(format!(
-        "it is planned (issue #{issue}); `gpuplan validate` checks configurations today"
-    ));
-    out.diagnostics(
-        &crate::source::SourceMap::new(),
-        &[d],
-        crate::cli::Format::Human,
-    );
-    1
 }

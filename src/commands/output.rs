@@ -7,21 +7,56 @@ use crate::source::SourceMap;
 use std::io::{IsTerminal, Write};
 
 pub struct Output {
+    /// Colour on stderr (diagnostics).
     pub color: bool,
+    /// Colour on stdout (the plan's diff).
+    pub color_stdout: bool,
     pub quiet: bool,
+    /// Progress bars: a terminal on stderr, no `--quiet`, not in CI (`CI` set).
+    pub progress: bool,
 }
 
 impl Output {
     pub fn new(choice: ColorChoice, quiet: bool) -> Self {
-        let color = match choice {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let pick = |terminal: bool| match choice {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                    && std::io::stderr().is_terminal()
-            }
+            ColorChoice::Auto => !no_color && terminal,
         };
-        Output { color, quiet }
+        let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+        Output {
+            color: pick(std::io::stderr().is_terminal()),
+            color_stdout: pick(std::io::stdout().is_terminal()),
+            quiet,
+            progress: !quiet && !in_ci && std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// A spinner on stderr for long work (solve, render), or `None` when progress is off.
+    pub fn spinner(&self, msg: &str) -> Option<indicatif::ProgressBar> {
+        if !self.progress {
+            return None;
+        }
+        let pb = indicatif::ProgressBar::new_spinner();
+        pb.set_message(msg.to_string());
+        pb.enable_steady_tick(std::time::Duration::from_millis(120));
+        Some(pb)
+    }
+
+    /// A bar over `len` steps on stderr, or `None` when progress is off.
+    pub fn bar(&self, len: u64, msg: &str) -> Option<indicatif::ProgressBar> {
+        if !self.progress {
+            return None;
+        }
+        let pb = indicatif::ProgressBar::new(len);
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed}")
+        {
+            pb.set_style(style.progress_chars("=> "));
+        }
+        pb.set_message(msg.to_string());
+        Some(pb)
     }
 
     /// Writes data to stdout; a closed pipe is not an error.

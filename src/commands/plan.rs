@@ -1,12 +1,16 @@
 //! `gpuplan plan PATH...`: load and validate, solve, build the placement, verify it
-//! with the independent checker, then render it (human or JSON) and optionally save the
-//! JSON (`-o PLAN`, written atomically). A plan that fails its own checker is an error.
+//! with the independent checker, render every target, compare the artifacts and the
+//! placement with the state ([`crate::plan`]), then show the placement report followed
+//! by the changes, `Plan: N to add, ...` and the disruption section (or the plan as
+//! JSON), and optionally save the plan (`-o PLAN`, written atomically). A plan that
+//! fails its own checker is an error. `--detailed-exitcode`: 0 no changes, 1 error,
+//! 2 changes.
 
 use super::Output;
 use crate::cli::{Format, SolverChoice};
 use crate::diag::Diagnostic;
 use crate::solve::{Options, SolverKind};
-use crate::{load, placement, solve, units, validate};
+use crate::{load, placement, plan, render, solve, units, validate};
 use std::path::{Path, PathBuf};
 
 /// GP901: the solver produced a plan that violates an invariant (a bug, never valid).
@@ -25,6 +29,8 @@ pub struct Settings {
     /// Relative gap (a fraction).
     pub gap: f64,
     pub out: Option<PathBuf>,
+    pub state: PathBuf,
+    pub detailed_exitcode: bool,
 }
 
 /// `30s`, `2m`, `1h30m`, or plain seconds (`45`, `2.5`).
@@ -61,11 +67,11 @@ fn write_error(out: &Output, message: String) -> u8 {
 }
 
 pub fn run(s: &Settings, out: &Output) -> u8 {
-    let (_, model, plan) = match solve_checked(&s.paths, s.solver, s.time_limit, s.gap, out) {
+    let planned = match make_plan(&s.paths, s.solver, s.time_limit, s.gap, &s.state, out) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let json = placement::view::json(&plan);
+    let json = plan::view::json(&planned.plan);
     if let Some(path) = &s.out {
         if let Err(e) = write_atomically(path, &json) {
             return write_error(out, format!("cannot write `{}`: {e}", path.display()));
@@ -74,9 +80,93 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
     }
     match s.format {
         Format::Json => out.data(&json),
-        Format::Human => out.data(&placement::view::human(&plan, &model)),
+        Format::Human => out.data(&format!(
+            "{}\n{}",
+            placement::view::human(&planned.placement, &planned.model),
+            plan::view::human(&planned.plan, out.color_stdout)
+        )),
     }
-    0
+    if s.detailed_exitcode && planned.plan.has_changes() {
+        2
+    } else {
+        0
+    }
+}
+
+/// What [`make_plan`] produces.
+pub(super) struct Planned {
+    pub model: crate::model::Cluster,
+    /// With the solver's wall time (the plan's copy has none).
+    pub placement: placement::Placement,
+    pub plan: plan::Plan,
+    pub prior: Option<crate::state::Loaded>,
+}
+
+/// The input files as the plan records them.
+pub(super) fn inputs_of(sources: &crate::source::SourceMap) -> Vec<plan::InputFile> {
+    sources
+        .files()
+        .iter()
+        .map(|f| plan::InputFile {
+            path: f.path.clone(),
+            sha256: crate::state::sha256(f.text.as_bytes()),
+        })
+        .collect()
+}
+
+/// The pipeline `plan`, `apply PATH...` share: read the state, solve and check, render
+/// every target, compare with the state.
+pub(super) fn make_plan(
+    paths: &[PathBuf],
+    solver: SolverChoice,
+    time_limit: f64,
+    gap: f64,
+    state_path: &Path,
+    out: &Output,
+) -> Result<Planned, u8> {
+    let prior = crate::apply::read_state(state_path).map_err(|d| {
+        out.diagnostics(&crate::source::SourceMap::new(), &[d], Format::Human);
+        1u8
+    })?;
+    let (sources, model, placement) = solve_checked(paths, solver, time_limit, gap, out)?;
+    let spinner = out.spinner("rendering");
+    let rendered = render::render(
+        &model,
+        &placement,
+        &render::Target::ALL,
+        &render::Options::default(),
+    );
+    if let Some(pb) = spinner {
+        pb.finish_and_clear();
+    }
+    let rendered = match rendered {
+        Ok(r) => r,
+        Err(diags) => {
+            out.diagnostics(&sources, &diags, Format::Human);
+            out.status("no plan: the placement cannot be rendered");
+            return Err(1);
+        }
+    };
+    out.diagnostics(&sources, &rendered.warnings, Format::Human);
+    let plan = plan::build(
+        plan::Desired {
+            model: &model,
+            placement: &placement,
+            files: &rendered.files,
+            arguments: paths
+                .iter()
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+                .collect(),
+            inputs: inputs_of(&sources),
+        },
+        prior.as_ref(),
+    );
+    Ok(Planned {
+        model,
+        placement,
+        plan,
+        prior,
+    })
 }
 
 /// Writes `text` to a temporary file next to `path`, then renames it into place.
@@ -136,7 +226,11 @@ pub(super) fn solve_checked(
         model.nodes.len(),
         model.workloads.len()
     ));
+    let spinner = out.spinner("solving");
     let (assignment, info) = solve::run(&model, &opts);
+    if let Some(pb) = spinner {
+        pb.finish_and_clear();
+    }
     clock.lap("solve");
     for (name, secs) in &info.phases {
         clock.report(&format!("  {name}"), *secs);

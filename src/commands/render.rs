@@ -17,9 +17,6 @@ use std::path::{Path, PathBuf};
 /// GP911: the output folder cannot be written or replaced.
 pub const GP911: &str = "GP911";
 
-/// The marker file that says gpuplan wrote a folder (and may replace it).
-pub const MARKER: &str = ".gpuplan-render";
-
 pub struct Settings {
     pub paths: Vec<PathBuf>,
     pub targets: Vec<RenderTarget>,
@@ -94,83 +91,11 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
     0
 }
 
-fn io_error(what: &str, path: &Path, e: std::io::Error) -> Diagnostic {
-    Diagnostic::error(GP911, format!("cannot {what} `{}`: {e}", path.display()))
-}
-
-/// Writes `files` as the whole contents of `dir`, atomically (see the module docs).
+/// Writes `files` as the whole contents of `dir`, atomically (see the module docs and
+/// [`crate::apply::write_dir`], which `apply` shares).
 pub fn write_dir(dir: &Path, files: &render::Files) -> Result<(), Diagnostic> {
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| {
-            Diagnostic::error(GP911, format!("`{}` is not a folder name", dir.display()))
-        })?;
-    let parent = match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let exists = dir.exists();
-    if exists {
-        let owned = dir.join(MARKER).is_file();
-        let empty = std::fs::read_dir(dir)
-            .map_err(|e| io_error("read", dir, e))?
-            .next()
-            .is_none();
-        if !owned && !empty {
-            return Err(Diagnostic::error(
-                GP911,
-                format!(
-                    "`{}` exists and was not written by `gpuplan render`; refusing to replace it",
-                    dir.display()
-                ),
-            )
-            .with_help("choose an empty or new folder for --out-dir"));
-        }
-    }
-    std::fs::create_dir_all(&parent).map_err(|e| io_error("create", &parent, e))?;
-    let pid = std::process::id();
-    let tmp = parent.join(format!(".{name}.tmp-{pid}"));
-    let old = parent.join(format!(".{name}.old-{pid}"));
-    let _ = std::fs::remove_dir_all(&tmp);
-    let cleanup = |e: Diagnostic| {
-        let _ = std::fs::remove_dir_all(&tmp);
-        e
-    };
-    fill(&tmp, files).map_err(cleanup)?;
-    if exists {
-        std::fs::rename(dir, &old).map_err(|e| cleanup(io_error("move aside", dir, e)))?;
-    }
-    if let Err(e) = std::fs::rename(&tmp, dir) {
-        if exists {
-            let _ = std::fs::rename(&old, dir);
-        }
-        return Err(cleanup(io_error("replace", dir, e)));
-    }
-    if exists {
-        let _ = std::fs::remove_dir_all(&old);
-    }
-    Ok(())
-}
-
-fn fill(root: &Path, files: &render::Files) -> Result<(), Diagnostic> {
-    std::fs::create_dir_all(root).map_err(|e| io_error("create", root, e))?;
-    std::fs::write(
-        root.join(MARKER),
-        "written by `gpuplan render`; the whole folder is replaced on the next render\n",
-    )
-    .map_err(|e| io_error("write", root, e))?;
-    for (rel, text) in files {
-        let path = root.join(rel);
-        if let Some(p) = path.parent() {
-            std::fs::create_dir_all(p).map_err(|e| io_error("create", p, e))?;
-        }
-        std::fs::write(&path, text).map_err(|e| io_error("write", &path, e))?;
-        #[cfg(unix)]
-        if rel.ends_with(".sh") {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755));
-        }
-    }
-    Ok(())
+    crate::apply::write_dir(dir, files, &crate::apply::WriteOptions::default()).map_err(|mut d| {
+        d.code = GP911;
+        d
+    })
 }

@@ -7,6 +7,11 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 pub fn run(paths: &[PathBuf], format: Format, out: &Output) -> u8 {
+    if let [p] = paths {
+        if p.is_file() && p.extension().is_none_or(|e| e != "kdl") {
+            return show_plan(p, format, out);
+        }
+    }
     let (sources, mut diags) = load::load_paths(paths);
     let outcome = validate::validate(&sources);
     diags.extend(outcome.diagnostics.iter().cloned());
@@ -24,6 +29,38 @@ pub fn run(paths: &[PathBuf], format: Format, out: &Output) -> u8 {
             serde_json::to_string_pretty(&model).unwrap_or_default()
         )),
         Format::Human => out.data(&human(&model)),
+    }
+    0
+}
+
+/// `show PLAN`: a saved plan, as text or as its JSON.
+fn show_plan(path: &std::path::Path, format: Format, out: &Output) -> u8 {
+    let plan = match super::apply::read_plan(path) {
+        Ok(p) => p,
+        Err(d) => {
+            out.diagnostics(&crate::source::SourceMap::new(), &[d], Format::Human);
+            return 1;
+        }
+    };
+    match format {
+        Format::Json => out.data(&crate::plan::view::json(&plan)),
+        Format::Human => {
+            let mut s = String::new();
+            let _ = writeln!(
+                s,
+                "saved plan for cluster `{}` (format {}, gpuplan {})",
+                plan.placement.cluster, plan.format_version, plan.gpuplan_version
+            );
+            let _ = writeln!(
+                s,
+                "inputs: {} ({} files, {})\n",
+                plan.arguments.join(" "),
+                plan.inputs.len(),
+                plan.inputs_digest
+            );
+            s.push_str(&crate::plan::view::human(&plan, out.color_stdout));
+            out.data(&s);
+        }
     }
     0
 }

@@ -630,6 +630,7 @@ fn build_policy(spec: &Spec, c: &mut Cluster) {
                         .collect()
                 })
                 .unwrap_or_default(),
+            max_disrupted: p.max_disrupted.as_ref().map(|m| m.value),
         });
     }
     c.pools.sort_by(|a, b| a.name.cmp(&b.name));

@@ -416,6 +416,8 @@ pub struct Pool {
     pub span: Span,
     pub mode: String,
     pub nodes: Vec<NodeIdx>,
+    /// Nodes of the pool a rollout may disrupt at once (`max-disrupted`; default 1).
+    pub max_disrupted: Option<u32>,
 }
 
 impl Cluster {

@@ -341,6 +341,7 @@ fn decode_top(v: NodeView, spec: &mut Spec, diags: &mut Diagnostics) {
                 span: v.head_span(),
                 mode: v.prop_str("mode"),
                 nodes: v.prop_names("nodes"),
+                max_disrupted: v.prop_u32("max-disrupted"),
             });
         }
         _ => {}

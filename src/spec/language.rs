@@ -839,6 +839,11 @@ pub static NODES: &[NodeDef] = &[
         props: &[
             p_req("mode", Ty::Enum(POOL_MODES), "what the pool's GPUs are for"),
             p_req("nodes", Ty::NamePattern, "member nodes"),
+            p(
+                "max-disrupted",
+                Ty::Int,
+                "nodes of the pool disrupted at once by a rollout (default 1)",
+            ),
         ],
         children: &[],
         repeatable: true,

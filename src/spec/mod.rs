@@ -297,6 +297,7 @@ pub struct PoolDecl {
     pub span: Span,
     pub mode: Option<S<String>>,
     pub nodes: Option<S<Vec<String>>>,
+    pub max_disrupted: Option<S<u32>>,
 }
 
 /// Converts kdl's parse errors into GP001 diagnostics, one per problem.

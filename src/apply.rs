@@ -1,0 +1,345 @@
+//! Applying a plan: the stale-plan check, the state lock, atomic writes of the output
+//! folder and of the state. The only module besides `commands/` that writes files.
+//!
+//! Order of an apply, and what an interruption at each step leaves behind:
+//!
+//! 1. take the lock (`<state>.lock`, created with `O_EXCL`; removed when done);
+//! 2. read the state and check the saved plan against it and against the inputs;
+//! 3. write every file into a staging folder next to the output folder (each file
+//!    fsynced), then swap it in by rename: an interruption before the swap leaves the
+//!    old folder untouched, and the staging folder is removed;
+//! 4. write the new state to a temporary sibling, fsync, rename, fsync the folder: an
+//!    interruption before the rename leaves the previous state intact and valid (the
+//!    next plan then shows the same changes again, and applying them is idempotent).
+
+// An apply fails once, with the one `Diagnostic` that explains it; boxing buys nothing.
+#![allow(clippy::result_large_err)]
+
+use crate::diag::Diagnostic;
+use crate::plan::{self, Plan};
+use crate::state::{self, Loaded, State};
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// GP921: the state is locked by another gpuplan (or a stale lock file).
+pub const GP921: &str = "GP921";
+/// GP922: the saved plan is stale: the inputs or the state changed since it was made.
+pub const GP922: &str = "GP922";
+/// GP924: the output folder or the state cannot be written.
+pub const GP924: &str = "GP924";
+
+/// The marker file that says gpuplan wrote a folder (and may replace it); shared with
+/// `gpuplan render`, so either command may take over a folder the other wrote.
+pub const MARKER: &str = ".gpuplan-render";
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> Diagnostic {
+    Diagnostic::error(GP924, format!("cannot {what} `{}`: {e}", path.display()))
+        .with_help("check the path, its permissions and the free space, then apply again")
+}
+
+/// The lock file of a state path.
+pub fn lock_path(state: &Path) -> PathBuf {
+    let mut s = state.as_os_str().to_owned();
+    s.push(".lock");
+    PathBuf::from(s)
+}
+
+/// Holds the state lock; the lock file is removed on drop.
+pub struct Lock {
+    path: PathBuf,
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Takes the state lock, creating the state's folder if needed.
+pub fn lock(state_path: &Path) -> Result<Lock, Diagnostic> {
+    let path = lock_path(state_path);
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| io_error("create", dir, e))?;
+    }
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+    {
+        Ok(mut f) => {
+            let _ = writeln!(f, "pid {}", std::process::id());
+            let _ = f.sync_all();
+            Ok(Lock { path })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            let by = holder
+                .split_whitespace()
+                .nth(1)
+                .map(|p| format!("by process {p}"))
+                .unwrap_or_else(|| "by another gpuplan".into());
+            Err(Diagnostic::error(
+                GP921,
+                format!("the state `{}` is locked {by}", state_path.display()),
+            )
+            .with_help(format!(
+                "wait for the other `gpuplan apply` to finish; if none is running, remove `{}`",
+                path.display()
+            )))
+        }
+        Err(e) => Err(io_error("create the lock file", &path, e)),
+    }
+}
+
+/// Reads the state; `None` when there is none yet.
+pub fn read_state(path: &Path) -> Result<Option<Loaded>, Diagnostic> {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let text = String::from_utf8(bytes).map_err(|_| {
+                Diagnostic::error(
+                    state::GP920,
+                    format!(
+                        "`{}` is not a valid gpuplan state: not UTF-8",
+                        path.display()
+                    ),
+                )
+                .with_help("restore the file from a backup, or move it away to start over")
+            })?;
+            state::parse(&path.display().to_string(), &text).map(Some)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Diagnostic::error(
+            state::GP920,
+            format!("cannot read the state `{}`: {e}", path.display()),
+        )
+        .with_help("check the path and its permissions; `--state PATH` picks another file")),
+    }
+}
+
+/// Why a saved plan cannot be applied; empty when it can.
+pub fn stale(p: &Plan, current: Option<&Loaded>, inputs: &[plan::InputFile]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let now = current.map(|l| (&l.state.lineage, l.state.serial, &l.digest));
+    let then = p
+        .prior_state
+        .as_ref()
+        .map(|s| (&s.lineage, s.serial, &s.digest));
+    if now != then {
+        let what = match (then, now) {
+            (None, Some((_, serial, _))) => {
+                format!("the plan was made with no state, and the state is now at serial {serial}")
+            }
+            (Some(_), None) => "the state the plan was made against no longer exists".to_string(),
+            (Some((l1, _, _)), Some((l2, _, _))) if l1 != l2 => {
+                format!("the state belongs to another lineage (`{l2}`, the plan has `{l1}`)")
+            }
+            (Some((_, s1, _)), Some((_, s2, _))) => {
+                format!("the state changed since the plan was made (serial {s1} then, {s2} now)")
+            }
+            (None, None) => unreachable!("equal"),
+        };
+        out.push(
+            Diagnostic::error(GP922, format!("saved plan is stale: {what}")).with_help(
+                "make a new plan with `gpuplan plan ... -o PLAN`, review it, then apply it",
+            ),
+        );
+    }
+    if plan::inputs_digest(inputs) != p.inputs_digest {
+        let old: std::collections::BTreeMap<&str, &str> = p
+            .inputs
+            .iter()
+            .map(|i| (i.path.as_str(), i.sha256.as_str()))
+            .collect();
+        let new: std::collections::BTreeMap<&str, &str> = inputs
+            .iter()
+            .map(|i| (i.path.as_str(), i.sha256.as_str()))
+            .collect();
+        let mut changed: Vec<String> = Vec::new();
+        for (path, d) in &old {
+            match new.get(path) {
+                None => changed.push(format!("`{path}` is gone")),
+                Some(n) if n != d => changed.push(format!("`{path}` changed")),
+                _ => {}
+            }
+        }
+        for path in new.keys().filter(|p| !old.contains_key(*p)) {
+            changed.push(format!("`{path}` is new"));
+        }
+        out.push(
+            Diagnostic::error(
+                GP922,
+                format!(
+                    "saved plan is stale: the input files changed since it was made ({})",
+                    changed.join(", ")
+                ),
+            )
+            .with_help("make a new plan with `gpuplan plan ... -o PLAN`, review it, then apply it"),
+        );
+    }
+    out
+}
+
+/// The state after applying `p` over `prior`.
+pub fn next_state(p: &Plan, prior: Option<&Loaded>, out_dir: &str, lineage_seed: &str) -> State {
+    State {
+        format_version: state::FORMAT_VERSION,
+        lineage: prior.map_or_else(
+            || state::lineage_from_seed(lineage_seed),
+            |l| l.state.lineage.clone(),
+        ),
+        serial: prior.map_or(1, |l| l.state.serial + 1),
+        gpuplan_version: env!("CARGO_PKG_VERSION").to_string(),
+        inputs_digest: p.inputs_digest.clone(),
+        plan_digest: state::sha256(plan::view::json(p).as_bytes()),
+        out_dir: out_dir.to_string(),
+        artifacts: p.artifacts.clone(),
+        placement: p.placement.clone(),
+    }
+}
+
+/// Writes `text` to `path` atomically: temporary sibling, fsync, rename, fsync of the
+/// folder.
+pub fn write_file_atomically(path: &Path, text: &str) -> Result<(), Diagnostic> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).map_err(|e| io_error("create", &parent, e))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "state.json".into());
+    let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        sync_dir(&parent);
+        Ok(())
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io_error("write", path, e)
+    })
+}
+
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Options of [`write_dir`].
+#[derive(Default)]
+pub struct WriteOptions<'a> {
+    /// Fail after this many files (tests: `GPUPLAN_TEST_FAIL_AFTER`), as a crash would.
+    pub fail_after: Option<usize>,
+    /// Called after each file.
+    pub progress: Option<&'a dyn Fn()>,
+}
+
+/// Writes `files` as the whole contents of `dir`, all or nothing: files go into a
+/// staging folder beside `dir`, which then replaces `dir` by rename. A `dir` that
+/// gpuplan did not write (no marker) and that is not empty is never replaced.
+pub fn write_dir(
+    dir: &Path,
+    files: &crate::render::Files,
+    opts: &WriteOptions<'_>,
+) -> Result<(), Diagnostic> {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| {
+            Diagnostic::error(GP924, format!("`{}` is not a folder name", dir.display()))
+        })?;
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let exists = dir.exists();
+    if exists {
+        let owned = dir.join(MARKER).is_file();
+        let empty = std::fs::read_dir(dir)
+            .map_err(|e| io_error("read", dir, e))?
+            .next()
+            .is_none();
+        if !owned && !empty {
+            return Err(Diagnostic::error(
+                GP924,
+                format!(
+                    "`{}` exists and was not written by gpuplan; refusing to replace it",
+                    dir.display()
+                ),
+            )
+            .with_help("choose an empty or new folder for --out-dir"));
+        }
+    }
+    std::fs::create_dir_all(&parent).map_err(|e| io_error("create", &parent, e))?;
+    let pid = std::process::id();
+    let tmp = parent.join(format!(".{name}.tmp-{pid}"));
+    let old = parent.join(format!(".{name}.old-{pid}"));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let cleanup = |e: Diagnostic| {
+        let _ = std::fs::remove_dir_all(&tmp);
+        e
+    };
+    fill(&tmp, files, opts).map_err(cleanup)?;
+    if exists {
+        std::fs::rename(dir, &old).map_err(|e| cleanup(io_error("move aside", dir, e)))?;
+    }
+    if let Err(e) = std::fs::rename(&tmp, dir) {
+        if exists {
+            let _ = std::fs::rename(&old, dir);
+        }
+        return Err(cleanup(io_error("replace", dir, e)));
+    }
+    sync_dir(&parent);
+    if exists {
+        let _ = std::fs::remove_dir_all(&old);
+    }
+    Ok(())
+}
+
+fn fill(
+    root: &Path,
+    files: &crate::render::Files,
+    opts: &WriteOptions<'_>,
+) -> Result<(), Diagnostic> {
+    std::fs::create_dir_all(root).map_err(|e| io_error("create", root, e))?;
+    write_synced(
+        &root.join(MARKER),
+        "written by gpuplan (`render` or `apply`); the whole folder is replaced on the next one\n",
+    )?;
+    for (n, (rel, text)) in files.iter().enumerate() {
+        if opts.fail_after == Some(n) {
+            return Err(Diagnostic::error(
+                GP924,
+                format!("simulated failure after {n} files (GPUPLAN_TEST_FAIL_AFTER)"),
+            )
+            .with_help("the output folder and the state are unchanged; apply again"));
+        }
+        let path = root.join(rel);
+        if let Some(p) = path.parent() {
+            std::fs::create_dir_all(p).map_err(|e| io_error("create", p, e))?;
+        }
+        write_synced(&path, text)?;
+        #[cfg(unix)]
+        if rel.ends_with(".sh") {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755));
+        }
+        if let Some(p) = opts.progress {
+            p();
+        }
+    }
+    Ok(())
+}
+
+fn write_synced(path: &Path, text: &str) -> Result<(), Diagnostic> {
+    let mut f = File::create(path).map_err(|e| io_error("write", path, e))?;
+    f.write_all(text.as_bytes())
+        .and_then(|_| f.sync_all())
+        .map_err(|e| io_error("write", path, e))
+}

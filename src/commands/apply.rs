@@ -1,0 +1,276 @@
+//! `gpuplan apply PLAN --out-dir DIR` applies exactly a saved plan, refusing a stale one;
+//! `gpuplan apply PATH... --out-dir DIR` plans and applies in one step, asking for
+//! confirmation on a terminal unless `--auto-approve`. `--dry-run` takes the same path
+//! and skips only the writes (and the lock, which is a write too). See [`crate::apply`]
+//! for the order of writes and what an interruption leaves behind.
+
+// An apply fails once, with the one `Diagnostic` that explains it; boxing buys nothing.
+#![allow(clippy::result_large_err)]
+
+use super::Output;
+use super::plan::{Planned, inputs_of, make_plan};
+use crate::apply::{self as ops, WriteOptions};
+use crate::cli::{Format, SolveArgs};
+use crate::diag::Diagnostic;
+use crate::plan::{self, Plan};
+use crate::source::SourceMap;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+/// GP923: the saved plan cannot be read (missing, not JSON, another format version).
+pub const GP923: &str = "GP923";
+/// GP925: apply was not confirmed (declined, or no terminal to ask on).
+pub const GP925: &str = "GP925";
+
+pub struct Settings {
+    pub paths: Vec<PathBuf>,
+    pub out_dir: PathBuf,
+    pub state: PathBuf,
+    pub auto_approve: bool,
+    pub dry_run: bool,
+    pub solve: SolveArgs,
+}
+
+fn fail(out: &Output, diags: &[Diagnostic]) -> u8 {
+    out.diagnostics(&SourceMap::new(), diags, Format::Human);
+    1
+}
+
+/// One argument that is a file but not KDL: a saved plan.
+fn saved_plan_path(paths: &[PathBuf]) -> Option<&Path> {
+    match paths {
+        [p] if p.is_file() && p.extension().is_none_or(|e| e != "kdl") => Some(p),
+        _ => None,
+    }
+}
+
+/// Reads a saved plan.
+pub fn read_plan(path: &Path) -> Result<Plan, Diagnostic> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Diagnostic::error(GP923, format!("cannot read the saved plan `{shown}`: {e}"))
+            .with_help("save one with `gpuplan plan PATH... -o PLAN`")
+    })?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Diagnostic::error(GP923, format!("`{shown}` is not a saved plan: {e}"))
+            .with_help("save one with `gpuplan plan PATH... -o PLAN`; KDL files end in `.kdl`")
+    })?;
+    match value.get("format_version").and_then(|v| v.as_str()) {
+        Some(plan::FORMAT_VERSION) => {}
+        Some(v) => {
+            return Err(Diagnostic::error(
+                GP923,
+                format!(
+                    "`{shown}` has plan format_version {v}; this gpuplan reads version {}",
+                    plan::FORMAT_VERSION
+                ),
+            )
+            .with_help("make the plan again with this gpuplan"));
+        }
+        None => {
+            return Err(Diagnostic::error(
+                GP923,
+                format!("`{shown}` is not a saved plan: no `format_version`"),
+            )
+            .with_help("save one with `gpuplan plan PATH... -o PLAN`"));
+        }
+    }
+    let plan: Plan = serde_json::from_value(value).map_err(|e| {
+        Diagnostic::error(GP923, format!("`{shown}` is not a valid saved plan: {e}"))
+            .with_help("make the plan again with `gpuplan plan PATH... -o PLAN`")
+    })?;
+    for (p, a) in &plan.artifacts {
+        if crate::state::sha256(a.text.as_bytes()) != a.sha256 {
+            return Err(Diagnostic::error(
+                GP923,
+                format!("`{shown}` was edited: the digest of `{p}` does not match its text"),
+            )
+            .with_help("make the plan again with `gpuplan plan PATH... -o PLAN`"));
+        }
+    }
+    Ok(plan)
+}
+
+pub fn run(s: &Settings, out: &Output) -> u8 {
+    // The lock is taken before the state is read, so nothing changes it in between.
+    let _lock = if s.dry_run {
+        None
+    } else {
+        match ops::lock(&s.state) {
+            Ok(l) => Some(l),
+            Err(d) => return fail(out, &[d]),
+        }
+    };
+    let (plan, prior) = match saved_plan_path(&s.paths) {
+        Some(path) => match checked_saved_plan(path, &s.state) {
+            Ok(x) => x,
+            Err(diags) => return fail(out, &diags),
+        },
+        None => {
+            let Planned {
+                model,
+                placement,
+                plan,
+                prior,
+            } = match make_plan(
+                &s.paths,
+                s.solve.solver,
+                s.solve.time_limit,
+                s.solve.gap,
+                &s.state,
+                out,
+            ) {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
+            out.data(&format!(
+                "{}\n{}",
+                crate::placement::view::human(&placement, &model),
+                plan::view::human(&plan, out.color_stdout)
+            ));
+            if let Err(d) = confirm(s, &plan) {
+                return fail(out, &[d]);
+            }
+            (plan, prior)
+        }
+    };
+    apply_plan(s, &plan, prior.as_ref(), out)
+}
+
+/// Reads a saved plan and checks it against the state and the inputs.
+fn checked_saved_plan(
+    path: &Path,
+    state: &Path,
+) -> Result<(Plan, Option<crate::state::Loaded>), Vec<Diagnostic>> {
+    let plan = read_plan(path).map_err(|d| vec![d])?;
+    let prior = ops::read_state(state).map_err(|d| vec![d])?;
+    let args: Vec<PathBuf> = plan.arguments.iter().map(PathBuf::from).collect();
+    // A path that cannot be read any more is missing from `inputs`: reported as gone.
+    let (sources, _) = crate::load::load_paths(&args);
+    let inputs = inputs_of(&sources);
+    let stale = ops::stale(&plan, prior.as_ref(), &inputs);
+    if stale.is_empty() {
+        Ok((plan, prior))
+    } else {
+        Err(stale)
+    }
+}
+
+/// Asks on a terminal, unless `--auto-approve`, a dry run, or nothing to do.
+fn confirm(s: &Settings, plan: &Plan) -> Result<(), Diagnostic> {
+    if s.auto_approve || s.dry_run || !plan.has_changes() {
+        return Ok(());
+    }
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(Diagnostic::error(
+            GP925,
+            "not applied: no terminal to confirm on",
+        )
+        .with_help(
+            "pass --auto-approve, or save the plan with `gpuplan plan ... -o PLAN` and apply that",
+        ));
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = write!(
+        err,
+        "\nDo you want to apply these changes?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: "
+    );
+    let _ = err.flush();
+    let mut line = String::new();
+    let _ = stdin.lock().read_line(&mut line);
+    if line.trim() == "yes" {
+        Ok(())
+    } else {
+        Err(Diagnostic::error(GP925, "apply cancelled")
+            .with_help("nothing was written; answer `yes` to apply"))
+    }
+}
+
+fn apply_plan(s: &Settings, plan: &Plan, prior: Option<&crate::state::Loaded>, out: &Output) -> u8 {
+    let out_dir = s.out_dir.to_string_lossy().replace('\\', "/");
+    let files: crate::render::Files = plan
+        .artifacts
+        .iter()
+        .map(|(p, a)| (p.clone(), a.text.clone()))
+        .collect();
+    // The lineage seed is the one place a clock is read: it only names a new state.
+    let seed = format!(
+        "{:?} {} {}",
+        std::time::SystemTime::now(),
+        std::process::id(),
+        plan.inputs_digest
+    );
+    let next = ops::next_state(plan, prior, &out_dir, &seed);
+    let sm = &plan.summary;
+    let counts = format!(
+        "{} added, {} changed, {} destroyed",
+        sm.add, sm.change, sm.destroy
+    );
+    if s.dry_run {
+        out.status(&format!(
+            "dry run: would write {} files to {} and state serial {} to {}; nothing written",
+            files.len(),
+            s.out_dir.display(),
+            next.serial,
+            s.state.display()
+        ));
+        out.status(&format!("Resources: {counts} (dry run)."));
+        return 0;
+    }
+    let unchanged = !plan.has_changes()
+        && prior.is_some_and(|l| l.state.out_dir == out_dir)
+        && s.out_dir.join(ops::MARKER).is_file();
+    if unchanged {
+        out.status("Apply complete! Resources: 0 added, 0 changed, 0 destroyed.");
+        return 0;
+    }
+    if let Err(d) = write_files(&s.out_dir, &files, out) {
+        return fail(out, &[d]);
+    }
+    if let Err(d) = ops::write_file_atomically(&s.state, &crate::state::to_text(&next)) {
+        out.status(&format!(
+            "the files in {} are new but the state was not updated; apply again",
+            s.out_dir.display()
+        ));
+        return fail(out, &[d]);
+    }
+    out.status(&format!("Apply complete! Resources: {counts}."));
+    out.status(&format!(
+        "wrote {} files to {}; state serial {} in {}",
+        files.len(),
+        s.out_dir.display(),
+        next.serial,
+        s.state.display()
+    ));
+    0
+}
+
+/// The output folder, all or nothing, with a progress bar on a terminal.
+fn write_files(dir: &Path, files: &crate::render::Files, out: &Output) -> Result<(), Diagnostic> {
+    // A test hook: fail after N files, as a crash would (see tests/apply.rs).
+    let fail_after = std::env::var("GPUPLAN_TEST_FAIL_AFTER")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let bar = out.bar(files.len() as u64, "writing");
+    let tick = || {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    };
+    let written = ops::write_dir(
+        dir,
+        files,
+        &WriteOptions {
+            fail_after,
+            progress: Some(&tick),
+        },
+    );
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    if written.is_err() {
+        out.status("apply failed: the output folder and the state are unchanged");
+    }
+    written
+}

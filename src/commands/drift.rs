@@ -1,0 +1,125 @@
+//! `gpuplan drift PATH... --observed DIR`: plans the configuration (for the declared MIG
+//! layouts), reads the state (the applied ones) and every observation in DIR, and
+//! reports each difference. Exit 0 no drift, 1 error, 2 drift.
+
+use super::Output;
+use super::plan::solve_checked;
+use crate::cli::{Format, SolveArgs};
+use crate::diag::Diagnostic;
+use crate::drift::{self, GP926, ObservedNode};
+use crate::source::SourceMap;
+use std::path::{Path, PathBuf};
+
+pub struct Settings {
+    pub paths: Vec<PathBuf>,
+    pub observed: PathBuf,
+    pub state: PathBuf,
+    pub format: Format,
+    pub solve: SolveArgs,
+}
+
+fn fail(out: &Output, diags: &[Diagnostic]) -> u8 {
+    out.diagnostics(&SourceMap::new(), diags, Format::Human);
+    1
+}
+
+/// Reads every `*.json` and `*.lgi.txt` file of `dir` (sorted by name).
+fn read_observed(dir: &Path) -> Result<Vec<ObservedNode>, Vec<Diagnostic>> {
+    let help = "save one file per node: `gpuplan discover --format json -o NODE.json`, or \
+                `nvidia-smi mig -lgi > NODE.lgi.txt`";
+    let rd = std::fs::read_dir(dir).map_err(|e| {
+        vec![
+            Diagnostic::error(
+                GP926,
+                format!(
+                    "cannot read the observations folder `{}`: {e}",
+                    dir.display()
+                ),
+            )
+            .with_help(help),
+        ]
+    })?;
+    let mut files: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    files.sort();
+    let mut nodes = Vec::new();
+    let mut errors = Vec::new();
+    for f in files {
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let shown = f.display().to_string();
+        let parsed = if name.ends_with(".json") {
+            std::fs::read_to_string(&f)
+                .map_err(|e| e.to_string())
+                .and_then(|t| drift::parse_json(&shown, &t))
+        } else if let Some(node) = name.strip_suffix(".lgi.txt") {
+            std::fs::read_to_string(&f)
+                .map_err(|e| e.to_string())
+                .and_then(|t| drift::parse_lgi(node, &shown, &t))
+        } else {
+            continue;
+        };
+        match parsed {
+            Ok(n) => nodes.push(n),
+            Err(e) => errors.push(
+                Diagnostic::error(GP926, format!("cannot read observation `{shown}`: {e}"))
+                    .with_help(help),
+            ),
+        }
+    }
+    if nodes.is_empty() && errors.is_empty() {
+        errors.push(
+            Diagnostic::error(
+                GP926,
+                format!(
+                    "no observations (`*.json`, `*.lgi.txt`) in `{}`",
+                    dir.display()
+                ),
+            )
+            .with_help(help),
+        );
+    }
+    if errors.is_empty() {
+        Ok(nodes)
+    } else {
+        Err(errors)
+    }
+}
+
+pub fn run(s: &Settings, out: &Output) -> u8 {
+    let observed = match read_observed(&s.observed) {
+        Ok(o) => o,
+        Err(d) => return fail(out, &d),
+    };
+    let prior = match crate::apply::read_state(&s.state) {
+        Ok(p) => p,
+        Err(d) => return fail(out, &[d]),
+    };
+    let (_, model, placement) = match solve_checked(
+        &s.paths,
+        s.solve.solver,
+        s.solve.time_limit,
+        s.solve.gap,
+        out,
+    ) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let report = drift::compare(
+        &model,
+        &placement.mig_layouts,
+        prior
+            .as_ref()
+            .map(|l| l.state.placement.mig_layouts.as_slice()),
+        &observed,
+    );
+    match s.format {
+        Format::Json => out.data(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        )),
+        Format::Human => out.data(&drift::human(&report)),
+    }
+    if report.drift { 2 } else { 0 }
+}

@@ -1,0 +1,330 @@
+//! Drift: what nodes report against the declared MIG layout and the last applied one.
+//!
+//! Observations come one file per node: `NODE.json`, the JSON of `gpuplan discover
+//! --format json` (or `gpuplan import nvidia-smi-xml --format json`), or `NODE.lgi.txt`,
+//! the table `nvidia-smi mig -lgi` prints. Parsing and comparing are pure; the command
+//! reads the folder.
+
+use crate::discover::GpuFacts;
+use crate::model::Cluster;
+use crate::placement::GpuLayout;
+use crate::plan::disruption::counted;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// GP926: an observation file cannot be read.
+pub const GP926: &str = "GP926";
+
+/// One GPU as observed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ObservedGpu {
+    /// `None`: unknown (an `-lgi` table lists only GPUs with instances).
+    pub mig_enabled: Option<bool>,
+    /// Profiles of the GPU instances (`?` plus memory when the source has no name).
+    pub profiles: Vec<String>,
+}
+
+/// One node as observed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ObservedNode {
+    pub node: String,
+    /// The file it was read from.
+    pub source: String,
+    /// `true` when every GPU of the node is listed (JSON); an `-lgi` table omits GPUs
+    /// without instances.
+    pub complete: bool,
+    pub gpus: BTreeMap<u32, ObservedGpu>,
+}
+
+#[derive(Deserialize)]
+struct DiscoveryJson {
+    node: String,
+    gpus: Vec<GpuFacts>,
+}
+
+/// Reads the JSON of `gpuplan discover --format json`.
+pub fn parse_json(source: &str, text: &str) -> Result<ObservedNode, String> {
+    let d: DiscoveryJson = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let gpus = d
+        .gpus
+        .iter()
+        .map(|g| {
+            let o = match &g.mig {
+                Some(m) if m.current => ObservedGpu {
+                    mig_enabled: Some(true),
+                    profiles: m
+                        .gpu_instances
+                        .iter()
+                        .map(|gi| match (&gi.profile, gi.memory_mib) {
+                            (Some(p), _) => p.clone(),
+                            (None, Some(mib)) => format!("?({mib}MiB)"),
+                            (None, None) => "?".to_string(),
+                        })
+                        .collect(),
+                },
+                _ => ObservedGpu {
+                    mig_enabled: Some(false),
+                    profiles: Vec::new(),
+                },
+            };
+            (g.index, o)
+        })
+        .collect();
+    Ok(ObservedNode {
+        node: d.node,
+        source: source.to_string(),
+        complete: true,
+        gpus,
+    })
+}
+
+/// Reads an `nvidia-smi mig -lgi` table: rows `| GPU  MIG <profile>  <profile id>
+/// <instance id>  <start>:<size> |`.
+pub fn parse_lgi(node: &str, source: &str, text: &str) -> Result<ObservedNode, String> {
+    let mut gpus: BTreeMap<u32, ObservedGpu> = BTreeMap::new();
+    let mut header = false;
+    for line in text.lines() {
+        if line.contains("GPU instances") {
+            header = true;
+        }
+        let t = line.trim().trim_matches('|').trim();
+        let w: Vec<&str> = t.split_whitespace().collect();
+        if w.len() >= 6 && w[1] == "MIG" && w[5].contains(':') {
+            let gpu: u32 = w[0]
+                .parse()
+                .map_err(|_| format!("`{}`: not a GPU index", w[0]))?;
+            let g = gpus.entry(gpu).or_default();
+            g.mig_enabled = Some(true);
+            g.profiles.push(w[2].to_string());
+        }
+    }
+    let empty = text.contains("No GPU instances found");
+    if !header && gpus.is_empty() && !empty {
+        return Err("not an `nvidia-smi mig -lgi` table (no `GPU instances` header)".into());
+    }
+    Ok(ObservedNode {
+        node: node.to_string(),
+        source: source.to_string(),
+        complete: false,
+        gpus,
+    })
+}
+
+/// One difference.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Difference {
+    pub node: String,
+    pub gpu: Option<u32>,
+    /// `observed` (a node differs from the plan or the state) or `not-applied` (the
+    /// configuration changed since the last apply; the node matches the state).
+    pub kind: String,
+    pub observed: Option<Vec<String>>,
+    pub declared: Option<Vec<String>>,
+    pub applied: Option<Vec<String>>,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Report {
+    pub format_version: String,
+    pub drift: bool,
+    pub nodes_observed: usize,
+    pub differences: Vec<Difference>,
+    pub notes: Vec<String>,
+}
+
+fn layout_map(l: &[GpuLayout]) -> BTreeMap<(&str, u32), &[String]> {
+    l.iter()
+        .map(|x| ((x.node.as_str(), x.gpu), x.profiles.as_slice()))
+        .collect()
+}
+
+fn sorted(v: &[String]) -> Vec<String> {
+    let mut v = v.to_vec();
+    v.sort();
+    v
+}
+
+fn shown(v: &[String]) -> String {
+    format!("`{}`", counted(v))
+}
+
+/// Compares observations with the declared layouts and the applied ones (if any).
+pub fn compare(
+    c: &Cluster,
+    declared: &[GpuLayout],
+    applied: Option<&[GpuLayout]>,
+    observed: &[ObservedNode],
+) -> Report {
+    let dec = layout_map(declared);
+    let app = applied.map(layout_map);
+    let mut out = Vec::new();
+    let mut nodes: Vec<&ObservedNode> = observed.iter().collect();
+    nodes.sort_by(|a, b| a.node.cmp(&b.node));
+    for o in &nodes {
+        let Some(n) = c.node(&o.node) else {
+            out.push(Difference {
+                node: o.node.clone(),
+                gpu: None,
+                kind: "observed".into(),
+                observed: None,
+                declared: None,
+                applied: None,
+                message: format!(
+                    "node `{}` ({}) is not in the configuration",
+                    o.node, o.source
+                ),
+            });
+            continue;
+        };
+        for g in n.usable_gpus() {
+            let want: Vec<String> = dec
+                .get(&(n.name.as_str(), g.index))
+                .map_or_else(Vec::new, |p| p.to_vec());
+            let had: Option<Vec<String>> = app.as_ref().map(|a| {
+                a.get(&(n.name.as_str(), g.index))
+                    .map_or_else(Vec::new, |p| p.to_vec())
+            });
+            let seen = match o.gpus.get(&g.index) {
+                Some(x) => x.profiles.clone(),
+                None if o.complete => {
+                    out.push(Difference {
+                        node: n.name.clone(),
+                        gpu: Some(g.index),
+                        kind: "observed".into(),
+                        observed: None,
+                        declared: Some(want.clone()),
+                        applied: had.clone(),
+                        message: format!(
+                            "node `{}` GPU {} is not reported ({})",
+                            n.name, g.index, o.source
+                        ),
+                    });
+                    continue;
+                }
+                None => Vec::new(),
+            };
+            let matches_plan = sorted(&seen) == sorted(&want);
+            let matches_state = had.as_ref().is_none_or(|h| sorted(h) == sorted(&seen));
+            if matches_plan && matches_state {
+                continue;
+            }
+            let kind = if !matches_plan && had.as_ref().is_some_and(|h| sorted(h) == sorted(&seen))
+            {
+                "not-applied"
+            } else {
+                "observed"
+            };
+            let mut message = format!(
+                "node `{}` GPU {} has {}, plan says {}",
+                n.name,
+                g.index,
+                shown(&seen),
+                shown(&want)
+            );
+            if let Some(h) = &had {
+                if sorted(h) != sorted(&want) || !matches_state {
+                    message.push_str(&format!(", last applied {}", shown(h)));
+                }
+            }
+            if kind == "not-applied" {
+                message.push_str(" (not applied yet: `gpuplan plan` shows the change)");
+            }
+            out.push(Difference {
+                node: n.name.clone(),
+                gpu: Some(g.index),
+                kind: kind.into(),
+                observed: Some(seen),
+                declared: Some(want),
+                applied: had,
+                message,
+            });
+        }
+    }
+    let mut notes = Vec::new();
+    let unobserved = c
+        .nodes
+        .iter()
+        .filter(|n| !observed.iter().any(|o| o.node == n.name))
+        .count();
+    if unobserved > 0 {
+        notes.push(format!(
+            "{unobserved} of {} configured nodes have no observation and were not checked",
+            c.nodes.len()
+        ));
+    }
+    if applied.is_none() {
+        notes.push("no state: compared with the declared layout only".into());
+    }
+    Report {
+        format_version: "1".into(),
+        drift: !out.is_empty(),
+        nodes_observed: nodes.len(),
+        differences: out,
+        notes,
+    }
+}
+
+/// The report as text.
+pub fn human(r: &Report) -> String {
+    let mut s = String::new();
+    for d in &r.differences {
+        s.push_str(&format!("drift: {}\n", d.message));
+    }
+    for n in &r.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    if r.drift {
+        s.push_str(&format!(
+            "\nDrift: {} difference(s) on {} observed node(s).\n",
+            r.differences.len(),
+            r.nodes_observed
+        ));
+    } else {
+        s.push_str(&format!(
+            "\nNo drift: {} observed node(s) match the plan and the state.\n",
+            r.nodes_observed
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LGI: &str = "+-------------------------------------------------------+
+| GPU instances:                                        |
+| GPU   Name             Profile  Instance   Placement  |
+|                          ID       ID       Start:Size |
+|=======================================================|
+|   0  MIG 3g.40gb          9        2          4:4     |
++-------------------------------------------------------+
+|   0  MIG 3g.40gb          9        1          0:4     |
++-------------------------------------------------------+
+|   3  MIG 1g.10gb         19        9          2:1     |
++-------------------------------------------------------+
+";
+
+    #[test]
+    fn lgi_tables_give_profiles_per_gpu() {
+        let o = parse_lgi("n", "n.lgi.txt", LGI).unwrap();
+        assert_eq!(o.gpus[&0].profiles, ["3g.40gb", "3g.40gb"]);
+        assert_eq!(o.gpus[&3].profiles, ["1g.10gb"]);
+        assert!(parse_lgi("n", "x", "hello").is_err());
+        assert!(parse_lgi("n", "x", "No GPU instances found: Not Found").is_ok());
+    }
+
+    #[test]
+    fn discovery_json_gives_profiles_and_whole_gpus() {
+        let j = r#"{"format_version": "1", "node": "n", "gpus": [
+            {"index": 0, "mig": {"current": true, "pending": true, "gpu_instances": [
+                {"id": 1, "profile": "3g.40gb"}, {"id": 2, "memory_mib": 40192}]}},
+            {"index": 1, "mig": null}]}"#;
+        let o = parse_json("n.json", j).unwrap();
+        assert_eq!(o.gpus[&0].profiles, ["3g.40gb", "?(40192MiB)"]);
+        assert_eq!(o.gpus[&1].mig_enabled, Some(false));
+        assert!(o.complete);
+        assert!(parse_json("x", "{").is_err());
+    }
+}

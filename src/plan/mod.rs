@@ -1,0 +1,157 @@
+//! A plan is a value: the desired artifacts and placement compared with the applied
+//! [`State`](crate::state::State), as a list of changes (create / update / delete /
+//! no-op, each with a reason), the disruption they cause and a rollout order.
+//!
+//! [`build`] is pure: the caller loads the inputs, solves and renders; here the results
+//! are compared. The JSON form (`plan -o PLAN`, `plan --format json`, `show PLAN`) is
+//! versioned ([`FORMAT_VERSION`]) and deterministic: everything is sorted and nothing
+//! depends on the clock (the solver's wall time is left out), so the same inputs give
+//! byte-identical plans whatever the order of the input files.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `files.rs` | per file and per resource (YAML document) changes, unified diffs |
+//! | `disruption.rs` | MIG layout changes, moved gangs, lost admission, rollout batches |
+//! | `view.rs` | the human plan (`Plan: N to add, ...`) and the JSON |
+
+pub mod disruption;
+mod files;
+pub mod view;
+
+pub use disruption::{
+    AdmissionLoss, Affected, Batch, Disruption, GangMove, MigChange, NodeDisruption,
+};
+pub use files::{Action, FileChange, ResourceChange};
+
+use crate::model::Cluster;
+use crate::placement::{Placement, SolverSummary};
+use crate::state::{self, Artifacts};
+use serde::{Deserialize, Serialize};
+
+/// Version of the saved plan format.
+pub const FORMAT_VERSION: &str = "1";
+
+/// One input file and its digest.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct InputFile {
+    pub path: String,
+    pub sha256: String,
+}
+
+/// What the plan was compared against.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PriorState {
+    pub lineage: String,
+    pub serial: u64,
+    /// Digest of the state file's bytes.
+    pub digest: String,
+}
+
+/// Resource counts, as in `Plan: N to add, M to change, K to destroy.`
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeSummary {
+    pub add: u32,
+    pub change: u32,
+    pub destroy: u32,
+    pub unchanged: u32,
+}
+
+impl ChangeSummary {
+    pub fn has_changes(&self) -> bool {
+        self.add + self.change + self.destroy > 0
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub format_version: String,
+    pub gpuplan_version: String,
+    /// The paths given on the command line, sorted; `apply PLAN` reads them again to
+    /// check that the inputs did not change.
+    pub arguments: Vec<String>,
+    /// Every input file read, sorted by path.
+    pub inputs: Vec<InputFile>,
+    pub inputs_digest: String,
+    /// `null` when there was no state (first apply).
+    pub prior_state: Option<PriorState>,
+    pub summary: ChangeSummary,
+    /// One entry per artifact path (no-op included), sorted by path.
+    pub changes: Vec<FileChange>,
+    pub disruption: Disruption,
+    /// The solver's summary (also in `placement.solver`); `seconds` is always 0 here.
+    pub solver: SolverSummary,
+    pub placement: Placement,
+    /// The desired artifacts: exactly what `apply` writes.
+    pub artifacts: Artifacts,
+}
+
+impl Plan {
+    pub fn has_changes(&self) -> bool {
+        self.summary.has_changes()
+    }
+}
+
+/// Digest over the sorted input files (path and content digest).
+pub fn inputs_digest(inputs: &[InputFile]) -> String {
+    let mut sorted: Vec<&InputFile> = inputs.iter().collect();
+    sorted.sort();
+    let mut text = String::new();
+    for i in sorted {
+        text.push_str(&i.path);
+        text.push('\0');
+        text.push_str(&i.sha256);
+        text.push('\n');
+    }
+    state::sha256(text.as_bytes())
+}
+
+/// Everything [`build`] compares.
+pub struct Desired<'a> {
+    pub model: &'a Cluster,
+    pub placement: &'a Placement,
+    pub files: &'a crate::render::Files,
+    pub arguments: Vec<String>,
+    pub inputs: Vec<InputFile>,
+}
+
+/// Compares the desired artifacts and placement with the prior state (if any).
+pub fn build(d: Desired<'_>, prior: Option<&state::Loaded>) -> Plan {
+    let artifacts: Artifacts = d
+        .files
+        .iter()
+        .map(|(p, t)| (p.clone(), state::Artifact::new(t.clone())))
+        .collect();
+    let mut placement = d.placement.clone();
+    placement.solver.seconds = 0.0;
+    let prior_state = prior.map(|l| l.state.clone());
+    let changes = files::compare(prior_state.as_ref().map(|s| &s.artifacts), &artifacts);
+    let summary = files::summarize(&changes);
+    let disruption = disruption::compute(
+        d.model,
+        prior_state.as_ref().map(|s| &s.placement),
+        &placement,
+    );
+    let mut arguments = d.arguments;
+    arguments.sort();
+    arguments.dedup();
+    let mut inputs = d.inputs;
+    inputs.sort();
+    Plan {
+        format_version: FORMAT_VERSION.to_string(),
+        gpuplan_version: env!("CARGO_PKG_VERSION").to_string(),
+        arguments,
+        inputs_digest: inputs_digest(&inputs),
+        inputs,
+        prior_state: prior.map(|l| PriorState {
+            lineage: l.state.lineage.clone(),
+            serial: l.state.serial,
+            digest: l.digest.clone(),
+        }),
+        summary,
+        changes,
+        disruption,
+        solver: placement.solver.clone(),
+        placement,
+        artifacts,
+    }
+}

@@ -1,0 +1,181 @@
+//! The state file: what the last `gpuplan apply` wrote.
+//!
+//! Default path `.gpuplan/state.json` (`--state` changes it). It holds every rendered
+//! artifact with its SHA-256 digest and text (so `plan` can show a unified diff without
+//! the output folder, as Terraform keeps attributes in its state), the placement that
+//! produced them (MIG layouts included), a `lineage` (random, fixed at the first apply)
+//! and a `serial` (+1 per apply). A saved plan records the lineage, serial and digest of
+//! the state it was made against; `apply` refuses it when any of them changed.
+//!
+//! Pure: parsing, digests and building the next state. Reading, locking and the atomic
+//! write live in [`crate::apply`].
+
+// An apply fails once, with the one `Diagnostic` that explains it; boxing buys nothing.
+#![allow(clippy::result_large_err)]
+
+use crate::diag::Diagnostic;
+use crate::placement::Placement;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+/// Version of the state format. A state written by a newer gpuplan is refused.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Default state path, relative to the working directory.
+pub const DEFAULT_PATH: &str = ".gpuplan/state.json";
+
+/// GP920: the state file cannot be read or is not a gpuplan state.
+pub const GP920: &str = "GP920";
+
+/// `sha256:<hex>` of some bytes.
+pub fn sha256(bytes: &[u8]) -> String {
+    let d = Sha256::digest(bytes);
+    let mut s = String::with_capacity(71);
+    s.push_str("sha256:");
+    for b in d {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// One file gpuplan wrote: its digest and its text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Artifact {
+    pub sha256: String,
+    pub text: String,
+}
+
+impl Artifact {
+    pub fn new(text: String) -> Self {
+        Artifact {
+            sha256: sha256(text.as_bytes()),
+            text,
+        }
+    }
+}
+
+/// Rendered files by path relative to the output folder.
+pub type Artifacts = BTreeMap<String, Artifact>;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub format_version: u32,
+    /// Fixed at the first apply; a state from another lineage is another cluster.
+    pub lineage: String,
+    /// 1 after the first apply, +1 per apply.
+    pub serial: u64,
+    pub gpuplan_version: String,
+    /// Digest of the input files the applied plan was made from.
+    pub inputs_digest: String,
+    /// Digest of the applied plan (its JSON).
+    pub plan_digest: String,
+    /// The folder the artifacts were written to, as given to `--out-dir`.
+    pub out_dir: String,
+    pub artifacts: Artifacts,
+    pub placement: Placement,
+}
+
+/// A state as read from disk: the value and the digest of its bytes.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub state: State,
+    pub digest: String,
+}
+
+/// Parses a state file's text. `path` is only used in messages.
+pub fn parse(path: &str, text: &str) -> Result<Loaded, Diagnostic> {
+    let corrupt = |detail: String| {
+        Diagnostic::error(
+            GP920,
+            format!("`{path}` is not a valid gpuplan state: {detail}"),
+        )
+        .with_help(
+            "restore the file from a backup (or version control); to start over, move it away \
+             and apply again",
+        )
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))?;
+    match value
+        .get("format_version")
+        .and_then(serde_json::Value::as_u64)
+    {
+        Some(v) if v == u64::from(FORMAT_VERSION) => {}
+        Some(v) => {
+            return Err(Diagnostic::error(
+                GP920,
+                format!(
+                    "`{path}` has state format_version {v}; this gpuplan reads version {FORMAT_VERSION}"
+                ),
+            )
+            .with_help("use the gpuplan version that wrote it (or a newer one)"));
+        }
+        None => return Err(corrupt("no `format_version`".into())),
+    }
+    let state: State = serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
+    for (p, a) in &state.artifacts {
+        if sha256(a.text.as_bytes()) != a.sha256 {
+            return Err(corrupt(format!(
+                "the digest of artifact `{p}` does not match its text"
+            )));
+        }
+    }
+    Ok(Loaded {
+        state,
+        digest: sha256(text.as_bytes()),
+    })
+}
+
+/// The state's JSON text (pretty, newline-terminated).
+pub fn to_text(s: &State) -> String {
+    format!("{}\n", serde_json::to_string_pretty(s).unwrap_or_default())
+}
+
+/// A new lineage: 32 hex digits from a seed the caller supplies (time, process id...),
+/// so this module stays free of clocks.
+pub fn lineage_from_seed(seed: &str) -> String {
+    let h = sha256(seed.as_bytes());
+    let hex = &h["sha256:".len()..];
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digest_is_sha256_hex() {
+        assert_eq!(
+            sha256(b"abc"),
+            "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn corrupt_and_future_states_are_diagnostics() {
+        let d = parse("s.json", "{not json").unwrap_err();
+        assert_eq!(d.code, GP920);
+        assert!(d.help.is_some());
+        let d = parse("s.json", r#"{"format_version": 99}"#).unwrap_err();
+        assert!(d.message.contains("format_version 99"), "{}", d.message);
+        let d = parse("s.json", r#"{"format_version": 1}"#).unwrap_err();
+        assert!(d.message.contains("not a valid gpuplan state"));
+        let d = parse("s.json", "[]").unwrap_err();
+        assert!(d.message.contains("format_version"));
+    }
+
+    #[test]
+    fn lineage_looks_like_a_uuid() {
+        let l = lineage_from_seed("x");
+        assert_eq!(l.len(), 36);
+        assert_eq!(l.matches('-').count(), 4);
+    }
+}
