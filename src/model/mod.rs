@@ -379,6 +379,12 @@ impl Workload {
         }
     }
 
+    /// Share (1/1000) one packed replica takes of each GPU it lists: all of it for a
+    /// whole-GPU replica, its fraction otherwise.
+    pub fn packed_milli_per_gpu(&self) -> u64 {
+        self.packed_gpu_milli().min(1000)
+    }
+
     /// GPUs per node a gang takes on a node with `node_gpus` GPUs.
     pub fn effective_gpus_per_node(&self, node_gpus: u32) -> u32 {
         self.gpus_per_node

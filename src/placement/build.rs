@@ -168,18 +168,14 @@ pub(crate) fn records(c: &Cluster, a: &Assignment) -> Vec<Record> {
         });
     }
     for (wi, ni, gs, k) in &a.packed {
-        let milli = c.workloads[*wi].packed_gpu_milli();
+        let share = c.workloads[*wi].packed_milli_per_gpu() as f64 / 1000.0;
         for g in gs {
             out.push(Record {
                 workload: *wi,
                 node: *ni,
                 gpu: *g,
                 model: model_name(c, *ni, *g),
-                amount: if gs.len() > 1 || milli >= 1000 {
-                    *k as f64
-                } else {
-                    *k as f64 * milli as f64 / 1000.0
-                },
+                amount: *k as f64 * share,
             });
         }
     }
@@ -422,14 +418,9 @@ fn summary(c: &Cluster, a: &Assignment) -> Summary {
         held.insert((*ni, *gi), 1.0);
     }
     for (wi, ni, gs, k) in &a.packed {
-        let milli = c.workloads[*wi].packed_gpu_milli();
+        let share = c.workloads[*wi].packed_milli_per_gpu() as f64 / 1000.0;
         for g in gs {
-            let share = if gs.len() > 1 || milli >= 1000 {
-                1.0
-            } else {
-                *k as f64 * milli as f64 / 1000.0
-            };
-            *held.entry((*ni, *g)).or_default() += share;
+            *held.entry((*ni, *g)).or_default() += *k as f64 * share;
         }
     }
     let allocated: f64 = held.values().map(|v| v.min(1.0)).sum();

@@ -126,12 +126,7 @@ impl Bins {
         if let Some((f, _)) = b.mem.as_mut() {
             *f = f.saturating_sub(wl.host_memory.0);
         }
-        let milli = wl.packed_gpu_milli();
-        let each = if gpus.len() > 1 {
-            1000
-        } else {
-            milli.min(1000)
-        };
+        let each = wl.packed_milli_per_gpu();
         for g in gpus {
             if let Some(x) = b.gpus.iter_mut().find(|x| x.0 == *g) {
                 x.2 = x.2.saturating_sub(each);
@@ -151,11 +146,7 @@ impl Bins {
         if let Some((f, cap)) = b.mem.as_mut() {
             *f = (*f + wl.host_memory.0).min(*cap);
         }
-        let each = if gpus.len() > 1 {
-            1000
-        } else {
-            wl.packed_gpu_milli().min(1000)
-        };
+        let each = wl.packed_milli_per_gpu();
         for g in gpus {
             if let Some(x) = b.gpus.iter_mut().find(|x| x.0 == *g) {
                 x.2 = (x.2 + each).min(1000);
