@@ -71,7 +71,9 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
         Ok(x) => x,
         Err(code) => return code,
     };
+    let mut clock = Clock::new(std::env::var_os("GPUPLAN_TIMINGS").is_some());
     let json = plan::view::json(&planned.plan);
+    clock.lap("plan json");
     if let Some(path) = &s.out {
         if let Err(e) = write_atomically(path, &json) {
             return write_error(out, format!("cannot write `{}`: {e}", path.display()));
@@ -86,6 +88,7 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
             plan::view::human(&planned.plan, out.color_stdout)
         )),
     }
+    clock.lap("output");
     if s.detailed_exitcode && planned.plan.has_changes() {
         2
     } else {
@@ -129,6 +132,7 @@ pub(super) fn make_plan(
         1u8
     })?;
     let (sources, model, placement) = solve_checked(paths, solver, time_limit, gap, out)?;
+    let mut clock = Clock::new(std::env::var_os("GPUPLAN_TIMINGS").is_some());
     let spinner = out.spinner("rendering");
     let rendered = render::render(
         &model,
@@ -147,6 +151,7 @@ pub(super) fn make_plan(
             return Err(1);
         }
     };
+    clock.lap("render");
     out.diagnostics(&sources, &rendered.warnings, Format::Human);
     let plan = plan::build(
         plan::Desired {
@@ -161,6 +166,7 @@ pub(super) fn make_plan(
         },
         prior.as_ref(),
     );
+    clock.lap("compare with state");
     Ok(Planned {
         model,
         placement,

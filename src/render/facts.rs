@@ -266,8 +266,10 @@ impl<'a> Facts<'a> {
 
         // Sharing factor per node (the device plugin applies one replica count per node).
         let mut node_share: BTreeMap<&str, (String, u32)> = BTreeMap::new();
+        let workload: BTreeMap<&str, &crate::model::Workload> =
+            c.workloads.iter().map(|w| (w.name.as_str(), w)).collect();
         for w in &plan.workloads {
-            let Some(m) = c.workloads.iter().find(|x| x.name == w.name) else {
+            let Some(m) = workload.get(w.name.as_str()).copied() else {
                 continue;
             };
             for s in &w.shares {
@@ -622,10 +624,25 @@ fn classes_of(
     rank_of: &dyn Fn(&str) -> u32,
 ) -> Vec<ClassFacts> {
     let _ = rank_of;
-    let node = |n: &str| nodes.iter().find(|x| x.name == n);
+    let by_name: BTreeMap<&str, &NodeFacts> = nodes.iter().map(|n| (n.name.as_str(), n)).collect();
+    let node = |n: &str| by_name.get(n).copied();
+    let workload: BTreeMap<&str, &crate::model::Workload> =
+        c.workloads.iter().map(|w| (w.name.as_str(), w)).collect();
+    // Tolerations per pool: every taint of its nodes (computed once, not per class).
+    let mut pool_taints: BTreeMap<&str, Vec<Taint>> = BTreeMap::new();
+    for n in nodes {
+        pool_taints
+            .entry(n.pool.as_str())
+            .or_default()
+            .extend(n.taints.iter().cloned());
+    }
+    for v in pool_taints.values_mut() {
+        v.sort();
+        v.dedup();
+    }
     let mut out = Vec::new();
     for w in &plan.workloads {
-        let Some(m) = c.workloads.iter().find(|x| x.name == w.name) else {
+        let Some(m) = workload.get(w.name.as_str()).copied() else {
             continue;
         };
         // Where the class runs: the first node of replica 0 / first instance / share.
@@ -680,14 +697,10 @@ fn classes_of(
             }
             _ => (None, None),
         };
-        let mut tolerations: Vec<Taint> = Vec::new();
-        if let Some(pool) = nf.map(|n| n.pool.clone()) {
-            for n in nodes.iter().filter(|n| n.pool == pool) {
-                tolerations.extend(n.taints.iter().cloned());
-            }
-        }
-        tolerations.sort();
-        tolerations.dedup();
+        let tolerations: Vec<Taint> = nf
+            .and_then(|n| pool_taints.get(n.pool.as_str()))
+            .cloned()
+            .unwrap_or_default();
         out.push(ClassFacts {
             name: w.name.clone(),
             kind: w.kind.clone(),

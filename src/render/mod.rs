@@ -95,7 +95,13 @@ pub fn render(
     targets: &[Target],
     opts: &Options,
 ) -> Result<Rendered, Vec<Diagnostic>> {
+    let timings = std::env::var_os("GPUPLAN_TIMINGS").is_some();
+    let mut t0 = std::time::Instant::now();
     let facts = facts::Facts::build(c, plan, opts)?;
+    if timings {
+        eprintln!("timing   render facts {:.3} s", t0.elapsed().as_secs_f64());
+        t0 = std::time::Instant::now();
+    }
     let env = environment();
     let mut out = Rendered::default();
     let mut errors = Vec::new();
@@ -107,6 +113,14 @@ pub fn render(
             Target::Slurm => slurm::render(&facts, &env),
             Target::Mig => mig::render(&facts, &env),
         };
+        if timings {
+            eprintln!(
+                "timing   render {} {:.3} s",
+                t.dir(),
+                t0.elapsed().as_secs_f64()
+            );
+            t0 = std::time::Instant::now();
+        }
         match r {
             Ok(files) => {
                 for (p, text) in files {
