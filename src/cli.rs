@@ -75,6 +75,14 @@ pub enum Command {
         /// Exit 0 when nothing changes, 2 when something does (1 stays an error).
         #[arg(long)]
         detailed_exitcode: bool,
+        /// Move as little as possible from this placement: a saved plan (`plan -o`), a
+        /// state file, or a placement JSON. Default: the state's placement, if any.
+        #[arg(long, value_name = "FILE", conflicts_with = "no_previous")]
+        previous: Option<PathBuf>,
+        /// Plan from scratch, ignoring the state's placement (the diff still compares
+        /// with the state).
+        #[arg(long)]
+        no_previous: bool,
     },
     /// Plan, then write the scheduler configuration the plan implies: Kubernetes, Volcano,
     /// Kueue, Slurm and the NVIDIA MIG / device-plugin files, into one folder per target.

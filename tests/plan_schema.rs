@@ -203,6 +203,7 @@ fn the_validator_rejects_drift() {
         mig_changes: vec![],
         teams: vec![],
         headroom: vec![],
+        moves: Some(placement::Moves::default()),
     })
     .unwrap();
     assert_valid_placement("minimal", &v);
@@ -245,6 +246,8 @@ fn a_plan_with_changes_and_disruption_matches_the_schema() {
     let v: Value = serde_json::from_slice(&p.stdout).unwrap();
     assert!(!v["prior_state"].is_null());
     assert!(!v["disruption"]["mig"].as_array().unwrap().is_empty());
+    // The state's placement is the previous one: the plan says what moved.
+    assert!(v["placement"]["moves"].is_object());
     assert_valid("v2 over v1", &v);
     let _ = std::fs::remove_dir_all(&dir);
 }

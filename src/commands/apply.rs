@@ -118,6 +118,7 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
                 s.solve.time_limit,
                 s.solve.gap,
                 &s.state,
+                &super::plan::PreviousSource::State,
                 out,
             ) {
                 Ok(p) => p,

@@ -101,6 +101,7 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
         s.solve.solver,
         s.solve.time_limit,
         s.solve.gap,
+        prior.as_ref().map(|l| &l.state.placement),
         out,
     ) {
         Ok(x) => x,

@@ -53,6 +53,8 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
             out: file,
             state,
             detailed_exitcode,
+            previous,
+            no_previous,
         } => plan::run(
             &plan::Settings {
                 paths,
@@ -63,6 +65,11 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
                 out: file,
                 state,
                 detailed_exitcode,
+                previous: match (previous, no_previous) {
+                    (Some(f), _) => plan::PreviousSource::File(f),
+                    (None, true) => plan::PreviousSource::Ignore,
+                    (None, false) => plan::PreviousSource::State,
+                },
             },
             out,
         ),

@@ -9,6 +9,7 @@
 use super::Output;
 use crate::cli::{Format, SolverChoice};
 use crate::diag::Diagnostic;
+use crate::solve::previous::{self, Previous};
 use crate::solve::{Options, SolverKind};
 use crate::{load, placement, plan, render, solve, units, validate};
 use std::path::{Path, PathBuf};
@@ -18,6 +19,20 @@ pub const GP901: &str = "GP901";
 
 /// GP902: the plan could not be saved (`-o PLAN`).
 pub const GP902: &str = "GP902";
+
+/// GP903: the previous placement (`--previous FILE`) cannot be read.
+pub const GP903: &str = "GP903";
+
+/// Where the placement to move as little as possible from comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PreviousSource {
+    /// The state's placement (what the last apply wrote), when there is a state.
+    State,
+    /// A saved plan, a state file or a placement JSON.
+    File(PathBuf),
+    /// None: plan from scratch.
+    Ignore,
+}
 
 /// Resolved `plan` settings.
 pub struct Settings {
@@ -31,6 +46,7 @@ pub struct Settings {
     pub out: Option<PathBuf>,
     pub state: PathBuf,
     pub detailed_exitcode: bool,
+    pub previous: PreviousSource,
 }
 
 /// `30s`, `2m`, `1h30m`, or plain seconds (`45`, `2.5`).
@@ -67,7 +83,15 @@ fn write_error(out: &Output, message: String) -> u8 {
 }
 
 pub fn run(s: &Settings, out: &Output) -> u8 {
-    let planned = match make_plan(&s.paths, s.solver, s.time_limit, s.gap, &s.state, out) {
+    let planned = match make_plan(
+        &s.paths,
+        s.solver,
+        s.time_limit,
+        s.gap,
+        &s.state,
+        &s.previous,
+        out,
+    ) {
         Ok(x) => x,
         Err(code) => return code,
     };
@@ -125,13 +149,26 @@ pub(super) fn make_plan(
     time_limit: f64,
     gap: f64,
     state_path: &Path,
+    previous: &PreviousSource,
     out: &Output,
 ) -> Result<Planned, u8> {
     let prior = crate::apply::read_state(state_path).map_err(|d| {
         out.diagnostics(&crate::source::SourceMap::new(), &[d], Format::Human);
         1u8
     })?;
-    let (sources, model, placement) = solve_checked(paths, solver, time_limit, gap, out)?;
+    let from_file;
+    let previous = match previous {
+        PreviousSource::State => prior.as_ref().map(|l| &l.state.placement),
+        PreviousSource::Ignore => None,
+        PreviousSource::File(f) => {
+            from_file = read_previous(f).map_err(|d| {
+                out.diagnostics(&crate::source::SourceMap::new(), &[d], Format::Human);
+                1u8
+            })?;
+            Some(&from_file)
+        }
+    };
+    let (sources, model, placement) = solve_checked(paths, solver, time_limit, gap, previous, out)?;
     let mut clock = Clock::new(std::env::var_os("GPUPLAN_TIMINGS").is_some());
     let spinner = out.spinner("rendering");
     let rendered = render::render(
@@ -175,6 +212,21 @@ pub(super) fn make_plan(
     })
 }
 
+/// Reads `--previous FILE`: a saved plan or a state (both carry `placement`), or a
+/// placement as `plan --format json` wrote it before plans wrapped it.
+#[allow(clippy::result_large_err)] // one diagnostic, once per command
+pub fn read_previous(path: &Path) -> Result<placement::Placement, Diagnostic> {
+    let fail = |why: String| {
+        Diagnostic::error(GP903, format!("cannot read the previous placement `{}`: {why}", path.display()))
+            .with_help("give a plan saved with `gpuplan plan -o PLAN`, a state file (`.gpuplan/state.json`), or leave `--previous` out")
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| fail(format!("not JSON ({e})")))?;
+    let inner = value.get("placement").cloned().unwrap_or(value);
+    serde_json::from_value(inner).map_err(|e| fail(format!("not a gpuplan placement ({e})")))
+}
+
 /// Writes `text` to a temporary file next to `path`, then renames it into place.
 pub(super) fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let name = path
@@ -196,6 +248,7 @@ pub(super) fn solve_checked(
     solver: SolverChoice,
     time_limit: f64,
     gap: f64,
+    previous: Option<&placement::Placement>,
     out: &Output,
 ) -> Result<
     (
@@ -212,13 +265,22 @@ pub(super) fn solve_checked(
     clock.lap("validate");
     diags.extend(outcome.diagnostics.iter().cloned());
     out.diagnostics(&sources, &diags, Format::Human);
-    let Some(model) = outcome
+    let Some(mut model) = outcome
         .model
         .filter(|_| !diags.iter().any(|d| d.is_error()))
     else {
         out.status("no plan: the configuration has errors");
         return Err(1);
     };
+    // The previous placement, resolved against this model; its MIG layouts become
+    // current layouts (what the GPUs have after the last apply).
+    let previous = previous.map(|pl| {
+        let pv = Previous::resolve(&model, pl);
+        if solver == SolverChoice::Ilp {
+            pv.current_layouts(&mut model);
+        }
+        pv
+    });
     let opts = Options {
         solver: match solver {
             SolverChoice::Ilp => SolverKind::Ilp,
@@ -226,6 +288,7 @@ pub(super) fn solve_checked(
         },
         time_limit,
         gap,
+        previous: previous.clone(),
     };
     out.status(&format!(
         "planning {} nodes, {} workload classes",
@@ -241,7 +304,10 @@ pub(super) fn solve_checked(
     for (name, secs) in &info.phases {
         clock.report(&format!("  {name}"), *secs);
     }
-    let plan = placement::build(&model, &assignment, &info);
+    let mut plan = placement::build(&model, &assignment, &info);
+    if let Some(before) = &previous {
+        plan.moves = Some(previous::moves(before, &Previous::resolve(&model, &plan)));
+    }
     clock.lap("build placement");
     let problems = placement::check(&model, &plan);
     clock.lap("check");

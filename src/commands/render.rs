@@ -66,10 +66,11 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
             );
         }
     };
-    let (sources, model, plan) = match solve_checked(&s.paths, s.solver, s.time_limit, s.gap, out) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+    let (sources, model, plan) =
+        match solve_checked(&s.paths, s.solver, s.time_limit, s.gap, None, out) {
+            Ok(x) => x,
+            Err(code) => return code,
+        };
     let opts = render::Options { slurm_version };
     let rendered = match render::render(&model, &plan, &targets(&s.targets), &opts) {
         Ok(r) => r,

@@ -405,6 +405,11 @@ pub struct MigLayout {
     /// `current=#true`: what the GPUs have now (kept when it serves the plan), not a
     /// fixed layout the planner must use.
     pub current: bool,
+    /// Added from the previous placement (a current layout the files do not declare):
+    /// steers the solver, but the placement's `mig_changes` report covers declared
+    /// layouts only (the plan's disruption section compares with the state).
+    #[serde(skip)]
+    pub previous: bool,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]

@@ -99,6 +99,7 @@ pub fn build(c: &Cluster, a: &Assignment, info: &SolveInfo) -> Placement {
         mig_layouts: mig_layouts(c, a),
         mig_changes: mig_changes(c, a),
         teams,
+        moves: None,
     }
 }
 
@@ -537,7 +538,7 @@ fn mig_layouts(c: &Cluster, a: &Assignment) -> Vec<GpuLayout> {
 /// layout names; the first such layout wins (two are GP012's error).
 pub(crate) fn current_layouts(c: &Cluster) -> BTreeMap<(NodeIdx, u32), Vec<&'static str>> {
     let mut out = BTreeMap::new();
-    for l in c.mig.layouts.iter().filter(|l| l.current) {
+    for l in c.mig.layouts.iter().filter(|l| l.current && !l.previous) {
         for &n in &l.nodes {
             for g in &c.nodes[n].gpus {
                 if !(l.gpus.is_empty() || l.gpus.contains(&g.index)) {

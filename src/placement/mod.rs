@@ -247,4 +247,25 @@ pub struct Placement {
     pub mig_changes: Vec<MigChange>,
     pub teams: Vec<TeamUsage>,
     pub headroom: Vec<Headroom>,
+    /// What moved since the previous placement (the state's, or `plan --previous`);
+    /// absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moves: Option<Moves>,
+}
+
+/// How much of the previous placement a plan moved.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Moves {
+    /// Gangs on the same GPUs as a gang of their class before (whatever the replica
+    /// number), and gangs placed in both whose GPUs differ.
+    pub gangs_kept: u32,
+    pub gangs_moved: u32,
+    /// MIG instances, shared and packed replicas on the same GPU (node, for CPU-only
+    /// ones) as before, and those not, counted up to what both placements hold.
+    pub replicas_kept: u32,
+    pub replicas_moved: u32,
+    /// Nodes whose pool mode changed.
+    pub nodes_changed: u32,
+    /// GPUs whose MIG layout was created, changed or removed.
+    pub mig_gpus_changed: u32,
 }

@@ -36,6 +36,18 @@ pub fn human(p: &Placement, c: &Cluster) -> String {
         v.gap * 100.0,
         v.seconds
     );
+    if let Some(m) = &p.moves {
+        let _ = writeln!(
+            s,
+            "since the previous placement: {} gangs kept, {} moved; {} replicas kept, {} moved; {} nodes changed pool mode; {} GPUs change MIG layout",
+            m.gangs_kept,
+            m.gangs_moved,
+            m.replicas_kept,
+            m.replicas_moved,
+            m.nodes_changed,
+            m.mig_gpus_changed
+        );
+    }
     pools(&mut s, p, c);
     let _ = writeln!(s, "\nworkloads");
     for w in &p.workloads {

@@ -7,6 +7,7 @@
 //! `placement::check` verifies it independently. good_lp types never leave `ilp`.
 
 pub mod pack;
+pub mod previous;
 pub mod sizing;
 
 use crate::model::NodeIdx;
@@ -27,6 +28,8 @@ pub struct Options {
     pub time_limit: f64,
     /// Relative MIP gap at which a stage stops.
     pub gap: f64,
+    /// The previous placement, to move as little as possible (the ILP only).
+    pub previous: Option<previous::Previous>,
 }
 
 impl Default for Options {
@@ -35,6 +38,7 @@ impl Default for Options {
             solver: SolverKind::Ilp,
             time_limit: 30.0,
             gap: 0.0001,
+            previous: None,
         }
     }
 }

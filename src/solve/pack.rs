@@ -115,6 +115,31 @@ impl Bins {
         })
     }
 
+    /// Places one replica of `w` on exactly these GPUs of node `n` (where it was before)
+    /// when they and the node's CPU and memory still hold it.
+    pub fn place_exact(&mut self, c: &Cluster, w: usize, n: NodeIdx, gpus: &[u32]) -> bool {
+        let wl = &c.workloads[w];
+        let Some(b) = self.bins.get(&n) else {
+            return false;
+        };
+        let milli = wl.packed_gpu_milli();
+        let each = wl.packed_milli_per_gpu();
+        let gpus_ok = gpus.len() == milli.div_ceil(1000) as usize
+            && gpus.iter().all(|g| {
+                b.gpus.iter().any(|(i, m, f)| {
+                    i == g && wl.accepts(m) && *f >= each && (each < 1000 || *f == 1000)
+                })
+            });
+        if !gpus_ok
+            || b.cpu.is_some_and(|(f, _)| f < wl.cpu_milli)
+            || b.mem.is_some_and(|(f, _)| f < wl.host_memory.0)
+        {
+            return false;
+        }
+        self.take(c, w, n, gpus);
+        true
+    }
+
     fn take(&mut self, c: &Cluster, w: usize, n: NodeIdx, gpus: &[u32]) {
         let wl = &c.workloads[w];
         let Some(b) = self.bins.get_mut(&n) else {

@@ -11,6 +11,7 @@ use crate::catalog::MigProfile;
 use crate::model::{Cluster, NodeIdx};
 use crate::placement::PoolMode;
 use crate::solve::Assignment;
+use crate::solve::previous::Previous;
 use std::collections::{BTreeMap, BTreeSet};
 
 fn val(values: &[f64], col: usize) -> u64 {
@@ -112,6 +113,37 @@ impl Free {
         None
     }
 
+    /// Takes exactly these GPUs (a previous gang's share) when they are free and form the
+    /// start of an aligned block of `block` GPUs, as [`Free::take`] would have placed them.
+    fn take_exact(&mut self, c: &Cluster, n: NodeIdx, gpus: &[u32], block: u32) -> bool {
+        let usable: Vec<u32> = c.nodes[n].usable_gpus().map(|g| g.index).collect();
+        let mut want = gpus.to_vec();
+        want.sort_unstable();
+        let block = block.max(want.len() as u32).max(1) as usize;
+        let Some(start) = want
+            .first()
+            .and_then(|g0| usable.iter().position(|g| g == g0))
+        else {
+            return false;
+        };
+        if start % block != 0
+            || start + block > usable.len()
+            || usable[start..start + want.len()] != want[..]
+        {
+            return false;
+        }
+        let Some(free) = self.gpus.get_mut(&n) else {
+            return false;
+        };
+        if !want.iter().all(|g| free.contains(g)) {
+            return false;
+        }
+        for g in &want {
+            free.remove(g);
+        }
+        true
+    }
+
     fn give_back(&mut self, n: NodeIdx, gpus: &[u32]) {
         if let Some(f) = self.gpus.get_mut(&n) {
             f.extend(gpus.iter().copied());
@@ -119,22 +151,29 @@ impl Free {
     }
 }
 
-pub fn assignment(c: &Cluster, p: &Problem, f: &Formulation, values: &[f64]) -> Assignment {
+pub fn assignment(
+    c: &Cluster,
+    p: &Problem,
+    f: &Formulation,
+    values: &[f64],
+    prev: Option<&Previous>,
+) -> Assignment {
     let mut a = Assignment {
         node_mode: vec![None; c.nodes.len()],
         ..Default::default()
     };
-    // 1. Node modes: whole-GPU nodes first in each group, then MIG, time-slice, MPS.
+    // 1. Node modes: whole-GPU nodes first in each group, then MIG, time-slice, MPS;
+    // with a previous placement, nodes that had a mode keep it where the counts allow.
     let mut by_mode: BTreeMap<(usize, PoolMode), Vec<NodeIdx>> = BTreeMap::new();
     for (gi, g) in p.groups.iter().enumerate() {
-        let mut next = 0;
-        for mode in PoolMode::ALL {
-            let Some(v) = f.n.get(&(gi, mode)) else {
-                continue;
-            };
-            let k = (val(values, v.1) as usize).min(g.nodes.len() - next);
-            let nodes = g.nodes[next..next + k].to_vec();
-            next += k;
+        let want: Vec<(PoolMode, usize)> = PoolMode::ALL
+            .into_iter()
+            .filter_map(|mode| {
+                f.n.get(&(gi, mode))
+                    .map(|v| (mode, val(values, v.1) as usize))
+            })
+            .collect();
+        for (mode, nodes) in modes_of(g, &want, prev) {
             for &n in &nodes {
                 if mode != PoolMode::WholeGpu || g.pinned.is_some() {
                     a.node_mode[n] = Some(mode);
@@ -161,27 +200,85 @@ pub fn assignment(c: &Cluster, p: &Problem, f: &Formulation, values: &[f64]) -> 
         .flat_map(|s| s.workloads.iter().map(move |w| (s, w)))
         .map(|(s, w)| f.a.get(w).map(|v| val(values, v.1)).unwrap_or(0) * s.gpus as u64)
         .sum();
+    // With a previous placement each strategy is tried replaying the previous gangs
+    // first, then without (replaying must never cost a gang).
+    let replays: &[bool] = if prev.is_some_and(|pv| !pv.gangs.is_empty()) {
+        &[true, false]
+    } else {
+        &[false]
+    };
     let mut best: Option<(Vec<(i64, u64)>, Assignment)> = None;
-    for strategy in STRATEGIES {
-        let mut fr = free.clone();
-        let mut aa = a.clone();
-        gangs(c, p, f, (values, &by_mode), &mut fr, &mut aa, strategy);
-        let score = gang_score(c, &aa);
-        let placed: u64 = score.iter().map(|x| x.1).sum();
-        if best.as_ref().is_none_or(|b| score > b.0) {
-            best = Some((score, aa));
-        }
-        if placed >= demand {
-            break;
+    'strategies: for &replay in replays {
+        for strategy in STRATEGIES {
+            let mut fr = free.clone();
+            let mut aa = a.clone();
+            let keep = prev.filter(|_| replay);
+            gangs(
+                c,
+                p,
+                f,
+                (values, &by_mode),
+                &mut fr,
+                &mut aa,
+                strategy,
+                keep,
+            );
+            let score = gang_score(c, &aa);
+            let placed: u64 = score.iter().map(|x| x.1).sum();
+            if best.as_ref().is_none_or(|b| score > b.0) {
+                best = Some((score, aa));
+            }
+            if placed >= demand {
+                break 'strategies;
+            }
         }
     }
     if let Some((_, aa)) = best {
         a = aa;
     }
-    mig(c, p, f, values, &by_mode, &mut a);
-    shared(c, p, f, values, &by_mode, &mut a);
-    packed(c, p, f, values, &by_mode, &mut a);
+    mig(c, p, f, values, &by_mode, &mut a, prev);
+    shared(c, p, f, values, &by_mode, &mut a, prev);
+    packed(c, p, f, values, &by_mode, &mut a, prev);
     a
+}
+
+/// Which nodes of a group take each pool mode, given how many the ILP wants in each
+/// (`want`, in [`PoolMode::ALL`] order). Without a previous placement: in name order,
+/// whole-GPU first. With one: first the nodes that had the mode before, then the rest
+/// in name order; each list is in name order.
+fn modes_of(
+    g: &super::problem::Group,
+    want: &[(PoolMode, usize)],
+    prev: Option<&Previous>,
+) -> Vec<(PoolMode, Vec<NodeIdx>)> {
+    let mut out: Vec<(PoolMode, Vec<NodeIdx>)> =
+        want.iter().map(|(m, _)| (*m, Vec::new())).collect();
+    let mut taken: BTreeSet<NodeIdx> = BTreeSet::new();
+    if let Some(pv) = prev {
+        for (i, (mode, k)) in want.iter().enumerate() {
+            for &n in &g.nodes {
+                if out[i].1.len() >= *k {
+                    break;
+                }
+                if pv.node_mode.get(n).copied().flatten() == Some(*mode) && taken.insert(n) {
+                    out[i].1.push(n);
+                }
+            }
+        }
+    }
+    let mut rest = g.nodes.iter().copied().filter(|n| !taken.contains(n));
+    // Group nodes are in name order; keep each list so.
+    let pos: BTreeMap<NodeIdx, usize> = g.nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    for (i, (_, k)) in want.iter().enumerate() {
+        while out[i].1.len() < *k {
+            let Some(n) = rest.next() else { break };
+            out[i].1.push(n);
+        }
+        if prev.is_some() {
+            out[i].1.sort_by_key(|n| pos[n]);
+        }
+    }
+    out
 }
 
 /// Packed classes onto whole-GPU nodes: first the counts the ILP chose per group (on
@@ -195,6 +292,7 @@ fn packed(
     values: &[f64],
     by_mode: &BTreeMap<(usize, PoolMode), Vec<NodeIdx>>,
     a: &mut Assignment,
+    prev: Option<&Previous>,
 ) {
     use crate::solve::pack::{self, Bins, Policy};
     if p.packed.is_empty() {
@@ -207,12 +305,49 @@ fn packed(
         .collect();
     whole.sort_by(|x, y| c.nodes[*x].name.cmp(&c.nodes[*y].name));
     let mut bins = Bins::new(c, a, whole.iter().copied());
+    // With a previous placement, replicas first go back where they were, within the
+    // ILP's count for the group (CPU-only classes: within their admitted count).
+    let mut kept: BTreeMap<(usize, usize), u64> = BTreeMap::new();
+    let mut kept_cpu: BTreeMap<usize, u64> = BTreeMap::new();
+    if let Some(pv) = prev.filter(|pv| !pv.packed.is_empty()) {
+        let mut group_of: BTreeMap<NodeIdx, usize> = BTreeMap::new();
+        for ((gi, mode), nodes) in by_mode {
+            if *mode == PoolMode::WholeGpu {
+                group_of.extend(nodes.iter().map(|n| (*n, *gi)));
+            }
+        }
+        for w in pack::largest_first(c, p.packed.keys().copied()) {
+            let wl = &c.workloads[w];
+            let cpu_only = wl.packed_gpu_milli() == 0;
+            for (n, gs, k) in pv.packed.get(&w).map(Vec::as_slice).unwrap_or(&[]) {
+                let Some(&gi) = group_of.get(n) else { continue };
+                for _ in 0..*k {
+                    let room = if cpu_only {
+                        wl.replicas as u64 - kept_cpu.get(&w).copied().unwrap_or(0)
+                    } else {
+                        f.pk.get(&(w, gi)).map(|v| val(values, v.1)).unwrap_or(0)
+                            - kept.get(&(w, gi)).copied().unwrap_or(0)
+                    };
+                    if room == 0 || !bins.place_exact(c, w, *n, gs) {
+                        break;
+                    }
+                    pack::record(a, w, *n, gs.clone(), wl.packed_gpu_milli() >= 1000);
+                    if cpu_only {
+                        *kept_cpu.entry(w).or_default() += 1;
+                    } else {
+                        *kept.entry((w, gi)).or_default() += 1;
+                    }
+                }
+            }
+        }
+    }
     let mut left: Vec<(usize, u64)> = Vec::new();
     let mut cpu_only: Vec<(usize, u64)> = Vec::new();
     for w in pack::largest_first(c, p.packed.keys().copied()) {
         let wl = &c.workloads[w];
         if wl.packed_gpu_milli() == 0 {
-            cpu_only.push((w, wl.replicas as u64));
+            let k = kept_cpu.get(&w).copied().unwrap_or(0);
+            cpu_only.push((w, wl.replicas as u64 - k));
             continue;
         }
         let mut placed = 0;
@@ -224,7 +359,9 @@ fn packed(
                 .get(&(gi, PoolMode::WholeGpu))
                 .map(Vec::as_slice)
                 .unwrap_or(&[]);
-            for _ in 0..val(values, v.1) {
+            let again = kept.get(&(w, gi)).copied().unwrap_or(0);
+            placed += again;
+            for _ in again..val(values, v.1) {
                 let Some((n, gs)) = bins.place(c, w, nodes, Policy::Aligned) else {
                     break;
                 };
@@ -262,7 +399,9 @@ struct GangJob {
 type ByMode = BTreeMap<(usize, PoolMode), Vec<NodeIdx>>;
 
 /// Whole-GPU gangs onto nodes: `solution` is the ILP's column values and the nodes
-/// of each (group, mode).
+/// of each (group, mode). With `prev`, gangs first go back where they were (see
+/// [`replay`]).
+#[allow(clippy::too_many_arguments)] // the post-pass state, passed down once
 fn gangs(
     c: &Cluster,
     p: &Problem,
@@ -271,6 +410,7 @@ fn gangs(
     free: &mut Free,
     a: &mut Assignment,
     strategy: Strategy,
+    prev: Option<&Previous>,
 ) {
     let (values, by_mode) = solution;
     let mut jobs: Vec<GangJob> = Vec::new();
@@ -339,7 +479,21 @@ fn gangs(
         queue.insert(si, q);
     }
     let mut replica: BTreeMap<usize, u32> = BTreeMap::new();
-    for job in jobs {
+    let mut consumed = vec![false; jobs.len()];
+    if let Some(pv) = prev {
+        let mut st = Replay {
+            jobs: &jobs,
+            consumed: &mut consumed,
+            shares_left: &mut shares_left,
+            queue: &mut queue,
+            replica: &mut replica,
+        };
+        replay(c, p, f, by_mode, free, a, pv, &mut st);
+    }
+    for (ji, job) in jobs.into_iter().enumerate() {
+        if consumed[ji] {
+            continue;
+        }
         let s = &p.shapes[job.shape];
         let Some(w) = queue
             .get_mut(&job.shape)
@@ -411,6 +565,130 @@ fn gangs(
     a.gangs.sort_by_key(|x| (x.0, x.1));
 }
 
+/// The post-pass's bookkeeping that [`replay`] updates.
+struct Replay<'a> {
+    jobs: &'a [GangJob],
+    consumed: &'a mut [bool],
+    shares_left: &'a mut BTreeMap<(usize, usize, usize), u64>,
+    queue: &'a mut BTreeMap<usize, Vec<(usize, u64)>>,
+    replica: &'a mut BTreeMap<usize, u32>,
+}
+
+/// Puts previous gangs back on their GPUs, in admission order, where the ILP's counts
+/// allow: a gang takes an unconsumed job of its shape whose groups hold every node it
+/// used (each on a whole-GPU node of that group, with shares left there), with the same
+/// GPUs per node as the shape needs, on GPUs still free and aligned as a fresh
+/// placement would be. What cannot go back is placed afresh by the caller.
+#[allow(clippy::too_many_arguments)]
+fn replay(
+    c: &Cluster,
+    p: &Problem,
+    f: &Formulation,
+    by_mode: &ByMode,
+    free: &mut Free,
+    a: &mut Assignment,
+    pv: &Previous,
+    st: &mut Replay<'_>,
+) {
+    let mut whole_group: BTreeMap<NodeIdx, usize> = BTreeMap::new();
+    for ((gi, mode), nodes) in by_mode {
+        if *mode == PoolMode::WholeGpu {
+            for &n in nodes {
+                whole_group.insert(n, *gi);
+            }
+        }
+    }
+    let mut shape_of: BTreeMap<usize, usize> = BTreeMap::new();
+    for (si, s) in p.shapes.iter().enumerate() {
+        for &w in &s.workloads {
+            shape_of.insert(w, si);
+        }
+    }
+    for w in order(c, pv.gangs.keys().copied()) {
+        let Some(&si) = shape_of.get(&w) else {
+            continue;
+        };
+        let s = &p.shapes[si];
+        for old in &pv.gangs[&w] {
+            let Some(entry) = st
+                .queue
+                .get_mut(&si)
+                .and_then(|q| q.iter_mut().find(|(x, _)| *x == w))
+            else {
+                break;
+            };
+            if entry.1 == 0 {
+                break;
+            }
+            let Some(groups) = old
+                .iter()
+                .map(|(n, _)| whole_group.get(n).copied())
+                .collect::<Option<Vec<usize>>>()
+            else {
+                continue;
+            };
+            let found = st.jobs.iter().enumerate().find(|(ji, j)| {
+                if st.consumed[*ji] || j.shape != si {
+                    return false;
+                }
+                let mode = &s.modes[j.mode];
+                let (need, shares) = if mode.node_local {
+                    (s.gpus, 1)
+                } else {
+                    (s.per_node, s.shares)
+                };
+                if old.len() as u32 != shares || old.iter().any(|(_, g)| g.len() as u32 != need) {
+                    return false;
+                }
+                let mut per_group: BTreeMap<usize, u64> = BTreeMap::new();
+                for gi in &groups {
+                    *per_group.entry(*gi).or_default() += 1;
+                }
+                per_group.iter().all(|(gi, k)| {
+                    j.groups.contains(gi)
+                        && st.shares_left.get(&(si, j.mode, *gi)).copied().unwrap_or(0) >= *k
+                })
+            });
+            let Some((ji, job)) = found else {
+                continue;
+            };
+            let mut taken: Vec<(NodeIdx, Vec<u32>)> = Vec::new();
+            for ((n, gpus), gi) in old.iter().zip(&groups) {
+                if free.take_exact(c, *n, gpus, f.footprint[&(si, job.mode, *gi)]) {
+                    taken.push((*n, gpus.clone()));
+                } else {
+                    break;
+                }
+            }
+            if taken.len() != old.len() {
+                for (n, g) in &taken {
+                    free.give_back(*n, g);
+                }
+                continue;
+            }
+            for gi in &groups {
+                *st.shares_left.get_mut(&(si, job.mode, *gi)).unwrap() -= 1;
+            }
+            st.consumed[ji] = true;
+            entry.1 -= 1;
+            let r = st.replica.entry(w).or_default();
+            for (n, _) in &taken {
+                a.node_mode[*n] = Some(PoolMode::WholeGpu);
+            }
+            let mut placed: Vec<(NodeIdx, Vec<u32>)> = taken
+                .into_iter()
+                .map(|(n, mut g)| {
+                    g.sort_unstable();
+                    (n, g)
+                })
+                .collect();
+            placed.sort();
+            a.gangs.push((w, *r, placed));
+            *r += 1;
+        }
+    }
+}
+
 fn mig(
     c: &Cluster,
     p: &Problem,
@@ -418,6 +696,7 @@ fn mig(
     values: &[f64],
     by_mode: &BTreeMap<(usize, PoolMode), Vec<NodeIdx>>,
     a: &mut Assignment,
+    prev: Option<&Previous>,
 ) {
     for (&w, per) in &p.mig {
         for (m, q) in per {
@@ -525,18 +804,63 @@ fn mig(
             c,
             p.mig.keys().copied().filter(|w| p.mig[w].contains_key(m)),
         );
+        let mut want: BTreeMap<usize, u64> = ws
+            .iter()
+            .map(|w| {
+                let k =
+                    f.r.get(&(*w, m.clone()))
+                        .map(|v| val(values, v.1))
+                        .unwrap_or(0);
+                (*w, k)
+            })
+            .collect();
+        // With a previous placement, each class first takes back the slots it had
+        // (admission order); the others are taken from the front of each list.
+        let mut claimed: BTreeMap<(&str, (NodeIdx, u32)), u32> = BTreeMap::new();
+        if let Some(pv) = prev.filter(|pv| !pv.mig_instances.is_empty()) {
+            let mut avail: BTreeMap<(&str, (NodeIdx, u32)), u32> = BTreeMap::new();
+            for (q, list) in &slots {
+                for x in list {
+                    *avail.entry((*q, *x)).or_default() += 1;
+                }
+            }
+            let model = &c.models[m];
+            for &w in &ws {
+                let q = p.mig[&w][m].name;
+                for (n, g, prof) in pv.mig_instances.get(&w).map(Vec::as_slice).unwrap_or(&[]) {
+                    let left = want.get_mut(&w).unwrap();
+                    if *left == 0 {
+                        break;
+                    }
+                    if model.mig_profile(prof).map(|x| x.name) != Some(q) {
+                        continue;
+                    }
+                    if let Some(k) = avail.get_mut(&(q, (*n, *g))).filter(|k| **k > 0) {
+                        *k -= 1;
+                        *left -= 1;
+                        *claimed.entry((q, (*n, *g))).or_default() += 1;
+                        a.mig_instances.push((w, *n, *g, q));
+                    }
+                }
+            }
+        }
+        let mut cursor: BTreeMap<&str, usize> = BTreeMap::new();
         for w in ws {
             let q = p.mig[&w][m].name;
-            let want =
-                f.r.get(&(w, m.clone()))
-                    .map(|v| val(values, v.1))
-                    .unwrap_or(0);
             let list = slots.entry(q).or_default();
-            for _ in 0..want {
-                if list.is_empty() {
-                    break;
-                }
-                let (n, g) = list.remove(0);
+            let at = cursor.entry(q).or_default();
+            for _ in 0..want[&w] {
+                let slot = loop {
+                    let Some(x) = list.get(*at).copied() else {
+                        break None;
+                    };
+                    *at += 1;
+                    match claimed.get_mut(&(q, x)) {
+                        Some(k) if *k > 0 => *k -= 1,
+                        _ => break Some(x),
+                    }
+                };
+                let Some((n, g)) = slot else { break };
                 a.mig_instances.push((w, n, g, q));
             }
         }
@@ -551,6 +875,7 @@ fn shared(
     values: &[f64],
     by_mode: &BTreeMap<(usize, PoolMode), Vec<NodeIdx>>,
     a: &mut Assignment,
+    prev: Option<&Previous>,
 ) {
     let mut gpus: BTreeMap<(String, PoolMode), Vec<(NodeIdx, u32)>> = BTreeMap::new();
     for (gi, g) in p.groups.iter().enumerate() {
@@ -568,6 +893,51 @@ fn shared(
         v.sort_by(|x, y| (&c.nodes[x.0].name, x.1).cmp(&(&c.nodes[y.0].name, y.1)));
         v.reverse(); // pop() takes the first
     }
+    // With a previous placement, each class first takes back the GPUs it shared
+    // (admission order); `taken` GPUs are skipped when popping.
+    let mut reps: BTreeMap<(usize, String), u32> = BTreeMap::new();
+    for (&w, (_, _, models)) in &p.shared {
+        for m in models {
+            let k =
+                f.r.get(&(w, m.clone()))
+                    .map(|v| val(values, v.1))
+                    .unwrap_or(0) as u32;
+            reps.insert((w, m.clone()), k);
+        }
+    }
+    let mut taken: BTreeSet<(NodeIdx, u32)> = BTreeSet::new();
+    if let Some(pv) = prev.filter(|pv| !pv.shares.is_empty()) {
+        let mut avail: BTreeMap<(NodeIdx, u32), (String, PoolMode)> = BTreeMap::new();
+        for ((m, mode), list) in &gpus {
+            for x in list {
+                avail.insert(*x, (m.clone(), *mode));
+            }
+        }
+        for w in order(c, p.shared.keys().copied()) {
+            let (mps, per_gpu, _) = &p.shared[&w];
+            let mode = if *mps {
+                PoolMode::Mps
+            } else {
+                PoolMode::TimeSlice
+            };
+            for (n, g, _) in pv.shares.get(&w).map(Vec::as_slice).unwrap_or(&[]) {
+                let Some((m, gm)) = avail.get(&(*n, *g)) else {
+                    continue;
+                };
+                let left = reps.get_mut(&(w, m.clone()));
+                let Some(left) = left.filter(|l| **l > 0 && *gm == mode) else {
+                    continue;
+                };
+                if !taken.insert((*n, *g)) {
+                    continue;
+                }
+                let k = (*left).min(*per_gpu);
+                a.shares.push((w, *n, *g, k));
+                a.node_mode[*n] = Some(mode);
+                *left -= k;
+            }
+        }
+    }
     for w in order(c, p.shared.keys().copied()) {
         let (mps, per_gpu, models) = &p.shared[&w];
         let mode = if *mps {
@@ -576,17 +946,17 @@ fn shared(
             PoolMode::TimeSlice
         };
         for m in models {
-            let mut reps =
-                f.r.get(&(w, m.clone()))
-                    .map(|v| val(values, v.1))
-                    .unwrap_or(0) as u32;
+            let mut left = reps[&(w, m.clone())];
             let list = gpus.entry((m.clone(), mode)).or_default();
-            while reps > 0 {
+            while left > 0 {
                 let Some((n, g)) = list.pop() else { break };
-                let k = reps.min(*per_gpu);
+                if taken.contains(&(n, g)) {
+                    continue;
+                }
+                let k = left.min(*per_gpu);
                 a.shares.push((w, n, g, k));
                 a.node_mode[n] = Some(mode);
-                reps -= k;
+                left -= k;
             }
         }
     }

@@ -69,6 +69,13 @@ impl Formulation {
         (v, self.cols - 1)
     }
 
+    /// A continuous variable (for stage-only terms such as [`super::keep`]).
+    pub(super) fn add_continuous(&mut self, lo: f64, hi: f64) -> Col {
+        let v = self.vars.add(variable().min(lo).max(hi));
+        self.cols += 1;
+        (v, self.cols - 1)
+    }
+
     pub fn columns(&self) -> usize {
         self.cols
     }

@@ -9,6 +9,7 @@
 
 mod extract;
 pub mod formulation;
+mod keep;
 pub mod problem;
 
 use super::{Assignment, Options, SolveInfo};
@@ -71,6 +72,7 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
             warm.as_deref(),
             budget,
             opts.gap,
+            None,
         )?;
         solved_stages += 1;
         phases.push((
@@ -101,6 +103,7 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
         warm.as_deref(),
         budget,
         opts.gap,
+        opts.previous.as_ref(),
     )?;
     phases.push(("compaction build".to_string(), st.build_s));
     phases.push(("compaction solve".to_string(), st.solve_s));
@@ -109,7 +112,7 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
     }
     let values = st.values.clone();
     let t = Instant::now();
-    let assignment = extract::assignment(c, &p, &f, &values);
+    let assignment = extract::assignment(c, &p, &f, &values, opts.previous.as_ref());
     phases.push(("extract".to_string(), t.elapsed().as_secs_f64()));
     let (variables, constraints) = (st.variables, st.constraints);
     let info = SolveInfo {
@@ -195,6 +198,7 @@ fn remaining(opts: &Options, start: Instant) -> f64 {
     (opts.time_limit - start.elapsed().as_secs_f64()).max(0.05)
 }
 
+#[allow(clippy::too_many_arguments)] // one call per stage kind; a struct would only rename them
 fn stage(
     c: &Cluster,
     p: &Problem,
@@ -203,10 +207,18 @@ fn stage(
     warm: Option<&[f64]>,
     time_limit: f64,
     gap: f64,
+    previous: Option<&crate::solve::previous::Previous>,
 ) -> Result<Stage, String> {
     let t = Instant::now();
-    let f = Formulation::new(c, p);
+    let mut f = Formulation::new(c, p);
     let columns = f.columns();
+    // Stage-only columns (keep variables) come after the shared ones: the warm start
+    // leaves them at 0, which is always feasible.
+    let keep = match (&objective, previous) {
+        (Objective::Compact, Some(pv)) => Some(keep::terms(c, p, &mut f, pv)),
+        _ => None,
+    };
+    let all_columns = f.columns();
     let (obj, maximise) = match &objective {
         Objective::Admit(ws, lower, weight) => {
             let mut e = formulation::expr(ws.iter().flat_map(|w| f.usage(c, p, *w, None)));
@@ -228,7 +240,13 @@ fn stage(
             }
             (e, true)
         }
-        Objective::Compact => (compaction(c, p, &f), false),
+        Objective::Compact => {
+            let mut e = compaction(c, p, &f);
+            if let Some(k) = keep {
+                e -= k;
+            }
+            (e, false)
+        }
     };
     let mut lock_rows = Vec::new();
     for lock in locks {
@@ -293,7 +311,11 @@ fn stage(
         }
     }
     let init: Vec<f64> = match warm {
-        Some(w) if w.len() == columns => w.to_vec(),
+        Some(w) if w.len() == columns => {
+            let mut v = w.to_vec();
+            v.resize(all_columns, 0.0);
+            v
+        }
         _ => Vec::new(),
     };
     if !init.is_empty() {
@@ -342,7 +364,7 @@ fn stage(
         bound,
         gap,
         status,
-        variables: columns,
+        variables: all_columns,
         constraints: ncons,
         build_s,
         solve_s: t.elapsed().as_secs_f64(),
