@@ -62,47 +62,67 @@ fn columns(header: &str) -> BTreeMap<String, usize> {
         .collect()
 }
 
-fn field<'a>(
-    cols: &BTreeMap<String, usize>,
-    row: &'a [&'a str],
-    name: &str,
+/// One data row of a CSV file, fields looked up by header name.
+struct Row<'a> {
+    cols: &'a BTreeMap<String, usize>,
+    fields: Vec<&'a str>,
     line: usize,
-) -> Result<&'a str, CsvError> {
-    let i = cols
-        .get(name)
-        .ok_or((1, format!("the header has no `{name}` column")))?;
-    row.get(*i)
-        .map(|s| s.trim())
-        .ok_or((line, format!("missing `{name}`")))
 }
 
-fn number(s: &str, name: &str, line: usize) -> Result<u64, CsvError> {
-    s.parse::<u64>()
-        .map_err(|_| (line, format!("`{name}` is `{s}`, not a whole number")))
+impl<'a> Row<'a> {
+    fn text(&self, name: &str) -> Result<&'a str, CsvError> {
+        let i = self
+            .cols
+            .get(name)
+            .ok_or((1, format!("the header has no `{name}` column")))?;
+        self.fields
+            .get(*i)
+            .map(|s| s.trim())
+            .ok_or((self.line, format!("missing `{name}`")))
+    }
+
+    fn number(&self, name: &str) -> Result<u64, CsvError> {
+        let s = self.text(name)?;
+        s.parse::<u64>()
+            .map_err(|_| (self.line, format!("`{name}` is `{s}`, not a whole number")))
+    }
+}
+
+/// The header's columns and the non-blank data lines (1-based line number, fields).
+type Rows<'a> = (BTreeMap<String, usize>, Vec<(usize, Vec<&'a str>)>);
+
+fn rows(text: &str) -> Result<Rows<'_>, CsvError> {
+    let mut lines = text.lines();
+    let cols = columns(lines.next().ok_or((1, "the file is empty".to_string()))?);
+    let data = lines
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| (i + 2, l.split(',').collect()))
+        .collect();
+    Ok((cols, data))
 }
 
 /// Reads `openb_node_list_*.csv` (`sn,cpu_milli,memory_mib,gpu,model`).
 pub fn parse_nodes(text: &str) -> Result<Vec<OpenbNode>, CsvError> {
-    let mut lines = text.lines();
-    let cols = columns(lines.next().ok_or((1, "the file is empty".to_string()))?);
+    let (cols, data) = rows(text)?;
     let mut out = Vec::new();
-    for (i, l) in lines.enumerate() {
-        let line = i + 2;
-        if l.trim().is_empty() {
-            continue;
-        }
-        let row: Vec<&str> = l.split(',').collect();
-        let gpus = number(field(&cols, &row, "gpu", line)?, "gpu", line)?;
-        let name = field(&cols, &row, "sn", line)?.to_ascii_lowercase();
+    for (line, fields) in data {
+        let row = Row {
+            cols: &cols,
+            fields,
+            line,
+        };
+        let gpus = row.number("gpu")?;
+        let name = row.text("sn")?.to_ascii_lowercase();
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
             return Err((line, format!("node name `{name}` is not a DNS label")));
         }
         out.push(OpenbNode {
             name,
-            cpu_milli: number(field(&cols, &row, "cpu_milli", line)?, "cpu_milli", line)?,
-            memory_mib: number(field(&cols, &row, "memory_mib", line)?, "memory_mib", line)?,
+            cpu_milli: row.number("cpu_milli")?,
+            memory_mib: row.number("memory_mib")?,
             gpus: u32::try_from(gpus).map_err(|_| (line, "too many GPUs".to_string()))?,
-            model: field(&cols, &row, "model", line)?.to_string(),
+            model: row.text("model")?.to_string(),
         });
     }
     if out.is_empty() {
@@ -113,17 +133,16 @@ pub fn parse_nodes(text: &str) -> Result<Vec<OpenbNode>, CsvError> {
 
 /// Reads `openb_pod_list_*.csv` (`cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec]`).
 pub fn parse_pods(text: &str) -> Result<Vec<OpenbPod>, CsvError> {
-    let mut lines = text.lines();
-    let cols = columns(lines.next().ok_or((1, "the file is empty".to_string()))?);
+    let (cols, data) = rows(text)?;
     let mut out = Vec::new();
-    for (i, l) in lines.enumerate() {
-        let line = i + 2;
-        if l.trim().is_empty() {
-            continue;
-        }
-        let row: Vec<&str> = l.split(',').collect();
-        let num_gpu = number(field(&cols, &row, "num_gpu", line)?, "num_gpu", line)?;
-        let gpu_milli = number(field(&cols, &row, "gpu_milli", line)?, "gpu_milli", line)?;
+    for (line, fields) in data {
+        let row = Row {
+            cols: &cols,
+            fields,
+            line,
+        };
+        let num_gpu = row.number("num_gpu")?;
+        let gpu_milli = row.number("gpu_milli")?;
         if num_gpu > 64 || gpu_milli > 1000 || (gpu_milli < 1000 && num_gpu > 1) {
             return Err((
                 line,
@@ -131,7 +150,7 @@ pub fn parse_pods(text: &str) -> Result<Vec<OpenbPod>, CsvError> {
             ));
         }
         let spec = if cols.contains_key("gpu_spec") {
-            field(&cols, &row, "gpu_spec", line)?
+            row.text("gpu_spec")?
         } else {
             ""
         };
@@ -143,8 +162,8 @@ pub fn parse_pods(text: &str) -> Result<Vec<OpenbPod>, CsvError> {
             .collect();
         gpu_spec.sort();
         out.push(OpenbPod {
-            cpu_milli: number(field(&cols, &row, "cpu_milli", line)?, "cpu_milli", line)?,
-            memory_mib: number(field(&cols, &row, "memory_mib", line)?, "memory_mib", line)?,
+            cpu_milli: row.number("cpu_milli")?,
+            memory_mib: row.number("memory_mib")?,
             num_gpu: num_gpu as u32,
             gpu_milli: if num_gpu == 0 { 0 } else { gpu_milli as u32 },
             gpu_spec,
