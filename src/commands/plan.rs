@@ -288,7 +288,7 @@ pub(super) fn solve_checked(
         },
         time_limit,
         gap,
-        previous: previous.clone(),
+        previous,
     };
     out.status(&format!(
         "planning {} nodes, {} workload classes",
@@ -305,7 +305,7 @@ pub(super) fn solve_checked(
         clock.report(&format!("  {name}"), *secs);
     }
     let mut plan = placement::build(&model, &assignment, &info);
-    if let Some(before) = &previous {
+    if let Some(before) = &opts.previous {
         plan.moves = Some(previous::moves(before, &Previous::resolve(&model, &plan)));
     }
     clock.lap("build placement");

@@ -49,6 +49,15 @@ impl PoolMode {
         }
     }
 
+    /// The mode of a shared-GPU class: MPS or time-slicing.
+    pub fn shared(mps: bool) -> PoolMode {
+        if mps {
+            PoolMode::Mps
+        } else {
+            PoolMode::TimeSlice
+        }
+    }
+
     /// The mode of a `pool` declaration (`training` pools hold whole GPUs).
     pub fn from_decl(s: &str) -> Option<PoolMode> {
         Some(match s {

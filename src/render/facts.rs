@@ -405,7 +405,7 @@ impl<'a> Facts<'a> {
                 .map(|x| x.rank)
                 .unwrap_or(0)
         };
-        let classes = classes_of(c, plan, &nodes, &tiers, &rank_of);
+        let classes = classes_of(plan, &nodes, &tiers, &workload);
 
         let mut pools: Vec<PoolFacts> = Vec::new();
         for n in &nodes {
@@ -617,17 +617,13 @@ fn teams_of(
 }
 
 fn classes_of(
-    c: &Cluster,
     plan: &Placement,
     nodes: &[NodeFacts],
     tiers: &[TierFacts],
-    rank_of: &dyn Fn(&str) -> u32,
+    workload: &BTreeMap<&str, &crate::model::Workload>,
 ) -> Vec<ClassFacts> {
-    let _ = rank_of;
     let by_name: BTreeMap<&str, &NodeFacts> = nodes.iter().map(|n| (n.name.as_str(), n)).collect();
     let node = |n: &str| by_name.get(n).copied();
-    let workload: BTreeMap<&str, &crate::model::Workload> =
-        c.workloads.iter().map(|w| (w.name.as_str(), w)).collect();
     // Tolerations per pool: every taint of its nodes (computed once, not per class).
     let mut pool_taints: BTreeMap<&str, Vec<Taint>> = BTreeMap::new();
     for n in nodes {

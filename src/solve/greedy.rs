@@ -330,11 +330,7 @@ fn place_class(s: &mut State, wi: usize) {
             }
         }
         Usage::Shared { mps, per_gpu } => {
-            let mode = if mps {
-                PoolMode::Mps
-            } else {
-                PoolMode::TimeSlice
-            };
+            let mode = PoolMode::shared(mps);
             for _ in 0..w.replicas {
                 match place_shared(s, wi, mode, per_gpu, cursor) {
                     Some(ni) => cursor = ni,

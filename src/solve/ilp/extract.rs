@@ -310,12 +310,7 @@ fn packed(
     let mut kept: BTreeMap<(usize, usize), u64> = BTreeMap::new();
     let mut kept_cpu: BTreeMap<usize, u64> = BTreeMap::new();
     if let Some(pv) = prev.filter(|pv| !pv.packed.is_empty()) {
-        let mut group_of: BTreeMap<NodeIdx, usize> = BTreeMap::new();
-        for ((gi, mode), nodes) in by_mode {
-            if *mode == PoolMode::WholeGpu {
-                group_of.extend(nodes.iter().map(|n| (*n, *gi)));
-            }
-        }
+        let group_of = whole_group_of(by_mode);
         for w in pack::largest_first(c, p.packed.keys().copied()) {
             let wl = &c.workloads[w];
             let cpu_only = wl.packed_gpu_milli() == 0;
@@ -397,6 +392,15 @@ struct GangJob {
 
 /// Nodes of each (group, pool mode).
 type ByMode = BTreeMap<(usize, PoolMode), Vec<NodeIdx>>;
+
+/// The group of each whole-GPU node.
+fn whole_group_of(by_mode: &ByMode) -> BTreeMap<NodeIdx, usize> {
+    by_mode
+        .iter()
+        .filter(|((_, mode), _)| *mode == PoolMode::WholeGpu)
+        .flat_map(|((gi, _), nodes)| nodes.iter().map(move |n| (*n, *gi)))
+        .collect()
+}
 
 /// Whole-GPU gangs onto nodes: `solution` is the ILP's column values and the nodes
 /// of each (group, mode). With `prev`, gangs first go back where they were (see
@@ -590,20 +594,8 @@ fn replay(
     pv: &Previous,
     st: &mut Replay<'_>,
 ) {
-    let mut whole_group: BTreeMap<NodeIdx, usize> = BTreeMap::new();
-    for ((gi, mode), nodes) in by_mode {
-        if *mode == PoolMode::WholeGpu {
-            for &n in nodes {
-                whole_group.insert(n, *gi);
-            }
-        }
-    }
-    let mut shape_of: BTreeMap<usize, usize> = BTreeMap::new();
-    for (si, s) in p.shapes.iter().enumerate() {
-        for &w in &s.workloads {
-            shape_of.insert(w, si);
-        }
-    }
+    let whole_group = whole_group_of(by_mode);
+    let shape_of = p.shape_of();
     for w in order(c, pv.gangs.keys().copied()) {
         let Some(&si) = shape_of.get(&w) else {
             continue;
@@ -915,11 +907,7 @@ fn shared(
         }
         for w in order(c, p.shared.keys().copied()) {
             let (mps, per_gpu, _) = &p.shared[&w];
-            let mode = if *mps {
-                PoolMode::Mps
-            } else {
-                PoolMode::TimeSlice
-            };
+            let mode = PoolMode::shared(*mps);
             for (n, g, _) in pv.shares.get(&w).map(Vec::as_slice).unwrap_or(&[]) {
                 let Some((m, gm)) = avail.get(&(*n, *g)) else {
                     continue;
@@ -940,11 +928,7 @@ fn shared(
     }
     for w in order(c, p.shared.keys().copied()) {
         let (mps, per_gpu, models) = &p.shared[&w];
-        let mode = if *mps {
-            PoolMode::Mps
-        } else {
-            PoolMode::TimeSlice
-        };
+        let mode = PoolMode::shared(*mps);
         for m in models {
             let mut left = reps[&(w, m.clone())];
             let list = gpus.entry((m.clone(), mode)).or_default();

@@ -123,11 +123,7 @@ impl Formulation {
         }
         for (mps, _, models) in p.shared.values() {
             if models.iter().any(|m| m == model) {
-                s.insert(if *mps {
-                    PoolMode::Mps
-                } else {
-                    PoolMode::TimeSlice
-                });
+                s.insert(PoolMode::shared(*mps));
             }
         }
         s
@@ -454,11 +450,7 @@ impl Formulation {
     fn shared(&mut self, c: &Cluster, p: &Problem) {
         let mut capacity: BTreeMap<(String, PoolMode), Expression> = BTreeMap::new();
         for (&w, (mps, per_gpu, models)) in &p.shared {
-            let mode = if *mps {
-                PoolMode::Mps
-            } else {
-                PoolMode::TimeSlice
-            };
+            let mode = PoolMode::shared(*mps);
             for m in models {
                 let reps = c.workloads[w].replicas as f64;
                 let r = self.add(0.0, reps);

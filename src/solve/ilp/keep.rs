@@ -26,12 +26,7 @@ pub fn terms(c: &Cluster, p: &Problem, f: &mut Formulation, prev: &Previous) -> 
     let mut reward = Expression::from(0.0);
 
     // Gang GPUs per (shape, group).
-    let mut shape_of: BTreeMap<usize, usize> = BTreeMap::new();
-    for (si, s) in p.shapes.iter().enumerate() {
-        for &w in &s.workloads {
-            shape_of.insert(w, si);
-        }
-    }
+    let shape_of = p.shape_of();
     let mut held: BTreeMap<(usize, usize), f64> = BTreeMap::new();
     for ((w, n), gpus) in prev.gang_gpus_by_node() {
         if let (Some(&si), Some(&gi)) = (shape_of.get(&w), group_of.get(&n)) {

@@ -179,6 +179,15 @@ impl Problem {
         self.shapes = shapes.into_values().collect();
     }
 
+    /// The shape of each gang workload: workload -> index into `shapes`.
+    pub fn shape_of(&self) -> BTreeMap<usize, usize> {
+        self.shapes
+            .iter()
+            .enumerate()
+            .flat_map(|(si, s)| s.workloads.iter().map(move |&w| (w, si)))
+            .collect()
+    }
+
     /// Groups a mode of a shape may use, with their domain key (`None` = node-local).
     pub fn domain_of(&self, g: &Group, mode: &Mode) -> Option<String> {
         if mode.node_local {
