@@ -243,22 +243,31 @@ pub struct WriteOptions<'a> {
 /// Writes `files` as the whole contents of `dir`, all or nothing: files go into a
 /// staging folder beside `dir`, which then replaces `dir` by rename. A `dir` that
 /// gpuplan did not write (no marker) and that is not empty is never replaced.
+///
+/// Every path is checked before anything is touched ([`state::check_artifact_paths`]:
+/// plain relative paths only, GP927), and every file is created new inside the staging
+/// folder, whose real path is checked again before each write, so nothing is written
+/// outside `dir` whatever the paths say. The staging folder and the old folder are
+/// siblings of `dir` with names nobody else uses (`.<dir>.tmp-<pid>-<n>`,
+/// `.<dir>.old-<pid>-<n>`); they are created by this call and gone when it returns.
 pub fn write_dir(
     dir: &Path,
     files: &crate::render::Files,
     opts: &WriteOptions<'_>,
 ) -> Result<(), Diagnostic> {
+    state::check_artifact_paths(files.keys(), "the output")?;
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(|| {
             Diagnostic::error(GP924, format!("`{}` is not a folder name", dir.display()))
+                .with_help("give --out-dir a folder name, e.g. `out/`")
         })?;
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let exists = dir.exists();
+    let exists = std::fs::symlink_metadata(dir).is_ok();
     if exists {
         let owned = dir.join(MARKER).is_file();
         let empty = std::fs::read_dir(dir)
@@ -277,29 +286,66 @@ pub fn write_dir(
         }
     }
     std::fs::create_dir_all(&parent).map_err(|e| io_error("create", &parent, e))?;
-    let pid = std::process::id();
-    let tmp = parent.join(format!(".{name}.tmp-{pid}"));
-    let old = parent.join(format!(".{name}.old-{pid}"));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let tmp = fresh_dir(&parent, &format!(".{name}.tmp-{}", std::process::id()))?;
     let cleanup = |e: Diagnostic| {
         let _ = std::fs::remove_dir_all(&tmp);
         e
     };
     fill(&tmp, files, opts).map_err(cleanup)?;
-    if exists {
+    let old = if exists {
+        let old = unused_name(&parent, &format!(".{name}.old-{}", std::process::id()))
+            .map_err(cleanup)?;
         std::fs::rename(dir, &old).map_err(|e| cleanup(io_error("move aside", dir, e)))?;
-    }
+        Some(old)
+    } else {
+        None
+    };
     if let Err(e) = std::fs::rename(&tmp, dir) {
-        if exists {
-            let _ = std::fs::rename(&old, dir);
+        if let Some(old) = &old {
+            let _ = std::fs::rename(old, dir);
         }
         return Err(cleanup(io_error("replace", dir, e)));
     }
     sync_dir(&parent);
-    if exists {
+    if let Some(old) = old {
         let _ = std::fs::remove_dir_all(&old);
     }
     Ok(())
+}
+
+/// Creates a new, empty folder `<base>-<n>` in `parent` (the first `n` not taken) and
+/// returns it: never reuses or removes something that exists.
+fn fresh_dir(parent: &Path, base: &str) -> Result<PathBuf, Diagnostic> {
+    for n in 0..1000 {
+        let p = parent.join(format!("{base}-{n}"));
+        match std::fs::create_dir(&p) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io_error("create", &p, e)),
+        }
+    }
+    Err(Diagnostic::error(
+        GP924,
+        format!(
+            "no free staging folder name `{base}-N` in `{}`",
+            parent.display()
+        ),
+    )
+    .with_help("remove the leftover `.NAME.tmp-*` folders of interrupted runs"))
+}
+
+/// A name `<base>-<n>` in `parent` that nothing uses (not even a dangling link).
+fn unused_name(parent: &Path, base: &str) -> Result<PathBuf, Diagnostic> {
+    (0..1000)
+        .map(|n| parent.join(format!("{base}-{n}")))
+        .find(|p| std::fs::symlink_metadata(p).is_err())
+        .ok_or_else(|| {
+            Diagnostic::error(
+                GP924,
+                format!("no free name `{base}-N` in `{}`", parent.display()),
+            )
+            .with_help("remove the leftover `.NAME.old-*` folders of interrupted runs")
+        })
 }
 
 fn fill(
@@ -307,7 +353,9 @@ fn fill(
     files: &crate::render::Files,
     opts: &WriteOptions<'_>,
 ) -> Result<(), Diagnostic> {
-    std::fs::create_dir_all(root).map_err(|e| io_error("create", root, e))?;
+    let real_root = root
+        .canonicalize()
+        .map_err(|e| io_error("resolve", root, e))?;
     write_synced(
         &root.join(MARKER),
         "written by gpuplan (`render` or `apply`); the whole folder is replaced on the next one\n",
@@ -323,6 +371,19 @@ fn fill(
         let path = root.join(rel);
         if let Some(p) = path.parent() {
             std::fs::create_dir_all(p).map_err(|e| io_error("create", p, e))?;
+            // The folder the file goes into, as the OS resolves it, must be inside the
+            // staging folder (nothing else can have put a link there, but check).
+            let real = p.canonicalize().map_err(|e| io_error("resolve", p, e))?;
+            if !real.starts_with(&real_root) {
+                return Err(Diagnostic::error(
+                    state::GP927,
+                    format!(
+                        "`{rel}` would be written to `{}`, outside the output folder",
+                        real.display()
+                    ),
+                )
+                .with_help("nothing was written; a link in the staging folder points outside it"));
+            }
         }
         write_synced(&path, text)?;
         #[cfg(unix)]
@@ -337,8 +398,14 @@ fn fill(
     Ok(())
 }
 
+/// Creates a new file (never follows or replaces an existing one, link or not) with
+/// `text`, and fsyncs it.
 fn write_synced(path: &Path, text: &str) -> Result<(), Diagnostic> {
-    let mut f = File::create(path).map_err(|e| io_error("write", path, e))?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| io_error("write", path, e))?;
     f.write_all(text.as_bytes())
         .and_then(|_| f.sync_all())
         .map_err(|e| io_error("write", path, e))

@@ -81,6 +81,17 @@ impl Diagnostic {
     }
 }
 
+/// A user-supplied name as a message shows it: in backticks when it is plain text,
+/// escaped in double quotes when it holds line breaks, control characters or backticks
+/// (so a message never spans lines or hides what the file says).
+pub fn quoted(s: &str) -> String {
+    if s.chars().any(|c| c.is_control() || c == '`') || s.is_empty() {
+        format!("{s:?}")
+    } else {
+        format!("`{s}`")
+    }
+}
+
 /// An ordered collection of diagnostics.
 #[derive(Clone, Debug, Default)]
 pub struct Diagnostics {

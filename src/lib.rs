@@ -45,6 +45,7 @@ pub mod drift;
 pub mod generate;
 pub mod load;
 pub mod model;
+pub mod names;
 pub mod placement;
 pub mod plan;
 pub mod render;

@@ -28,6 +28,103 @@ pub const DEFAULT_PATH: &str = ".gpuplan/state.json";
 /// GP920: the state file cannot be read or is not a gpuplan state.
 pub const GP920: &str = "GP920";
 
+/// GP927: a path gpuplan was asked to write (or found in a saved plan or the state) is
+/// not a plain relative path inside the output folder.
+pub const GP927: &str = "GP927";
+
+/// The marker file of an output folder (see `apply::MARKER`): no artifact may use it.
+const MARKER: &str = ".gpuplan-render";
+
+/// Why `path` cannot be an artifact path: it must be relative, made of `/`-separated
+/// plain names (no empty, `.` or `..` part, no backslash, no control character), at
+/// most 255 bytes a part and 4096 in all, and not the output folder's marker file.
+/// Artifact paths come from the renderers, from saved plans and from the state: the
+/// last two are files anyone with access to a CI artifact can edit.
+pub fn artifact_path(path: &str) -> Result<(), String> {
+    if path.is_empty() {
+        return Err("it is empty".into());
+    }
+    if path.len() > 4096 {
+        return Err("it is longer than 4096 bytes".into());
+    }
+    if path.starts_with('/') {
+        return Err("it is absolute".into());
+    }
+    if let Some(c) = path.chars().find(|c| c.is_control() || *c == '\\') {
+        return Err(format!(
+            "it contains {}",
+            if c == '\\' {
+                "a backslash".to_string()
+            } else {
+                format!("the control character U+{:04X}", c as u32)
+            }
+        ));
+    }
+    for part in path.split('/') {
+        match part {
+            "" => return Err("it has an empty part (`//` or a trailing `/`)".into()),
+            "." | ".." => return Err(format!("it has a `{part}` part")),
+            p if p.len() > 255 => return Err("a part is longer than 255 bytes".into()),
+            _ => {}
+        }
+    }
+    if path == MARKER {
+        return Err(format!("`{MARKER}` is the output folder's marker"));
+    }
+    // What the OS would make of it: only plain names.
+    if !std::path::Path::new(path)
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)))
+    {
+        return Err("it is not a plain relative path".into());
+    }
+    Ok(())
+}
+
+/// Checks every artifact path of a set (a plan's, the state's or a render's): each is
+/// an [`artifact_path`], and no path is both a file and the folder of another.
+/// `source` says where the paths come from, for the message.
+pub fn check_artifact_paths<'a>(
+    paths: impl IntoIterator<Item = &'a String>,
+    source: &str,
+) -> Result<(), Diagnostic> {
+    let mut seen: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    for p in paths {
+        if let Err(why) = artifact_path(p) {
+            return Err(unsafe_path(source, p, &why));
+        }
+        seen.insert(p.as_str());
+    }
+    for p in &seen {
+        let mut prefix = *p;
+        while let Some((dir, _)) = prefix.rsplit_once('/') {
+            if seen.contains(dir) {
+                return Err(unsafe_path(
+                    source,
+                    p,
+                    &format!("`{dir}` is also a file, so it cannot be a folder"),
+                ));
+            }
+            prefix = dir;
+        }
+    }
+    Ok(())
+}
+
+fn unsafe_path(source: &str, path: &str, why: &str) -> Diagnostic {
+    Diagnostic::error(
+        GP927,
+        format!(
+            "{source} names the file {:?}, which is not a plain path inside the output folder: {why}",
+            path
+        ),
+    )
+    .with_help(
+        "nothing was written; gpuplan writes only plain relative paths under --out-dir. A saved \
+         plan or state with such a path was edited: make the plan again with `gpuplan plan -o PLAN`",
+    )
+}
+
 /// `sha256:<hex>` of some bytes.
 pub fn sha256(bytes: &[u8]) -> String {
     let d = Sha256::digest(bytes);
@@ -114,6 +211,7 @@ pub fn parse(path: &str, text: &str) -> Result<Loaded, Diagnostic> {
         None => return Err(corrupt("no `format_version`".into())),
     }
     let state: State = serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
+    check_artifact_paths(state.artifacts.keys(), &format!("the state `{path}`"))?;
     for (p, a) in &state.artifacts {
         if sha256(a.text.as_bytes()) != a.sha256 {
             return Err(corrupt(format!(

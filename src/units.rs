@@ -370,17 +370,10 @@ pub fn validate_node_name(name: &str) -> Result<(), String> {
     let ok = name
         .bytes()
         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'.');
-    let ends_ok = name
-        .bytes()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphanumeric())
-        && name
-            .bytes()
-            .last()
-            .is_some_and(|c| c.is_ascii_alphanumeric());
-    if !ok || !ends_ok {
+    if !ok || crate::names::dns_subdomain(name).is_err() {
         return Err(format!(
-            "node name `{name}` must be lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit"
+            "node name {} must be lowercase letters, digits, `-` and `.`, each dot-separated part starting and ending with a letter or digit",
+            crate::diag::quoted(name)
         ));
     }
     Ok(())

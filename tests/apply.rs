@@ -224,7 +224,7 @@ fn saved_plan_applies_exactly_and_stale_plans_are_refused() {
     let r = s.run(&["apply", "bad.json", "--out-dir", "out"]);
     assert_eq!(r.0, 1);
     assert!(
-        r.2.contains("GP923") && r.2.contains("format_version 9"),
+        r.2.contains("GP923") && r.2.contains("format_version `9`"),
         "{}",
         r.2
     );

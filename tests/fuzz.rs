@@ -1,7 +1,11 @@
 //! Property tests: random, mutated and adversarial input goes through the loader and the
 //! validator; nothing panics and every case finishes quickly.
 //!
-//! `PROPTEST_CASES` sets the number of cases per property (default 256).
+//! `PROPTEST_CASES` sets the number of cases per property (default 256); the seed is
+//! fixed (`tests/common`). The long run outside CI, `long_run_kdl`, is documented in
+//! docs/fuzzing.md.
+
+mod common;
 
 use gpuplan::diag::Report;
 use gpuplan::load::load_paths;
@@ -99,14 +103,7 @@ pool "serve" mode="mig" nodes="dgx-[003-004]"
 const BOUND: Duration = Duration::from_secs(60);
 
 fn config() -> Config {
-    Config {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(256),
-        failure_persistence: None,
-        ..Config::default()
-    }
+    common::proptest_config(256)
 }
 
 /// Validates and renders `sources`; checks spans and the time bound.
@@ -462,4 +459,85 @@ fn large_inputs() {
         check_text(text);
         eprintln!("large input {i}: {:?}", start.elapsed());
     }
+}
+
+/// The long fuzzing run (docs/fuzzing.md), on demand: `GPUPLAN_FUZZ_CASES` inputs
+/// (default 1,000,000) through the KDL reader and the validator, drawn from the same
+/// strategies as the properties above (mutated seed, token soup, arbitrary text, deep
+/// nesting, corrupted bytes), on every core, with a per-input time bound. Prints the
+/// count, the time and the slowest input.
+///
+/// `cargo test --release --test fuzz -- --ignored long_run_kdl --nocapture`
+#[test]
+#[ignore = "long fuzzing run, on demand (docs/fuzzing.md)"]
+fn long_run_kdl() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{TestRng, TestRunner};
+    let total: u64 = std::env::var("GPUPLAN_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let start = Instant::now();
+    let results: Vec<(u64, Duration)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    let mut seed = [0u8; 32];
+                    seed[..8].copy_from_slice(&(0x6b646c_u64 + t).to_le_bytes());
+                    let mut runner = TestRunner::new_with_rng(
+                        Config::default(),
+                        TestRng::from_seed(proptest::test_runner::RngAlgorithm::ChaCha, &seed),
+                    );
+                    let (mut n, mut slowest) = (0u64, Duration::ZERO);
+                    let mine = total / threads + u64::from(t < total % threads);
+                    let muts = prop::collection::vec(mutation(), 1..8);
+                    let soup = prop::collection::vec(0..VOCAB.len(), 0..200);
+                    let bytes = prop::collection::vec(any::<u8>(), 0..512);
+                    for i in 0..mine {
+                        let case = Instant::now();
+                        match i % 8 {
+                            0..=3 => {
+                                let m = muts.new_tree(&mut runner).unwrap().current();
+                                let mut text = SEED.to_string();
+                                for x in &m {
+                                    apply(&mut text, x);
+                                }
+                                check_text(&text);
+                            }
+                            4 | 5 => {
+                                let t = soup.new_tree(&mut runner).unwrap().current();
+                                let text: Vec<&str> = t.iter().map(|&k| VOCAB[k]).collect();
+                                check_text(&text.join(" "));
+                            }
+                            6 => {
+                                let text = any::<String>().new_tree(&mut runner).unwrap().current();
+                                check_text(&text);
+                            }
+                            _ => {
+                                let b = bytes.new_tree(&mut runner).unwrap().current();
+                                let mut sources = SourceMap::new();
+                                if let Ok(text) = std::str::from_utf8(&b) {
+                                    sources.add("fuzz.kdl", text);
+                                }
+                                check_sources(&sources);
+                            }
+                        }
+                        slowest = slowest.max(case.elapsed());
+                        n += 1;
+                    }
+                    (n, slowest)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let n: u64 = results.iter().map(|r| r.0).sum();
+    let slowest = results.iter().map(|r| r.1).max().unwrap_or_default();
+    eprintln!(
+        "long_run_kdl: {n} inputs on {threads} thread(s) in {:.1} s, slowest {:.1} ms, no panic, no hang",
+        start.elapsed().as_secs_f64(),
+        slowest.as_secs_f64() * 1e3
+    );
+    assert_eq!(n, total);
 }

@@ -96,7 +96,10 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
 /// [`crate::apply::write_dir`], which `apply` shares).
 pub fn write_dir(dir: &Path, files: &render::Files) -> Result<(), Diagnostic> {
     crate::apply::write_dir(dir, files, &crate::apply::WriteOptions::default()).map_err(|mut d| {
-        d.code = GP911;
+        // An unsafe path keeps its own code (GP927); folder errors are render's GP911.
+        if d.code == crate::apply::GP924 {
+            d.code = GP911;
+        }
         d
     })
 }

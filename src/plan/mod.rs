@@ -23,6 +23,7 @@ pub use disruption::{
 };
 pub use files::{Action, FileChange, ResourceChange};
 
+use crate::diag::Diagnostic;
 use crate::model::Cluster;
 use crate::placement::{Placement, SolverSummary};
 use crate::state::{self, Artifacts};
@@ -30,6 +31,10 @@ use serde::{Deserialize, Serialize};
 
 /// Version of the saved plan format.
 pub const FORMAT_VERSION: &str = "1";
+
+/// GP923: the saved plan cannot be read (missing, not JSON, another format version,
+/// an artifact whose digest does not match its text).
+pub const GP923: &str = "GP923";
 
 /// One input file and its digest.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -103,6 +108,59 @@ pub fn inputs_digest(inputs: &[InputFile]) -> String {
         text.push('\n');
     }
     state::sha256(text.as_bytes())
+}
+
+/// Parses a saved plan's text (`shown` names it in messages): the format version, the
+/// fields, every artifact path ([`state::check_artifact_paths`], GP927) and every
+/// artifact digest. Pure; `apply` checks the rest against the inputs and the state.
+#[allow(clippy::result_large_err)] // one diagnostic, once per command
+pub fn parse(shown: &str, text: &str) -> Result<Plan, Diagnostic> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        Diagnostic::error(GP923, format!("`{shown}` is not a saved plan: {e}"))
+            .with_help("save one with `gpuplan plan PATH... -o PLAN`; KDL files end in `.kdl`")
+    })?;
+    match value.get("format_version").and_then(|v| v.as_str()) {
+        Some(FORMAT_VERSION) => {}
+        Some(v) => {
+            return Err(Diagnostic::error(
+                GP923,
+                format!(
+                    "`{shown}` has plan format_version {}; this gpuplan reads version {}",
+                    crate::diag::quoted(v),
+                    FORMAT_VERSION
+                ),
+            )
+            .with_help("make the plan again with this gpuplan"));
+        }
+        None => {
+            return Err(Diagnostic::error(
+                GP923,
+                format!("`{shown}` is not a saved plan: no `format_version`"),
+            )
+            .with_help("save one with `gpuplan plan PATH... -o PLAN`"));
+        }
+    }
+    let plan: Plan = serde_json::from_value(value).map_err(|e| {
+        Diagnostic::error(GP923, format!("`{shown}` is not a valid saved plan: {e}"))
+            .with_help("make the plan again with `gpuplan plan PATH... -o PLAN`")
+    })?;
+    crate::state::check_artifact_paths(
+        plan.artifacts.keys(),
+        &format!("the saved plan `{shown}`"),
+    )?;
+    for (p, a) in &plan.artifacts {
+        if crate::state::sha256(a.text.as_bytes()) != a.sha256 {
+            return Err(Diagnostic::error(
+                GP923,
+                format!(
+                    "`{shown}` was edited: the digest of {} does not match its text",
+                    crate::diag::quoted(p)
+                ),
+            )
+            .with_help("make the plan again with `gpuplan plan PATH... -o PLAN`"));
+        }
+    }
+    Ok(plan)
 }
 
 /// Everything [`build`] compares.

@@ -23,11 +23,9 @@ use crate::units::compress_names;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-pub const LABEL_PREFIX: &str = "gpuplan.io";
-pub const POOL_LABEL: &str = "gpuplan.io/pool";
-pub const MODEL_LABEL: &str = "gpuplan.io/gpu-model";
-pub const MIG_CONFIG_LABEL: &str = "nvidia.com/mig.config";
-pub const PLUGIN_CONFIG_LABEL: &str = "nvidia.com/device-plugin.config";
+pub use crate::names::{
+    LABEL_PREFIX, MIG_CONFIG_LABEL, MODEL_LABEL, PLUGIN_CONFIG_LABEL, POOL_LABEL,
+};
 pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
 pub const SHARED_RESOURCE: &str = "nvidia.com/gpu.shared";
 
@@ -157,24 +155,7 @@ pub fn mig_resource(profile: &str) -> String {
     format!("nvidia.com/mig-{}", profile.replace('+', "."))
 }
 
-/// A valid Kubernetes label value (also used for DNS-1123 names when lowercase).
-pub fn is_label_value(v: &str) -> bool {
-    v.len() <= 63
-        && v.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        && v.chars().next().is_none_or(|c| c.is_ascii_alphanumeric())
-        && v.chars().last().is_none_or(|c| c.is_ascii_alphanumeric())
-}
-
-/// A valid DNS-1123 label (namespaces, most object names).
-pub fn is_dns_label(v: &str) -> bool {
-    !v.is_empty()
-        && v.len() <= 63
-        && v.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !v.starts_with('-')
-        && !v.ends_with('-')
-}
+pub use crate::names::{is_dns_label, is_label_value};
 
 /// Hostlist ranges of names, comma-joined (`dgx-[001-016,018-032]`).
 pub fn range(names: &[String]) -> String {

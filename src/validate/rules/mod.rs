@@ -38,6 +38,8 @@ mod gp027_mig_in_whole_gpu_pool;
 mod gp028_partial_mig_layout;
 mod gp029_shared_gpu_memory;
 mod gp030_mps_with_mig;
+mod gp031_unsafe_name;
+mod gp032_invalid_label;
 
 use super::Rule;
 
@@ -74,4 +76,6 @@ pub static ALL: &[&Rule] = &[
     &gp028_partial_mig_layout::RULE,
     &gp029_shared_gpu_memory::RULE,
     &gp030_mps_with_mig::RULE,
+    &gp031_unsafe_name::RULE,
+    &gp032_invalid_label::RULE,
 ];
