@@ -165,11 +165,10 @@ fn main() {
                 "| {name} | {label} | {n} | {:.3} | {} | {} | {:.1}% | {} | {leaves} |",
                 median(walls),
                 p.solver.status,
-                if label == "ilp" {
-                    format!("{:.2}%", p.solver.gap * 100.0)
-                } else {
-                    "-".into()
-                },
+                p.solver
+                    .gap
+                    .map(|g| format!("{:.2}%", g * 100.0))
+                    .unwrap_or_else(|| "-".into()),
                 p.summary.allocation_pct,
                 lv_text.join(" / ")
             );

@@ -149,11 +149,22 @@ fn with_extra(files: &[(String, String)], extra: &str) -> Vec<(String, String)> 
 
 /// A new high-priority class named to sort first: from scratch the post-pass walks
 /// classes in a new order and reshuffles; with the previous placement nothing that
-/// stays admitted moves.
+/// stays admitted moves, except where no placement can avoid it.
+///
+/// Mixed/7 (decision, issue 14): the exact planner's first plan packs all scavenger
+/// work into the second leaf and leaves one node free in the first. The 16-GPU gang
+/// needs two nodes of one leaf, and the lexicographic optimum drops one 8-GPU scavenger
+/// gang; whichever it drops, two nodes of one leaf are free only if one admitted gang
+/// (or a time-slice node's replicas) moves. The plan moves one gang and keeps every
+/// node in its mode; from scratch dozens move.
 #[test]
 fn new_class_moves_no_gang() {
     let mut reshuffled = 0;
-    for (mix, seed) in [(Mix::Training, 1), (Mix::Mixed, 2), (Mix::Mixed, 7)] {
+    for (mix, seed, at_most) in [
+        (Mix::Training, 1, 0),
+        (Mix::Mixed, 2, 0),
+        (Mix::Mixed, 7, 1),
+    ] {
         let base = superpod_files(mix, 512, seed);
         let c0 = model(&files_of(&base));
         let p0 = plan(&c0, None);
@@ -166,7 +177,7 @@ fn new_class_moves_no_gang() {
 "#,
         )));
         let (with, without, _) = compare(&c1, &p0);
-        assert_eq!(with.gangs_moved, 0, "{mix:?}/{seed}: {with:?}");
+        assert!(with.gangs_moved <= at_most, "{mix:?}/{seed}: {with:?}");
         assert_eq!(with.nodes_changed, 0, "{mix:?}/{seed}: {with:?}");
         reshuffled += without.gangs_moved;
     }

@@ -311,15 +311,35 @@ pub(super) fn solve_checked(
     clock.lap("build placement");
     let problems = placement::check(&model, &plan);
     clock.lap("check");
-    if !problems.is_empty() {
-        let d: Vec<Diagnostic> = problems
-            .iter()
-            .map(|p| Diagnostic::error(GP901, format!("the plan fails its own check: {p}")))
-            .collect();
-        out.diagnostics(&sources, &d, Format::Human);
-        return Err(1);
+    if problems.is_empty() {
+        return Ok((sources, model, plan));
     }
-    Ok((sources, model, plan))
+    // Never refuse a feasible instance: an ILP placement that fails the checker (a bug)
+    // gives way to the greedy one, and the plan says so. GP901 only when that fails too.
+    if opts.solver == SolverKind::Ilp {
+        let (a, mut info) = solve::greedy::solve(&model);
+        info.status = "fallback".to_string();
+        info.note = Some(format!(
+            "the ILP placement failed the checker ({} problem(s), first: {}); the greedy placement is used",
+            problems.len(),
+            problems[0]
+        ));
+        let fallback = placement::build(&model, &a, &info);
+        if placement::check(&model, &fallback).is_empty() {
+            out.status("the ILP placement failed its check; using the greedy placement");
+            return Ok((sources, model, fallback));
+        }
+    }
+    let d: Vec<Diagnostic> = problems
+        .iter()
+        .map(|p| {
+            Diagnostic::error(GP901, format!("the plan fails its own check: {p}")).with_help(
+                "this is a bug in gpuplan; please report it with the input files (`--solver greedy` may still plan)",
+            )
+        })
+        .collect();
+    out.diagnostics(&sources, &d, Format::Human);
+    Err(1)
 }
 
 /// Phase timings on stderr, only when `GPUPLAN_TIMINGS` is set (for benchmarks; never

@@ -455,6 +455,31 @@ impl Cluster {
         (threads > 0).then_some(threads * 1000)
     }
 
+    /// GPUs per node of a training class's gang: its `gpus-per-node`, or else the gang
+    /// size capped by the largest usable GPU count of a node whose model it accepts (and
+    /// whose GPU memory holds its footprint). One number for the whole class, as its
+    /// pods are one template: every node of a gang holds this many GPUs but one, which
+    /// may hold fewer when the size is not a multiple.
+    pub fn gang_per_node(&self, w: &Workload) -> u32 {
+        if let Some(p) = w.gpus_per_node {
+            return p.max(1);
+        }
+        let largest = self
+            .nodes
+            .iter()
+            .filter_map(|n| {
+                let model = n.usable_gpus().find_map(|g| g.model.as_deref())?;
+                let gm = self.models.get(model)?;
+                let fits = w.accepts(model)
+                    && w.memory
+                        .is_none_or(|m| m.0 <= gm.memory.0 * w.gpus_per_replica.max(1) as u64);
+                fits.then(|| n.usable_gpus().count() as u32)
+            })
+            .max()
+            .unwrap_or(1);
+        w.gang_gpus.max(1).min(largest.max(1))
+    }
+
     /// Host memory of a node in bytes, when its class says.
     pub fn node_memory(&self, n: NodeIdx) -> Option<u64> {
         self.classes.get(&self.nodes[n].class)?.memory.map(|m| m.0)

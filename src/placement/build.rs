@@ -18,7 +18,8 @@
 
 use super::{
     FORMAT_VERSION, Gang, GpuLayout, Headroom, MigChange, MigInstance, NodeGpus, NodePool, Packed,
-    Placement, PoolMode, Share, SolverSummary, Span, Summary, TeamUsage, WorkloadPlacement,
+    LevelSummary, Placement, PoolMode, Share, SolverSummary, Span, StageSummary, Summary, TeamUsage,
+    WorkloadPlacement,
 };
 use crate::model::topology::Vertex;
 use crate::model::{Cluster, NodeIdx, Tier};
@@ -81,17 +82,7 @@ pub fn build(c: &Cluster, a: &Assignment, info: &SolveInfo) -> Placement {
     Placement {
         format_version: FORMAT_VERSION.to_string(),
         cluster: c.name.clone(),
-        solver: SolverSummary {
-            name: info.name.to_string(),
-            status: info.status.clone(),
-            objective: round4(info.objective),
-            bound: round4(info.bound),
-            gap: round4(info.gap),
-            seconds: round4(info.seconds),
-            stages: info.stages,
-            variables: info.variables,
-            constraints: info.constraints,
-        },
+        solver: solver_summary(c, info, &workloads),
         summary: summary(c, a),
         headroom: headroom(c, a, &pools),
         pools,
@@ -100,6 +91,86 @@ pub fn build(c: &Cluster, a: &Assignment, info: &SolveInfo) -> Placement {
         mig_changes: mig_changes(c, a),
         teams,
         moves: None,
+    }
+}
+
+/// The solver summary of a placement: the levels' final admission against the
+/// solver's bounds (so every number is true of this placement, not of a model).
+pub fn solver_summary(
+    c: &Cluster,
+    info: &crate::solve::SolveInfo,
+    workloads: &[WorkloadPlacement],
+) -> SolverSummary {
+    let value = |prio: &str| c.priority(prio).map(|p| p.value).unwrap_or(i64::MIN);
+    let mut admitted: BTreeMap<i64, f64> = BTreeMap::new();
+    let mut names: BTreeMap<i64, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for w in &c.workloads {
+        let v = value(&w.priority);
+        admitted.entry(v).or_default();
+        names.entry(v).or_default().insert(w.priority.clone());
+    }
+    for wp in workloads {
+        *admitted.entry(value(&wp.priority)).or_default() += wp.gpus_placed;
+    }
+    let total = round4(admitted.values().sum());
+    let gap_of = |bound: f64, got: f64| {
+        if bound <= 1e-9 || bound - got <= 1e-6 {
+            0.0
+        } else {
+            round4(((bound - got) / bound).min(1.0))
+        }
+    };
+    let levels: Vec<LevelSummary> = if info.levels.is_empty() {
+        Vec::new()
+    } else {
+        admitted
+            .iter()
+            .rev()
+            .map(|(v, got)| {
+                let bound = info
+                    .levels
+                    .iter()
+                    .find(|l| l.priority == *v)
+                    .map_or(*got, |l| l.bound)
+                    .max(*got);
+                LevelSummary {
+                    priority: *v,
+                    names: names[v].iter().cloned().collect(),
+                    admitted: round4(*got),
+                    bound: round4(bound),
+                    gap: gap_of(bound, *got),
+                }
+            })
+            .collect()
+    };
+    let bound = (!levels.is_empty()).then(|| round4(levels.iter().map(|l| l.bound).sum()));
+    let compaction = (info.name == "ilp" && !info.status.starts_with("fallback")).then(|| StageSummary {
+        objective: round4(info.objective),
+        bound: round4(info.bound.min(info.objective)),
+        gap: round4(info.gap),
+    });
+    let proven = levels.iter().all(|l| l.gap <= 1e-4)
+        && compaction.as_ref().is_none_or(|s| s.gap <= info.requested_gap.max(1e-4));
+    let status = match info.status.as_str() {
+        "optimal" | "feasible" if info.name == "ilp" => {
+            if proven { "optimal" } else { "feasible" }.to_string()
+        }
+        s if s.starts_with("fallback") => "fallback".to_string(),
+        s => s.to_string(),
+    };
+    SolverSummary {
+        name: info.name.to_string(),
+        status,
+        note: info.note.clone(),
+        objective: total,
+        gap: bound.map(|b| gap_of(b, total)),
+        bound,
+        levels,
+        compaction,
+        seconds: round4(info.seconds),
+        stages: info.stages,
+        variables: info.variables,
+        constraints: info.constraints,
     }
 }
 

@@ -15,6 +15,7 @@ pub mod view;
 
 pub use build::build;
 pub use check::check;
+pub use build::solver_summary;
 
 use serde::{Deserialize, Serialize};
 
@@ -70,24 +71,64 @@ impl PoolMode {
     }
 }
 
+/// What the solver reports, and what it can prove, about the placement the user gets.
+///
+/// `objective` is the GPU-equivalents the placement admits. `bound` is a valid upper
+/// bound on what any placement can admit, level by level (each priority level's bound
+/// holds given what the levels above admit here), and `gap` compares the two; both are
+/// `null` for the greedy baseline, which proves nothing. `status` is `optimal` only when
+/// every level admits its bound and the compaction stage closed its gap.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SolverSummary {
     /// `ilp` or `greedy`.
     pub name: String,
-    /// `optimal`, `feasible` (time limit or gap reached), `fallback` (ILP failed; greedy
-    /// answer kept) or `heuristic` (greedy).
+    /// `optimal`, `feasible` (a bound not reached: time limit, or columns not enough),
+    /// `fallback` (the ILP failed or its placement failed the checker; the greedy
+    /// answer is used, see `note`) or `heuristic` (greedy).
     pub status: String,
-    /// Objective of the last (topology/compaction) stage; lower is better.
+    /// Why a fallback happened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// GPU-equivalents admitted by the placement, all levels.
     pub objective: f64,
-    pub bound: f64,
-    /// Relative gap of the last stage (0 when proven optimal).
-    pub gap: f64,
+    /// Sum of the levels' bounds (`null`: no bound).
+    pub bound: Option<f64>,
+    /// `(bound - objective) / bound` (`null`: no bound).
+    pub gap: Option<f64>,
+    /// Per priority level, highest first: admitted vs bound.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<LevelSummary>,
+    /// The last stage (topology spread, MIG/shared GPUs, price, moves kept): its
+    /// objective, a bound on it given the admission, and their gap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<StageSummary>,
     pub seconds: f64,
     /// Stages solved (one per priority level, then compaction).
     pub stages: u32,
-    /// Variables and constraints of the largest stage model.
+    /// Columns and rows of the master problem.
     pub variables: usize,
     pub constraints: usize,
+}
+
+/// One priority level's admission and its bound.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LevelSummary {
+    /// The priority value; `names` are the priorities with that value.
+    pub priority: i64,
+    pub names: Vec<String>,
+    /// GPU-equivalents the placement admits at this level.
+    pub admitted: f64,
+    /// What no placement can exceed at this level, given the levels above.
+    pub bound: f64,
+    pub gap: f64,
+}
+
+/// A minimisation stage's objective, bound and gap.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StageSummary {
+    pub objective: f64,
+    pub bound: f64,
+    pub gap: f64,
 }
 
 /// Pool membership of one node.

@@ -21,21 +21,50 @@ fn plural(n: u32, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// The solver's lines: admission against its bound, per level when there are several,
+/// and the compaction stage.
+fn solver_lines(s: &mut String, v: &super::SolverSummary) {
+    let bound = match (v.bound, v.gap) {
+        (Some(b), Some(g)) => format!("bound {b:.1} (gap {:.2}%)", g * 100.0),
+        _ => "no bound".to_string(),
+    };
+    let _ = writeln!(
+        s,
+        "solver: {} {}, {:.1} GPU-equivalents admitted, {bound}, {:.2}s",
+        v.name, v.status, v.objective, v.seconds
+    );
+    if let Some(note) = &v.note {
+        let _ = writeln!(s, "  note: {note}");
+    }
+    if v.levels.len() > 1 || v.levels.iter().any(|l| l.gap > 0.0) {
+        for l in &v.levels {
+            let _ = writeln!(
+                s,
+                "  priority {} ({}): admitted {:.1}, bound {:.1}, gap {:.2}%",
+                l.priority,
+                l.names.join(", "),
+                l.admitted,
+                l.bound,
+                l.gap * 100.0
+            );
+        }
+    }
+    if let Some(c) = &v.compaction {
+        let _ = writeln!(
+            s,
+            "  compaction: objective {:.1}, bound {:.1}, gap {:.2}%",
+            c.objective,
+            c.bound,
+            c.gap * 100.0
+        );
+    }
+}
+
 /// The plan as text for review.
 pub fn human(p: &Placement, c: &Cluster) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "plan for cluster `{}`", p.cluster);
-    let v = &p.solver;
-    let _ = writeln!(
-        s,
-        "solver: {} {}, objective {:.1}, bound {:.1}, gap {:.2}%, {:.2}s",
-        v.name,
-        v.status,
-        v.objective,
-        v.bound,
-        v.gap * 100.0,
-        v.seconds
-    );
+    solver_lines(&mut s, &p.solver);
     if let Some(m) = &p.moves {
         let _ = writeln!(
             s,

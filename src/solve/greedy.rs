@@ -416,9 +416,10 @@ fn place_gang(
                 continue;
             }
             let node = &c.nodes[ni];
-            let per_node = match sizing::usage(w, node.gpus.len() as u32) {
-                Usage::Gang { per_node, .. } => per_node.max(1),
-                _ => 1,
+            let per_node = if w.kind == crate::spec::WorkloadKind::Training {
+                c.gang_per_node(w)
+            } else {
+                gpus
             };
             let take = per_node.min(remaining) as usize;
             let mut free: Vec<u32> = idxs
@@ -437,7 +438,14 @@ fn place_gang(
             if free.len() < take {
                 continue;
             }
-            picked.push((ni, choose_gpus(c, ni, &free, take)));
+            // A node whose GPUs the team's ceilings or quotas cannot take is skipped here,
+            // not after the domain is filled (another node may hold the share).
+            let mut trial = picked.clone();
+            trial.push((ni, choose_gpus(c, ni, &free, take)));
+            if !s.ledger.admits(c, &w.team, &gang_charges(s, &trial)) {
+                continue;
+            }
+            picked = trial;
             remaining -= take as u32;
         }
         if remaining > 0 {

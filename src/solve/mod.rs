@@ -68,6 +68,14 @@ pub struct Assignment {
     pub mig_profiles: BTreeMap<(usize, String), &'static str>,
 }
 
+/// A valid upper bound on the GPU-equivalents one priority level can admit, given what
+/// the levels above it admit in the solver's answer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LevelBound {
+    pub priority: i64,
+    pub bound: f64,
+}
+
 /// What the solver reports about itself.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SolveInfo {
@@ -83,6 +91,12 @@ pub struct SolveInfo {
     /// Wall-clock seconds per phase (aggregation, each stage's model build and solve,
     /// extraction), in order; printed by `plan` when `GPUPLAN_TIMINGS` is set.
     pub phases: Vec<(String, f64)>,
+    /// Per priority level (highest first): a bound on what it can admit (ILP only).
+    pub levels: Vec<LevelBound>,
+    /// Why the answer is a fallback (the ILP failed, or its placement failed a check).
+    pub note: Option<String>,
+    /// The relative gap the compaction stage was asked for.
+    pub requested_gap: f64,
 }
 
 pub mod greedy;
@@ -98,7 +112,8 @@ pub fn run(c: &crate::model::Cluster, opts: &Options) -> (Assignment, SolveInfo)
                 // The ILP failed (solver error, no solution in time): keep the greedy answer
                 // and say so in the solver summary.
                 let (a, mut info) = greedy::solve(c);
-                info.status = format!("fallback: {e}");
+                info.status = "fallback".to_string();
+                info.note = Some(format!("the ILP failed ({e}); the greedy placement is used"));
                 (a, info)
             }
         },

@@ -42,15 +42,10 @@ pub(super) fn kind(w: &Workload) -> Kind {
     }
 }
 
-/// Gang size and GPUs per node of a gang class on a node with `node_gpus` GPUs.
-pub(super) fn gang_shape(w: &Workload, node_gpus: u32) -> (u32, u32) {
+/// Gang size and GPUs per node of a gang class ([`Cluster::gang_per_node`]).
+pub(super) fn gang_shape(c: &Cluster, w: &Workload) -> (u32, u32) {
     if w.kind == WorkloadKind::Training {
-        let size = w.gang_gpus.max(1);
-        let per = w
-            .gpus_per_node
-            .unwrap_or_else(|| size.min(node_gpus.max(1)))
-            .max(1);
-        (size, per)
+        (w.gang_gpus.max(1), c.gang_per_node(w))
     } else {
         let g = w.gpus_per_replica.max(1);
         (g, g)
@@ -69,7 +64,8 @@ pub(super) struct Walk<'c> {
     /// node -> modes of what runs there.
     pub(super) modes: BTreeMap<NodeIdx, BTreeSet<PoolMode>>,
     /// (team, model, pool) GPU-equivalents per class's team.
-    pub(super) charges: Vec<(String, String, Option<String>, f64)>,
+    /// (team, model, pool, amount, the class's priority value) per charge.
+    pub(super) charges: Vec<(String, String, Option<String>, f64, i64)>,
     /// Allocated hardware per GPU (for the summary).
     pub(super) allocated: BTreeMap<(NodeIdx, u32), f64>,
     /// GPU-equivalents per class.
@@ -188,8 +184,13 @@ impl<'c> Walk<'c> {
     fn charge(&mut self, w: &Workload, ni: NodeIdx, model: &str, amount: f64) {
         let pool = self.c.pool_of(ni).map(|p| p.name.clone());
         *self.placed.entry(w.name.clone()).or_default() += amount;
+        let prio = self
+            .c
+            .priority(&w.priority)
+            .map(|p| p.value)
+            .unwrap_or(i64::MIN);
         self.charges
-            .push((w.team.clone(), model.to_string(), pool, amount));
+            .push((w.team.clone(), model.to_string(), pool, amount, prio));
     }
 
     fn mode(&mut self, ni: NodeIdx, m: PoolMode) {
@@ -263,7 +264,7 @@ fn check_gangs(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
                         ng.node
                     ));
                 }
-                per_node_size = Some(gang_shape(w, c.nodes[ni].gpus.len() as u32).1);
+                per_node_size = Some(gang_shape(c, w).1);
                 k.claim(ni, gi, who.clone());
                 k.mode(ni, PoolMode::WholeGpu);
                 k.charge(w, ni, &model, 1.0);
@@ -283,7 +284,7 @@ fn check_gangs(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
                 }
             }
         }
-        let size = gang_shape(w, 8).0;
+        let size = gang_shape(c, w).0;
         if total != size {
             k.errors.push(format!(
                 "{who}: holds {total} GPUs, the class's gang has {size}"

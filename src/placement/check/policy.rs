@@ -7,11 +7,21 @@ use crate::model::{NodeIdx, Tier};
 use crate::placement::{Placement, PoolMode};
 use std::collections::{BTreeMap, BTreeSet};
 
-pub(super) fn check_teams(k: &mut Walk) {
+/// GPU-equivalents charged per team (its whole subtree) and per (team, quota index).
+struct Usage {
+    team: BTreeMap<String, f64>,
+    quota: BTreeMap<(String, usize), f64>,
+}
+
+/// Usage by classes of priority `at_least` or above (all: `i64::MIN`).
+fn usage(k: &Walk, at_least: i64) -> Usage {
     let c = k.c;
     let mut team: BTreeMap<String, f64> = BTreeMap::new();
     let mut quota: BTreeMap<(String, usize), f64> = BTreeMap::new();
-    for (t0, model, pool, amount) in &k.charges {
+    for (t0, model, pool, amount, prio) in &k.charges {
+        if *prio < at_least {
+            continue;
+        }
         for t in c.team_chain(t0) {
             *team.entry(t.name.clone()).or_default() += amount;
             for (qi, q) in t.quotas.iter().enumerate() {
@@ -21,6 +31,12 @@ pub(super) fn check_teams(k: &mut Walk) {
             }
         }
     }
+    Usage { team, quota }
+}
+
+pub(super) fn check_teams(k: &mut Walk) {
+    let c = k.c;
+    let Usage { team, quota } = usage(k, i64::MIN);
     for t in c.teams.values() {
         let used = team.get(&t.name).copied().unwrap_or(0.0);
         if used > t.ceiling() as f64 + EPS {
@@ -84,6 +100,8 @@ pub(super) fn check_priority(k: &mut Walk, p: &Placement) {
     }
     let levels: BTreeSet<i64> = classes.iter().map(|w| value(&w.priority)).collect();
     for mine in levels {
+        // Lower-priority classes could give their share of a ceiling or quota back.
+        let usage = usage(k, mine);
         // Available GPUs per (node, model): free on whole-GPU nodes, or held by lower
         // priority gangs.
         let mut avail: BTreeMap<(NodeIdx, &str), u32> = BTreeMap::new();
@@ -113,7 +131,7 @@ pub(super) fn check_priority(k: &mut Walk, p: &Placement) {
         }
         for w in classes.iter().filter(|w| value(&w.priority) == mine) {
             let tier = w.required_tier.unwrap_or(Tier::Cluster);
-            let (size, _) = gang_shape(w, 8);
+            let (size, _) = gang_shape(c, w);
             let accepts = |m: &str| {
                 c.models.get(m).is_some_and(|gm| {
                     w.accepts(m)
@@ -122,21 +140,37 @@ pub(super) fn check_priority(k: &mut Walk, p: &Placement) {
                         })
                 })
             };
+            // A team ceiling or quota without room for one more gang keeps it out, not
+            // capacity.
+            let room = |ni: NodeIdx, m: &str| {
+                let pool = c.pool_of(ni).map(|p| p.name.as_str());
+                c.team_chain(&w.team).iter().all(|t| {
+                    let used = usage.team.get(&t.name).copied().unwrap_or(0.0);
+                    used + size as f64 <= t.ceiling() as f64 + EPS
+                        && t.quotas.iter().enumerate().all(|(qi, q)| {
+                            !q.covers(m, pool)
+                                || usage
+                                    .quota
+                                    .get(&(t.name.clone(), qi))
+                                    .copied()
+                                    .unwrap_or(0.0)
+                                    + size as f64
+                                    <= q.ceiling() as f64 + EPS
+                        })
+                })
+            };
             for d in c.topology.domains_ref(tier) {
                 let mut per_node: BTreeMap<NodeIdx, u32> = BTreeMap::new();
                 for (ni, m, _) in &d.per_node {
-                    if accepts(m) {
+                    if accepts(m) && room(*ni, m) {
                         let n = avail.get(&(*ni, m.as_str())).copied().unwrap_or(0);
                         *per_node.entry(*ni).or_default() += n;
                     }
                 }
-                // Nodes that can take one share, by share size (nodes of different
-                // sizes may split a gang differently; only same-size shares are counted).
+                // Nodes that can take one share (the class's GPUs per node).
                 let mut by_per: BTreeMap<u32, u32> = BTreeMap::new();
-                for (ni, n) in &per_node {
-                    let per = gang_shape(w, c.nodes[*ni].gpus.len() as u32)
-                        .1
-                        .clamp(1, size.max(1));
+                let per = gang_shape(c, w).1.clamp(1, size.max(1));
+                for n in per_node.values() {
                     if *n >= per {
                         *by_per.entry(per).or_default() += 1;
                     }

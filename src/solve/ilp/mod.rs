@@ -1,34 +1,58 @@
-//! The ILP solver: aggregate ([`problem`]), formulate ([`formulation`]), solve in stages
-//! with HiGHS, then turn counts into concrete nodes and GPUs ([`extract`]).
+//! The ILP solver: identical nodes form groups ([`problem`]); a master problem over node
+//! patterns ([`master`], [`pattern`]) is solved stage by stage, each stage's LP by column
+//! generation ([`pricing`]) and then as an integer program over the generated columns;
+//! the integer solution is already a placement, which [`extract`] writes out.
 //!
 //! Stages are lexicographic: one per priority level, highest first, each maximising the
-//! GPU-equivalents admitted at that level (plus guaranteed team usage) and then locking
-//! that amount for the next stages, so a higher class is never left out for a lower
-//! one; a last stage minimises topology spread, MIG/shared GPU count and fragmentation.
-//! Each stage starts from the previous stage's solution (always feasible there).
+//! GPU-equivalents admitted at that level (plus a small weight on lower levels and on
+//! guaranteed team usage) and then locking what it admitted for the next stages, so a
+//! higher class is never left out for a lower one; a last stage minimises topology
+//! spread, MIG/shared GPU count and price, and rewards what a previous placement kept.
+//!
+//! Bounds: each stage's LP over *all* patterns bounds every placement (pricing is exact,
+//! or bounded by its own dual bound, so the LP value plus the best reduced costs is a
+//! valid bound even when generation stops early). Small groups have every pattern
+//! enumerated up front, so their integer program is exact.
 
 mod extract;
-pub mod formulation;
 mod keep;
+pub(crate) mod lp;
+pub(crate) mod master;
+pub(crate) mod pattern;
+pub(crate) mod pricing;
 pub mod problem;
+mod seed;
 
-use super::{Assignment, Options, SolveInfo};
+use super::{Assignment, LevelBound, Options, SolveInfo};
 use crate::model::Cluster;
-use formulation::{Formulation, Objective};
-use good_lp::{Expression, SolverModel};
+use lp::{Live, Status};
+use master::{Master, Objective};
+use pattern::{Item, Need, Pattern};
 use problem::Problem;
 use std::time::Instant;
 
-struct Stage {
-    values: Vec<f64>,
+/// Patterns enumerated up front per group (more: column generation only).
+const ENUMERATE_PER_GROUP: usize = 2_000;
+/// Patterns enumerated up front in all.
+const ENUMERATE_TOTAL: usize = 5_000;
+/// Column-generation rounds per stage.
+const MAX_ROUNDS: usize = 400;
+/// Rounds of column enrichment after a stage's integer program.
+const ENRICH_ROUNDS: usize = 3;
+/// A column improves when its reduced cost is below this.
+const RC_TOL: f64 = 1e-7;
+
+/// What one stage gives.
+struct StageOut {
+    x: Vec<f64>,
+    /// Objective of `x` (minimisation form).
     objective: f64,
+    /// A valid lower bound on the stage's optimum over all patterns.
     bound: f64,
-    gap: f64,
-    status: &'static str,
-    variables: usize,
-    constraints: usize,
-    build_s: f64,
-    solve_s: f64,
+    status: Status,
+    rounds: usize,
+    lp_s: f64,
+    mip_s: f64,
 }
 
 /// Solves the placement; `Err` when HiGHS fails (the caller falls back to greedy).
@@ -36,158 +60,238 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
     let start = Instant::now();
     let p = Problem::build(c);
     let mut phases = vec![("aggregate".to_string(), start.elapsed().as_secs_f64())];
+    let t = Instant::now();
+    let mut m = Master::new(c, &p);
+    let seed_obj = Objective::Compact;
+    let mut complete = vec![false; p.groups.len()];
+    let mut budget = ENUMERATE_TOTAL;
+    for g in 0..p.groups.len() {
+        if m.items[g].is_empty() && m.conv_row(g).is_none() {
+            continue;
+        }
+        let cap = ENUMERATE_PER_GROUP.min(budget);
+        complete[g] = m.seed_patterns(g, &seed_obj, cap);
+        budget = budget.saturating_sub(m.patterns[g].len());
+    }
+    let seeded = seed::packed(&mut m);
+    if let Some(pv) = &opts.previous {
+        keep::add(&mut m, pv);
+    }
+    phases.push(("master".to_string(), t.elapsed().as_secs_f64()));
+    if std::env::var_os("GPUPLAN_DEBUG").is_some() {
+        let items: usize = m.items.iter().map(Vec::len).sum();
+        let pats: usize = m.patterns.iter().map(Vec::len).sum();
+        let done = complete.iter().filter(|x| **x).count();
+        eprintln!(
+            "master: {} groups ({done} enumerated), {} shapes, {items} items, {pats} patterns, {} columns, {} rows",
+            p.groups.len(),
+            p.shapes.len(),
+            m.lp.cols(),
+            m.lp.rows()
+        );
+    }
+
     let mut levels: Vec<i64> = c.workloads.iter().map(|w| priority_value(c, w)).collect();
     levels.sort_unstable_by(|a, b| b.cmp(a));
     levels.dedup();
-    let mut locks: Vec<Lock> = Vec::new();
-    let mut warm: Option<Vec<f64>> = None;
-    let mut last: Option<Stage> = None;
     let stages_total = levels.len() + 1;
-    let mut solved_stages = 1;
+    let mut x: Option<Vec<f64>> = seeded;
+    let mut level_bounds: Vec<LevelBound> = Vec::new();
+    let mut solved_stages = 0;
     let mut worst = "optimal";
-    let f = Formulation::new(c, &p);
     for (i, level) in levels.iter().enumerate() {
         let ws: Vec<usize> = (0..c.workloads.len())
             .filter(|w| priority_value(c, &c.workloads[*w]) == *level)
             .collect();
-        // A level the current solution already admits in full is at its optimum: lock
-        // it as admitted and skip its solve.
-        if let Some(values) = &warm {
-            if ws.iter().all(|w| fully_admitted(c, &f, *w, values)) {
+        let demand: f64 = ws.iter().map(|w| demand_of(&m, *w)).sum();
+        // A level the current solution admits in full is at its optimum.
+        if let Some(v) = &x {
+            if ws.iter().all(|w| fully_admitted(&m, *w, v)) {
                 phases.push((format!("stage {} (priority {level}) skipped", i + 1), 0.0));
-                locks.push(Lock::Admitted(ws));
+                lock_admitted(&mut m, &ws);
+                level_bounds.push(LevelBound {
+                    priority: *level,
+                    bound: demand,
+                });
                 continue;
             }
         }
         let lower: Vec<usize> = (0..c.workloads.len())
             .filter(|w| priority_value(c, &c.workloads[*w]) < *level)
             .collect();
-        let weight = lookahead_weight(c, &p, &f, &ws, &lower);
+        let obj = admit_objective(&m, &ws, lower);
         let budget = remaining(opts, start) / (stages_total - i) as f64;
-        let st = stage(
-            c,
-            &p,
-            Objective::Admit(ws.clone(), lower, weight),
-            &locks,
-            warm.as_deref(),
-            budget,
-            opts.gap,
-            None,
-        )?;
+        let st = stage(&mut m, &obj, x.as_deref(), budget, opts.gap, &complete)?;
         solved_stages += 1;
-        phases.push((
-            format!("stage {} (priority {level}) build", i + 1),
-            st.build_s,
-        ));
-        phases.push((
-            format!("stage {} (priority {level}) solve", i + 1),
-            st.solve_s,
-        ));
-        if st.status != "optimal" {
+        phases.push((format!("stage {} (priority {level}) lp", i + 1), st.lp_s));
+        phases.push((format!("stage {} (priority {level}) mip", i + 1), st.mip_s));
+        let achieved = usage_value(&m, &ws, &st.x);
+        // The stage maximised admission plus small non-negative terms: minus its bound
+        // bounds admission. No level admits more than it asks for.
+        let bound = (-st.bound).min(demand).max(achieved);
+        if st.status != Status::Optimal || bound > achieved + step_of(&m, &ws) * 0.5 {
             worst = "feasible";
         }
-        let achieved: f64 = ws
-            .iter()
-            .map(|w| formulation::value(&f.usage(c, &p, *w, None), &st.values))
-            .sum();
-        locks.push(Lock::Usage(ws, achieved));
-        warm = Some(st.values.clone());
-        last = Some(st);
+        level_bounds.push(LevelBound {
+            priority: *level,
+            bound,
+        });
+        lock_usage(&mut m, &ws, achieved);
+        let _ = st.rounds;
+        x = Some(st.x);
     }
     let budget = remaining(opts, start);
-    let st = stage(
-        c,
-        &p,
-        Objective::Compact,
-        &locks,
-        warm.as_deref(),
-        budget,
-        opts.gap,
-        opts.previous.as_ref(),
-    )?;
-    phases.push(("compaction build".to_string(), st.build_s));
-    phases.push(("compaction solve".to_string(), st.solve_s));
-    if st.status != "optimal" {
+    let obj = Objective::Compact;
+    // Decision: without a previous placement the compaction stage keeps the admitted
+    // replicas of every class as the admission stages left them (it moves work, it does
+    // not trade one class's replica for another's of the same level): a smaller program,
+    // and its bound is stated for that admission. With a previous placement it may trade
+    // within a level, so that the replicas a class loses are those whose nodes new work
+    // needs (fewer moves). CPU-only classes (no level admits them) stay free.
+    if let Some(v) = x.as_ref().filter(|_| opts.previous.is_none()) {
+        for (&w, &a) in &m.a {
+            let cpu_only = m.p.packed.contains_key(&w) && c.workloads[w].packed_gpu_milli() == 0;
+            if !cpu_only {
+                let k = v.get(a).copied().unwrap_or(0.0).round();
+                m.lp.lo[a] = k;
+                m.lp.hi[a] = k;
+            }
+        }
+    }
+    let st = stage(&mut m, &obj, x.as_deref(), budget, opts.gap, &complete)?;
+    solved_stages += 1;
+    phases.push(("compaction lp".to_string(), st.lp_s));
+    phases.push(("compaction mip".to_string(), st.mip_s));
+    let gap = relative_gap(st.objective, st.bound);
+    if st.status != Status::Optimal && gap > opts.gap {
         worst = "feasible";
     }
-    let values = st.values.clone();
+    if std::env::var_os("GPUPLAN_DEBUG").is_some() {
+        for (g, pats) in m.patterns.iter().enumerate() {
+            let names: Vec<&str> = p.groups[g]
+                .nodes
+                .iter()
+                .map(|n| c.nodes[*n].name.as_str())
+                .collect();
+            eprintln!("group {g} nodes {names:?}");
+            for pc in pats {
+                let v = st.x[pc.col];
+                if v > 0.5 {
+                    eprintln!("   {v} x {:?}", pc.pattern.items);
+                }
+            }
+        }
+        for (k, v) in &m.keep {
+            eprintln!("keep col {k} value {} reward {v}", st.x[*k]);
+        }
+        eprintln!("compaction objective {} bound {}", st.objective, st.bound);
+    }
     let t = Instant::now();
-    let assignment = extract::assignment(c, &p, &f, &values, opts.previous.as_ref());
+    let assignment = extract::assignment(&m, &st.x, opts.previous.as_ref());
     phases.push(("extract".to_string(), t.elapsed().as_secs_f64()));
-    let (variables, constraints) = (st.variables, st.constraints);
     let info = SolveInfo {
         name: "ilp",
         status: worst.to_string(),
         objective: st.objective,
         bound: st.bound,
-        gap: st.gap,
+        gap,
         seconds: start.elapsed().as_secs_f64(),
         stages: solved_stages,
-        variables: variables.max(last.as_ref().map(|l| l.variables).unwrap_or(0)),
-        constraints: constraints.max(last.as_ref().map(|l| l.constraints).unwrap_or(0)),
+        variables: m.lp.cols(),
+        constraints: m.lp.rows(),
         phases,
+        levels: level_bounds,
+        note: None,
+        requested_gap: opts.gap,
     };
     Ok((assignment, info))
 }
 
-/// What an earlier stage fixed for the later ones.
-enum Lock {
-    /// These workloads keep at least this many GPU-equivalents.
-    Usage(Vec<usize>, f64),
-    /// These workloads keep every replica admitted.
-    Admitted(Vec<usize>),
+fn relative_gap(objective: f64, bound: f64) -> f64 {
+    if !bound.is_finite() {
+        return 1.0;
+    }
+    let diff = (objective - bound).max(0.0);
+    if diff <= 1e-9 {
+        0.0
+    } else {
+        (diff / objective.abs().max(bound.abs()).max(1e-9)).min(1.0)
+    }
 }
 
-/// Whether every replica of workload `w` is admitted in `values`.
-fn fully_admitted(c: &Cluster, f: &Formulation, w: usize, values: &[f64]) -> bool {
-    match f.a.get(&w) {
-        Some(a) => {
-            values.get(a.1).copied().unwrap_or(0.0).round() >= c.workloads[w].replicas as f64
-        }
-        // Not in the model (nothing can hold it): admitting more is impossible.
-        None => true,
+fn admit_objective(m: &Master, ws: &[usize], lower: Vec<usize>) -> Objective {
+    let c = m.c;
+    let step = step_of(m, ws);
+    let lower_total: f64 = lower.iter().map(|w| demand_of(m, *w)).sum();
+    let weight = if lower.is_empty() {
+        0.0
+    } else {
+        step / (4.0 * (1.0 + lower_total))
+    };
+    // Guaranteed usage breaks ties: worth less, in total, than a quarter of this level's
+    // smallest replica (it counts every level's usage, so a larger weight would trade
+    // this level's replicas for lower levels' guarantees).
+    let guarantees: f64 = c.teams.values().map(|t| t.guarantee as f64).sum();
+    Objective::Admit {
+        ws: ws.to_vec(),
+        lower,
+        weight,
+        guarantee: step / (4.0 * (1.0 + guarantees)),
     }
 }
 
 /// The smallest GPU-equivalent of one replica among these workloads (at most 1).
-fn admit_step(c: &Cluster, p: &Problem, ws: &[usize]) -> f64 {
-    let f = Formulation::new(c, p);
+fn step_of(m: &Master, ws: &[usize]) -> f64 {
     ws.iter()
-        .flat_map(|w| f.usage(c, p, *w, None))
+        .flat_map(|w| m.usage(*w, None))
         .map(|(coef, _)| coef)
         .filter(|x| *x > 0.0)
         .fold(1.0_f64, f64::min)
 }
 
-/// Weight of the lower levels in a level's objective: small enough that all of their
-/// GPU-equivalents together are worth less than a quarter of the smallest step of this level (so
-/// the level's own optimum is never traded), large enough to steer the solution.
-fn lookahead_weight(
-    c: &Cluster,
-    p: &Problem,
-    f: &Formulation,
-    ws: &[usize],
-    lower: &[usize],
-) -> f64 {
-    if lower.is_empty() {
-        return 0.0;
+/// GPU-equivalents a workload asks for (its largest per-replica usage times replicas).
+fn demand_of(m: &Master, w: usize) -> f64 {
+    let per = m
+        .usage(w, None)
+        .iter()
+        .map(|(coef, _)| *coef)
+        .fold(0.0_f64, f64::max);
+    per * m.c.workloads[w].replicas as f64
+}
+
+fn usage_value(m: &Master, ws: &[usize], x: &[f64]) -> f64 {
+    ws.iter()
+        .flat_map(|w| m.usage(*w, None))
+        .map(|(coef, col)| coef * x.get(col).copied().unwrap_or(0.0))
+        .sum()
+}
+
+fn fully_admitted(m: &Master, w: usize, x: &[f64]) -> bool {
+    match m.a.get(&w) {
+        Some(a) => x.get(*a).copied().unwrap_or(0.0).round() >= m.c.workloads[w].replicas as f64,
+        // Not in the model (nothing can hold it): admitting more is impossible.
+        None => true,
     }
-    let step = ws
-        .iter()
-        .flat_map(|w| f.usage(c, p, *w, None))
-        .map(|(coef, _)| coef)
-        .filter(|x| *x > 0.0)
-        .fold(1.0_f64, f64::min);
-    let lower_total: f64 = lower
-        .iter()
-        .flat_map(|w| {
-            let reps = c.workloads[*w].replicas as f64;
-            f.usage(c, p, *w, None)
-                .into_iter()
-                .map(move |(coef, _)| coef * reps)
-        })
-        .sum();
-    step / (4.0 * (1.0 + lower_total))
+}
+
+fn lock_usage(m: &mut Master, ws: &[usize], achieved: f64) {
+    let terms: Vec<(f64, usize)> = ws.iter().flat_map(|w| m.usage(*w, None)).collect();
+    if terms.is_empty() {
+        return;
+    }
+    let row =
+        m.lp.row(achieved - 1e-6 * (1.0 + achieved.abs()), f64::INFINITY);
+    for (coef, col) in terms {
+        m.lp.set(row, col, coef);
+    }
+}
+
+fn lock_admitted(m: &mut Master, ws: &[usize]) {
+    for w in ws {
+        if let Some(&a) = m.a.get(w) {
+            m.lp.lo[a] = m.c.workloads[*w].replicas as f64;
+        }
+    }
 }
 
 fn priority_value(c: &Cluster, w: &crate::model::Workload) -> i64 {
@@ -198,251 +302,363 @@ fn remaining(opts: &Options, start: Instant) -> f64 {
     (opts.time_limit - start.elapsed().as_secs_f64()).max(0.05)
 }
 
-#[allow(clippy::too_many_arguments)] // one call per stage kind; a struct would only rename them
+/// One stage: column generation on the LP relaxation, then the integer program over
+/// the generated columns.
 fn stage(
-    c: &Cluster,
-    p: &Problem,
-    objective: Objective,
-    locks: &[Lock],
+    m: &mut Master,
+    obj: &Objective,
     warm: Option<&[f64]>,
-    time_limit: f64,
+    budget: f64,
     gap: f64,
-    previous: Option<&crate::solve::previous::Previous>,
-) -> Result<Stage, String> {
+    complete: &[bool],
+) -> Result<StageOut, String> {
     let t = Instant::now();
-    let mut f = Formulation::new(c, p);
-    let columns = f.columns();
-    // Stage-only columns (keep variables) come after the shared ones: the warm start
-    // leaves them at 0, which is always feasible.
-    let keep = match (&objective, previous) {
-        (Objective::Compact, Some(pv)) => Some(keep::terms(c, p, &mut f, pv)),
-        _ => None,
-    };
-    let all_columns = f.columns();
-    let (obj, maximise) = match &objective {
-        Objective::Admit(ws, lower, weight) => {
-            let mut e = formulation::expr(ws.iter().flat_map(|w| f.usage(c, p, *w, None)));
-            if *weight > 0.0 {
-                e += formulation::expr(
-                    lower
-                        .iter()
-                        .flat_map(|w| f.usage(c, p, *w, None))
-                        .map(|(coef, col)| (coef * weight, col)),
-                );
-            }
-            // Guaranteed usage breaks ties: worth less, in total, than a quarter of this
-            // level's smallest replica (it counts every level's usage, so a larger weight
-            // would trade this level's replicas for lower levels' guarantees).
-            let step = admit_step(c, p, ws);
-            let guarantees: f64 = c.teams.values().map(|t| t.guarantee as f64).sum();
-            for u in f.u.values() {
-                e += step / (4.0 * (1.0 + guarantees)) * u.0;
-            }
-            (e, true)
-        }
-        Objective::Compact => {
-            let mut e = compaction(c, p, &f);
-            if let Some(k) = keep {
-                e -= k;
-            }
-            (e, false)
-        }
-    };
-    let mut lock_rows = Vec::new();
-    for lock in locks {
-        match lock {
-            Lock::Usage(ws, achieved) => {
-                let e = formulation::expr(ws.iter().flat_map(|w| f.usage(c, p, *w, None)));
-                lock_rows.push(e.geq(achieved - 1e-6 * (1.0 + achieved.abs())));
-            }
-            Lock::Admitted(ws) => {
-                for w in ws {
-                    if let Some(a) = f.a.get(w) {
-                        lock_rows.push(Expression::from(a.0).geq(c.workloads[*w].replicas as f64));
-                    }
-                }
-            }
-        }
-    }
-    let Formulation {
-        vars, constraints, ..
-    } = f;
-    let ncons = constraints.len() + lock_rows.len();
-    let mut prob = if maximise {
-        vars.maximise(obj)
+    m.lp.cost = m.costs(obj);
+    // With every pattern present there is nothing to generate: the integer program's own
+    // bound is the bound.
+    let all_complete = (0..m.patterns.len()).all(|g| complete[g] || m.patterns[g].is_empty());
+    let (bound, rounds, x_lp) = if all_complete {
+        (f64::NEG_INFINITY, 0, Vec::new())
     } else {
-        vars.minimise(obj)
+        generate(m, obj, complete, t, budget * 0.5)
+    };
+    let lp_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let step = match obj {
+        Objective::Admit { ws, .. } => Some(step_of(m, ws)),
+        Objective::Compact => None,
+    };
+    let close = move |objective: f64| {
+        bound.is_finite()
+            && match step {
+                Some(step) => objective <= bound + step * 0.5,
+                None => relative_gap(objective, bound) <= gap.max(0.0),
+            }
+    };
+    // First the integer program around the LP optimum: integer columns the LP holds at
+    // an integer value stay there. Often as good as the bound allows, and then done.
+    let mut start: Option<Vec<f64>> = warm.map(|w| {
+        let mut v = w.to_vec();
+        v.resize(m.lp.cols(), 0.0);
+        v
+    });
+    start = start.filter(|v| m.lp.feasible(v, 1e-6));
+    if !x_lp.is_empty() {
+        if let Some(xh) = fixed_neighbourhood(m, &x_lp, (budget - lp_s) * 0.5) {
+            let better = start
+                .as_ref()
+                .is_none_or(|s| m.lp.objective(&xh) < m.lp.objective(s) - 1e-9);
+            if better {
+                start = Some(xh);
+            }
+        }
     }
-    .using(good_lp::highs);
-    for ct in constraints.into_iter().chain(lock_rows) {
-        prob.add_constraint(ct);
-    }
-    let mut model = prob.try_into_inner().map_err(|e| e.to_string())?;
-    // `GPUPLAN_HIGHS_LOG` shows HiGHS's own log on stderr (for tuning benchmarks).
-    let log = std::env::var_os("GPUPLAN_HIGHS_LOG").is_some();
-    model.set_option("output_flag", log);
-    model.set_option("log_to_console", log);
-    model.set_option("time_limit", time_limit.max(0.05));
-    model.set_option("mip_rel_gap", gap.max(0.0));
-    if let Objective::Admit(ws, ..) = &objective {
+    let mut live = Live::new(&m.lp, true);
+    live.option_f64(
+        "time_limit",
+        (budget - lp_s - t.elapsed().as_secs_f64()).max(0.05),
+    );
+    live.option_f64("mip_rel_gap", gap.max(0.0));
+    if let Objective::Admit { ws, .. } = obj {
         // Admission is exact to half the smallest replica step, whatever the relative
         // gap: a higher-priority replica is never left out within "the gap".
-        let step = admit_step(c, p, ws);
-        model.set_option("mip_rel_gap", 0.0);
-        model.set_option("mip_abs_gap", step * 0.5);
+        live.option_f64("mip_rel_gap", 0.0);
+        live.option_f64("mip_abs_gap", step_of(m, ws) * 0.5);
     }
-    model.set_option("threads", 1);
-    // `GPUPLAN_HIGHS_OPTIONS="name=value,..."`: extra HiGHS options, for tuning runs.
-    if let Ok(extra) = std::env::var("GPUPLAN_HIGHS_OPTIONS") {
-        for kv in extra.split(',').filter(|x| !x.trim().is_empty()) {
-            let Some((k, v)) = kv.split_once('=') else {
-                continue;
-            };
-            let (k, v) = (k.trim(), v.trim());
-            if let Ok(i) = v.parse::<i32>() {
-                model.set_option(k, i);
-            } else if let Ok(f) = v.parse::<f64>() {
-                model.set_option(k, f);
-            } else if let Ok(b) = v.parse::<bool>() {
-                model.set_option(k, b);
-            } else {
-                model.set_option(k, v);
-            }
+    if let Some(sx) = &start {
+        if close(m.lp.objective(sx)) {
+            let objective = m.lp.objective(sx);
+            return Ok(StageOut {
+                x: sx.clone(),
+                objective,
+                bound: bound.min(objective),
+                status: Status::Optimal,
+                rounds,
+                lp_s,
+                mip_s: t.elapsed().as_secs_f64(),
+            });
         }
+        live.start(sx);
     }
-    let init: Vec<f64> = match warm {
-        Some(w) if w.len() == columns => {
-            let mut v = w.to_vec();
-            v.resize(all_columns, 0.0);
-            v
+    let mut sol = live.run(true);
+    if !matches!(sol.status, Status::Optimal | Status::Limit) {
+        return Err(format!(
+            "HiGHS ended the stage with status {:?}",
+            sol.status
+        ));
+    }
+    let mut x = round_integers(&m.lp, &sol.x);
+    if !m.lp.feasible(&x, 1e-5) {
+        return Err("the rounded integer solution violates the master".into());
+    }
+    // Price-and-branch can miss integer solutions the generated columns do not hold:
+    // extend the used patterns with what is not admitted yet and solve again, from
+    // the solution found (so it never gets worse).
+    for _ in 0..ENRICH_ROUNDS {
+        let before = m.lp.objective(&x);
+        if close(before) || t.elapsed().as_secs_f64() > budget {
+            break;
         }
-        _ => Vec::new(),
-    };
-    if !init.is_empty() {
-        model.set_solution(Some(&init), None, None, None);
+        if m.enrich(&x, obj) == 0 {
+            break;
+        }
+        let mut again = Live::new(&m.lp, true);
+        again.option_f64(
+            "time_limit",
+            (budget - lp_s - t.elapsed().as_secs_f64()).max(0.05),
+        );
+        again.option_f64("mip_rel_gap", gap.max(0.0));
+        if let Objective::Admit { ws, .. } = obj {
+            again.option_f64("mip_rel_gap", 0.0);
+            again.option_f64("mip_abs_gap", step_of(m, ws) * 0.5);
+        }
+        let mut init = x.clone();
+        init.resize(m.lp.cols(), 0.0);
+        again.start(&init);
+        let next = again.run(true);
+        if !matches!(next.status, Status::Optimal | Status::Limit) {
+            break;
+        }
+        let nx = round_integers(&m.lp, &next.x);
+        if !m.lp.feasible(&nx, 1e-5) || m.lp.objective(&nx) > before - 1e-9 {
+            x = init;
+            break;
+        }
+        x = nx;
+        sol = next;
     }
-    let build_s = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let solved = model
-        .try_solve()
-        .map_err(|e| format!("HiGHS failed: {e:?}"))?;
-    use highs::HighsModelStatus as S;
-    let status = match solved.status() {
-        S::Optimal => "optimal",
-        S::ReachedTimeLimit
-        | S::ReachedSolutionLimit
-        | S::ReachedIterationLimit
-        | S::ReachedInterrupt
-        | S::ReachedMemoryLimit => "feasible",
-        other => return Err(format!("HiGHS ended with status {other:?}")),
-    };
-    if solved.primal_solution_status() != highs::HighsSolutionStatus::Feasible {
-        return Err("HiGHS found no feasible solution within the time limit".into());
+    if x.len() < m.lp.cols() {
+        x.resize(m.lp.cols(), 0.0);
     }
-    let values: Vec<f64> = solved
-        .get_solution()
-        .columns()
-        .iter()
-        .map(|v| v.round())
-        .collect();
-    let objective = solved.objective_value();
-    let bound = solved
-        .double_info_value(c"mip_dual_bound")
-        .unwrap_or(objective);
-    let gap = if status == "optimal" {
-        solved
-            .mip_gap()
-            .clamp(0.0, 1.0)
-            .min(if objective == bound { 0.0 } else { 1.0 })
+    let objective = m.lp.objective(&x);
+    if std::env::var_os("GPUPLAN_DEBUG").is_some() {
+        let pats: usize = m.patterns.iter().map(Vec::len).sum();
+        eprintln!(
+            "stage: lp bound {bound:.4} mip objective {objective:.4} mip bound {:.4} status {:?} rounds {rounds} columns {} patterns {pats}",
+            sol.bound,
+            sol.status,
+            m.lp.cols()
+        );
+    }
+    // The MIP's own bound holds for all placements only when every group's patterns are
+    // all present.
+    let all = (0..m.patterns.len()).all(|g| complete[g] || m.patterns[g].is_empty());
+    let bound = if all && sol.bound.is_finite() {
+        bound.max(sol.bound)
     } else {
-        solved.mip_gap()
-    };
-    let gap = if gap.is_finite() { gap.max(0.0) } else { 0.0 };
-    Ok(Stage {
-        values,
+        bound
+    }
+    .min(objective);
+    Ok(StageOut {
+        x,
         objective,
         bound,
-        gap,
-        status,
-        variables: all_columns,
-        constraints: ncons,
-        build_s,
-        solve_s: t.elapsed().as_secs_f64(),
+        status: sol.status,
+        rounds,
+        lp_s,
+        mip_s: t.elapsed().as_secs_f64(),
     })
 }
 
-/// Cost of reconfiguring one GPU whose current MIG layout is known, in GPUs.
-///
-/// Decision: a kept GPU costs nothing (it is no change; its instances serve replicas of
-/// the same profile), a new layout costs 1 per GPU as before, and a configured GPU that
-/// gets another layout (or leaves MIG) costs 0.45 more. So the packer fills free GPUs
-/// before it touches configured ones, and among configured GPUs changes the fewest; 0.45
-/// is below the 0.5 price ceiling and far above the 0.01 node-mode term, so keeping never
-/// buys a worse topology and a configured node stays MIG unless admission needs it.
-pub const RECONFIGURE: f64 = 0.45;
+/// The integer program with every pattern column that is integral in the LP solution
+/// `x_lp` fixed there (the other columns free): a small problem whose solutions are
+/// solutions of the master.
+fn fixed_neighbourhood(m: &Master, x_lp: &[f64], time_limit: f64) -> Option<Vec<f64>> {
+    let mut lp = m.lp.clone();
+    let mut free = 0;
+    for j in m
+        .patterns
+        .iter()
+        .flatten()
+        .filter(|pc| !pc.pattern.items.is_empty())
+        .map(|pc| pc.col)
+    {
+        let v = x_lp[j];
+        if (v - v.round()).abs() < 1e-6 {
+            lp.lo[j] = v.round();
+            lp.hi[j] = v.round();
+        } else {
+            free += 1;
+        }
+    }
+    if free == 0 {
+        return None; // nothing to search: the full program is as small
+    }
+    let t = Instant::now();
+    let mut live = Live::new(&lp, true);
+    live.option_f64("time_limit", time_limit.max(0.05));
+    live.option_f64("mip_rel_gap", 1e-6);
+    let sol = live.run(true);
+    if std::env::var_os("GPUPLAN_DEBUG").is_some() {
+        eprintln!(
+            "neighbourhood: {free} free integer columns, status {:?}, objective {:.4}, {:.3}s",
+            sol.status,
+            sol.objective,
+            t.elapsed().as_secs_f64()
+        );
+    }
+    if !matches!(sol.status, Status::Optimal | Status::Limit) {
+        return None;
+    }
+    let x = round_integers(&m.lp, &sol.x);
+    m.lp.feasible(&x, 1e-5).then_some(x)
+}
 
-/// The last stage's cost: spread gangs, MIG/shared GPUs, and non-whole-GPU nodes (late
-/// groups cost slightly more, so that free capacity stays together in whole nodes).
-///
-/// Decision: no per-share term on group order. It made HiGHS's root loop crawl (tiny,
-/// all-distinct costs; 68 s of 83 s at 100k GPUs) for a headroom gain measured at under
-/// 1% on the generated superpods.
-fn compaction(c: &Cluster, p: &Problem, f: &Formulation) -> Expression {
-    let mut e = Expression::from(0.0);
-    for ((si, mi, _), y) in f.y_dom.iter() {
-        e += p.shapes[*si].modes[*mi].penalty * y.0;
+/// Integer columns rounded (HiGHS returns them within its tolerance), the others as
+/// they are.
+fn round_integers(lp: &lp::Lp, x: &[f64]) -> Vec<f64> {
+    x.iter()
+        .enumerate()
+        .map(|(j, v)| {
+            if lp.integer.get(j).copied().unwrap_or(false) {
+                v.round()
+            } else {
+                *v
+            }
+        })
+        .collect()
+}
+
+/// Column generation: solves the LP, prices every incomplete group, adds improving
+/// patterns, until none improves or the time is up. Returns a valid lower bound on the
+/// LP over all patterns and the rounds run.
+fn generate(
+    m: &mut Master,
+    obj: &Objective,
+    complete: &[bool],
+    start: Instant,
+    budget: f64,
+) -> (f64, usize, Vec<f64>) {
+    let mut live = Live::new(&m.lp, false);
+    let mut rounds = 0;
+    loop {
+        let sol = live.run(false);
+        if sol.status != Status::Optimal {
+            return (f64::NEG_INFINITY, rounds, Vec::new());
+        }
+        rounds += 1;
+        let out_of_time = start.elapsed().as_secs_f64() > budget || rounds >= MAX_ROUNDS;
+        let mut added = 0;
+        let mut lasdon = 0.0;
+        let mut exact = true;
+        for g in 0..m.patterns.len() {
+            if complete[g] || m.patterns[g].is_empty() {
+                continue;
+            }
+            let priced = price(m, g, &sol.duals, obj, out_of_time);
+            let c0 = m.pattern_constant(g, &sol.duals);
+            if std::env::var_os("GPUPLAN_DEBUG_PRICING").is_some() {
+                eprintln!(
+                    "  group {g} ({} nodes): -dual(conv) {c0:.4} best {:.4} bound {:.4}",
+                    m.p.groups[g].nodes.len(),
+                    priced.value,
+                    priced.bound
+                );
+            }
+            // rc(p) = -value(p) + c0; the best rc is at least -bound + c0.
+            if !priced.bound.is_finite() {
+                exact = false;
+            } else {
+                let size = m.p.groups[g].nodes.len() as f64;
+                lasdon += size * (-priced.bound + c0).min(0.0);
+            }
+            if out_of_time {
+                continue;
+            }
+            if let Some(pat) = priced.pattern.filter(|_| -priced.value + c0 < -RC_TOL) {
+                if let Some(col) = m.add_pattern(g, pat, obj) {
+                    live.add_col(
+                        m.lp.cost[col],
+                        m.lp.lo[col],
+                        m.lp.hi[col],
+                        &m.lp.entries[col],
+                    );
+                    added += 1;
+                }
+            }
+        }
+        if std::env::var_os("GPUPLAN_DEBUG").is_some() {
+            eprintln!(
+                "cg round {rounds}: lp {:.4} lasdon {lasdon:.4} exact {exact} added {added} {:.2}s",
+                sol.objective,
+                start.elapsed().as_secs_f64()
+            );
+        }
+        if added == 0 || out_of_time {
+            let bound = if exact {
+                sol.objective + lasdon
+            } else {
+                f64::NEG_INFINITY
+            };
+            let mut x = sol.x;
+            x.resize(m.lp.cols(), 0.0);
+            return (bound, rounds, x);
+        }
     }
-    for ((si, mi, _), y) in f.y_local.iter() {
-        e += p.shapes[*si].modes[*mi].penalty * y.0;
+}
+
+/// The best pattern of group `g` under `duals`: exact dynamic programming for whole-GPU
+/// items; else a greedy fill and, when that does not improve, a small MIP, with the
+/// Lagrangian bound ([`pricing::lagrangian`]) keeping the bound valid and tight.
+/// `bound_only`: no column wanted, only the bound.
+fn price(
+    m: &Master,
+    g: usize,
+    duals: &[f64],
+    obj: &Objective,
+    bound_only: bool,
+) -> pricing::Priced {
+    let vals = m.values(g, duals, obj);
+    let shape = m.group_shape(g).clone();
+    let items = &m.items[g];
+    let need = |i| m.need(i);
+    if pricing::dp_exact(&shape, items, &need) {
+        return pricing::dp(&shape, items, &vals, &need);
     }
-    for z in f.z.values() {
-        e += 1.0 * z.0;
+    let (lagrangian, column) = pricing::lagrangian(&shape, items, &vals, &need);
+    let c0 = m.pattern_constant(g, duals);
+    if std::env::var_os("GPUPLAN_DEBUG_PRICING").is_some() && m.p.groups[g].nodes.len() == 549 {
+        let mut top: Vec<(f64, Item, Need)> = items
+            .iter()
+            .map(|i| (vals.net.get(i).copied().unwrap_or(0.0), *i, m.need(*i)))
+            .filter(|x| x.0 > 0.0)
+            .collect();
+        top.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (v, i, n) in top.iter().take(12) {
+            eprintln!("     {i:?} net {v:.4} milli {} gpus {} cpu {} mem {}", n.milli, n.gpus, n.cpu, n.mem >> 30);
+        }
+        let gr = pricing::greedy(&shape, items, &vals, &need);
+        eprintln!("     greedy {:.4} {:?} lagr {lagrangian:.4} column {:?}", gr.value, gr.pattern.as_ref().map(|p| &p.items), column.as_ref().map(|p| (&p.items, vals.of(&p.items))));
     }
-    // Keeping a configured GPU is free; every configured GPU not kept is reconfigured
-    // and costs RECONFIGURE (the constant part, all configured GPUs, is left out).
-    for k in f.k.values() {
-        e -= RECONFIGURE * k.0;
-    }
-    for t in f.t.values() {
-        e += 1.0 * t.0;
-    }
-    // Right-sizing by price: when prices are given, every GPU used costs its model's
-    // price relative to the dearest model (at most 0.5 per GPU: below a gang's spread
-    // penalty, so cost never buys a worse topology; the cheapest acceptable model wins
-    // among placements that are otherwise equal).
-    let max_price = c
-        .models
-        .values()
-        .filter_map(|m| m.price_per_hour)
-        .fold(0.0_f64, f64::max);
-    if max_price > 0.0 {
-        let rel = |model: &str| {
-            0.5 * c
-                .models
-                .get(model)
-                .and_then(|m| m.price_per_hour)
-                .unwrap_or(0.0)
-                / max_price
+    if bound_only || -lagrangian + c0 >= -RC_TOL {
+        // Nothing can improve (or only the bound is wanted).
+        return pricing::Priced {
+            pattern: None,
+            value: 0.0,
+            bound: lagrangian,
         };
-        for ((si, _, gi), y) in f.y_local.iter() {
-            e += rel(&p.groups[*gi].model) * p.shapes[*si].gpus as f64 * y.0;
-        }
-        for ((si, _, gi), x) in f.x.iter() {
-            e += rel(&p.groups[*gi].model) * p.shapes[*si].per_node as f64 * x.0;
-        }
-        for ((model, _), z) in f.z.iter() {
-            e += rel(model) * z.0;
-        }
-        for ((_, model), t) in f.t.iter() {
-            e += rel(model) * t.0;
+    }
+    // Candidates: the greedy fill and the Lagrangian packing; the better one if it
+    // improves, else an exact small MIP.
+    let greedy = pricing::greedy(&shape, items, &vals, &need);
+    let from_bound = column.map(|p| {
+        let v = vals.of(&p.items);
+        (p, v)
+    });
+    let mut best: Option<(Pattern, f64)> = greedy.pattern.map(|p| (p, greedy.value));
+    if let Some((p, v)) = from_bound {
+        if best.as_ref().is_none_or(|b| v > b.1) {
+            best = Some((p, v));
         }
     }
-    let groups = p.groups.len().max(1) as f64;
-    for ((gi, mode), n) in &f.n {
-        if *mode != crate::placement::PoolMode::WholeGpu {
-            e += (0.01 + 0.001 * p.groups[*gi].ord as f64 / groups) * n.0;
-        }
+    if let Some((p, v)) = best.filter(|(_, v)| -v + c0 < -RC_TOL) {
+        return pricing::Priced {
+            pattern: Some(p),
+            value: v,
+            bound: lagrangian.max(v),
+        };
     }
-
-    e
+    let mut exact = pricing::mip(&shape, items, &vals, &need, 3.0);
+    exact.bound = exact.bound.min(lagrangian).max(exact.value);
+    exact
 }

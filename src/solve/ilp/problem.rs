@@ -5,14 +5,16 @@
 //! same shape (gang size, GPUs per node, tiers, acceptable models) form one [`Shape`].
 //! The number of ILP variables grows with groups x shapes, not with GPUs.
 
+use super::pattern::NodeShape;
 use crate::catalog::MigProfile;
 use crate::model::{Cluster, NodeIdx, Tier};
 use crate::placement::PoolMode;
 use crate::solve::sizing::{self, Usage};
 use std::collections::BTreeMap;
 
-/// Gang shapes are keyed by (gang GPUs, GPUs per node, modes, acceptable models).
-type ShapeKey = (u32, u32, Vec<(Tier, bool)>, Vec<String>);
+/// Gang shapes are keyed by (gang GPUs, GPUs per node, modes, acceptable models, the
+/// teams of the chain with a per-model quota).
+type ShapeKey = (u32, u32, Vec<(Tier, bool)>, Vec<String>, Vec<String>);
 
 /// Identical nodes share: fabric path, multi-node NVLink domain, class/model, usable
 /// GPUs, pinned mode, (for nodes with fixed MIG layouts) the node itself, and the
@@ -25,6 +27,7 @@ type GroupKey = (
     Option<PoolMode>,
     Option<NodeIdx>,
     Vec<(u32, Vec<&'static str>)>,
+    NodeShape,
 );
 
 /// MIG layouts per (node, GPU).
@@ -49,6 +52,8 @@ pub struct Group {
     /// Current MIG layouts of each member node (the same on every member): distinct
     /// layouts with how many GPUs of one node have each, GPUs with fixed layouts left out.
     pub current: Vec<(Vec<&'static MigProfile>, u32)>,
+    /// What whole-GPU work can use on each member node (NVLink domains, CPU, memory).
+    pub shape: NodeShape,
 }
 
 /// One way to place gangs of a shape: inside one domain of `tier`.
@@ -71,6 +76,9 @@ pub struct Shape {
     pub models: Vec<String>,
     /// Workloads of this shape (indexes into `Cluster::workloads`).
     pub workloads: Vec<usize>,
+    /// Teams of the workloads' chains that have a per-model quota (the same for every
+    /// workload of the shape, so its GPUs per model count against exactly these).
+    pub quota_teams: Vec<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -136,7 +144,11 @@ impl Problem {
             }
             match sizing::usage(w, maxg) {
                 Usage::Gang { gpus, per_node } => {
-                    let per_node = per_node.max(1);
+                    let per_node = if w.kind == crate::spec::WorkloadKind::Training {
+                        c.gang_per_node(w)
+                    } else {
+                        per_node.max(1)
+                    };
                     let shares = gpus.div_ceil(per_node);
                     let modes = modes(w.required_tier, w.preferred_tier, gpus, per_node, &eligible);
                     if modes.is_empty() {
@@ -144,9 +156,26 @@ impl Problem {
                     }
                     let key_modes: Vec<(Tier, bool)> =
                         modes.iter().map(|m| (m.tier, m.node_local)).collect();
+                    let quota_teams: Vec<String> = c
+                        .team_chain(&w.team)
+                        .iter()
+                        .filter(|t| {
+                            t.quotas
+                                .iter()
+                                .any(|q| q.model.is_some() && q.burst.is_some())
+                        })
+                        .map(|t| t.name.clone())
+                        .collect();
                     shapes
-                        .entry((gpus, per_node, key_modes, models.clone()))
+                        .entry((
+                            gpus,
+                            per_node,
+                            key_modes,
+                            models.clone(),
+                            quota_teams.clone(),
+                        ))
                         .or_insert_with(|| Shape {
+                            quota_teams,
                             gpus,
                             per_node,
                             shares,
@@ -381,60 +410,110 @@ fn groups(c: &Cluster, fixed: &Layouts, current: &Layouts) -> Vec<Group> {
                 pin,
                 has_fixed.then_some(ni),
                 cur,
+                NodeShape::of(c, ni),
             ))
             .or_default()
             .push(ni);
     }
     let mut groups: Vec<Group> = by_key
         .into_iter()
-        .map(|((_, mnnvl, _, usable, pin, fixed_node, _), nodes)| {
-            let n0 = nodes[0];
-            let mut kinds: Vec<(Vec<&'static MigProfile>, u32)> = Vec::new();
-            for (_, ps) in current.range((n0, 0)..=(n0, u32::MAX)) {
-                match kinds.iter_mut().find(|(l, _)| l == ps) {
-                    Some((_, k)) => *k += 1,
-                    None => kinds.push((ps.clone(), 1)),
-                }
-            }
-            let node = &c.nodes[n0];
-            let mut domain = BTreeMap::new();
-            for t in [Tier::Leaf, Tier::Spine, Tier::Core] {
-                let v = c.topology.ancestor_at(c, n0, t);
-                domain.insert(t, format!("{}#{}", t.as_str(), v.index()));
-            }
-            if !mnnvl.is_empty() {
-                domain.insert(Tier::Nvlink, format!("nvlink#{mnnvl}"));
-            }
-            let nvlink = if mnnvl.is_empty() {
-                let mut sizes: BTreeMap<usize, u32> = BTreeMap::new();
-                for g in node.usable_gpus() {
-                    if let Some(d) = g.nvlink_domain {
-                        *sizes.entry(d).or_default() += 1;
+        .map(
+            |((_, mnnvl, _, usable, pin, fixed_node, _, shape), nodes)| {
+                let n0 = nodes[0];
+                let mut kinds: Vec<(Vec<&'static MigProfile>, u32)> = Vec::new();
+                for (_, ps) in current.range((n0, 0)..=(n0, u32::MAX)) {
+                    match kinds.iter_mut().find(|(l, _)| l == ps) {
+                        Some((_, k)) => *k += 1,
+                        None => kinds.push((ps.clone(), 1)),
                     }
                 }
-                sizes.values().copied().max().unwrap_or(1)
-            } else {
-                usable
-            };
-            Group {
-                nodes,
-                model: node
-                    .usable_gpus()
-                    .find_map(|g| g.model.clone())
-                    .unwrap_or_default(),
-                gpus: usable,
-                nvlink,
-                pinned: pin,
-                fixed_mig: fixed_node.is_some(),
-                domain,
-                ord: 0,
-                current: kinds,
-            }
-        })
+                let node = &c.nodes[n0];
+                let mut domain = BTreeMap::new();
+                for t in [Tier::Leaf, Tier::Spine, Tier::Core] {
+                    let v = c.topology.ancestor_at(c, n0, t);
+                    domain.insert(t, format!("{}#{}", t.as_str(), v.index()));
+                }
+                if !mnnvl.is_empty() {
+                    domain.insert(Tier::Nvlink, format!("nvlink#{mnnvl}"));
+                }
+                let nvlink = if mnnvl.is_empty() {
+                    let mut sizes: BTreeMap<usize, u32> = BTreeMap::new();
+                    for g in node.usable_gpus() {
+                        if let Some(d) = g.nvlink_domain {
+                            *sizes.entry(d).or_default() += 1;
+                        }
+                    }
+                    sizes.values().copied().max().unwrap_or(1)
+                } else {
+                    usable
+                };
+                Group {
+                    nodes,
+                    model: node
+                        .usable_gpus()
+                        .find_map(|g| g.model.clone())
+                        .unwrap_or_default(),
+                    gpus: usable,
+                    nvlink,
+                    pinned: pin,
+                    fixed_mig: fixed_node.is_some(),
+                    domain,
+                    ord: 0,
+                    current: kinds,
+                    shape,
+                }
+            },
+        )
         .collect();
     groups.sort_by(|a, b| c.nodes[a.nodes[0]].name.cmp(&c.nodes[b.nodes[0]].name));
     for (i, g) in groups.iter_mut().enumerate() {
         g.ord = i;
     }
     groups
+}
+
+/// Valid layouts of a model using only allowed profiles that nothing else fits into
+/// (maximal): enough for covering constraints, since any layout is contained in one.
+pub fn maximal_layouts(
+    c: &Cluster,
+    model: &crate::model::GpuModel,
+) -> Vec<Vec<&'static MigProfile>> {
+    let Some(spec) = model.mig else {
+        return Vec::new();
+    };
+    let allowed = |q: &MigProfile| {
+        !q.media_extensions
+            && model.driver_has(q.name)
+            && (c.mig.allow.is_empty()
+                || c.mig
+                    .allow
+                    .iter()
+                    .any(|a| model.mig_profile(a).is_some_and(|x| x.name == q.name)))
+    };
+    let all: Vec<Vec<&'static MigProfile>> = crate::catalog::placement::enumerate_layouts(spec)
+        .into_iter()
+        .filter(|l| l.iter().all(|q| allowed(q)))
+        .collect();
+    let count = |l: &[&MigProfile]| -> BTreeMap<&str, usize> {
+        let mut m = BTreeMap::new();
+        for q in l {
+            *m.entry(q.name).or_default() += 1;
+        }
+        m
+    };
+    let counts: Vec<BTreeMap<&str, usize>> = all.iter().map(|l| count(l)).collect();
+    all.iter()
+        .enumerate()
+        .filter(|(i, _)| {
+            !counts.iter().enumerate().any(|(j, cj)| {
+                j != *i
+                    && cj.len() >= counts[*i].len()
+                    && counts[*i]
+                        .iter()
+                        .all(|(k, v)| cj.get(k).is_some_and(|x| x >= v))
+                    && cj != &counts[*i]
+            })
+        })
+        .map(|(_, l)| l.clone())
+        .collect()
 }
