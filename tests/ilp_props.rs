@@ -168,6 +168,21 @@ fn ilp_matches_oracle(t: &Tiny) -> Result<(), TestCaseError> {
         "ILP admits {got:?}, the oracle {want:?}\n{text}\n{}",
         describe(&p)
     );
+    // Every level's reported bound holds for the true optimum (the levels above as the
+    // oracle admits them, which is what the ILP admits too).
+    let levels = oracle::priority_levels(&c);
+    for l in &p.solver.levels {
+        let i = levels.iter().position(|v| *v == l.priority);
+        prop_assert!(i.is_some(), "level {} is not a priority level", l.priority);
+        let opt = want[i.unwrap_or(0)];
+        prop_assert!(
+            l.bound + 1e-6 >= opt && l.admitted <= l.bound + 1e-6,
+            "level {}: bound {} below the optimum {opt} (admitted {})\n{text}",
+            l.priority,
+            l.bound,
+            l.admitted
+        );
+    }
     Ok(())
 }
 

@@ -289,6 +289,7 @@ pub(super) fn solve_checked(
         time_limit,
         gap,
         previous,
+        enumerate: true,
     };
     out.status(&format!(
         "planning {} nodes, {} workload classes",

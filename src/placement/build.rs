@@ -17,9 +17,9 @@
 //! same assignment gives byte-identical JSON.
 
 use super::{
-    FORMAT_VERSION, Gang, GpuLayout, Headroom, MigChange, MigInstance, NodeGpus, NodePool, Packed,
-    LevelSummary, Placement, PoolMode, Share, SolverSummary, Span, StageSummary, Summary, TeamUsage,
-    WorkloadPlacement,
+    FORMAT_VERSION, Gang, GpuLayout, Headroom, LevelSummary, MigChange, MigInstance, NodeGpus,
+    NodePool, Packed, Placement, PoolMode, Share, SolverSummary, Span, StageSummary, Summary,
+    TeamUsage, WorkloadPlacement,
 };
 use crate::model::topology::Vertex;
 use crate::model::{Cluster, NodeIdx, Tier};
@@ -144,13 +144,16 @@ pub fn solver_summary(
             .collect()
     };
     let bound = (!levels.is_empty()).then(|| round4(levels.iter().map(|l| l.bound).sum()));
-    let compaction = (info.name == "ilp" && !info.status.starts_with("fallback")).then(|| StageSummary {
-        objective: round4(info.objective),
-        bound: round4(info.bound.min(info.objective)),
-        gap: round4(info.gap),
-    });
+    let compaction =
+        (info.name == "ilp" && !info.status.starts_with("fallback")).then(|| StageSummary {
+            objective: round4(info.objective),
+            bound: round4(info.bound.min(info.objective)),
+            gap: round4(info.gap),
+        });
     let proven = levels.iter().all(|l| l.gap <= 1e-4)
-        && compaction.as_ref().is_none_or(|s| s.gap <= info.requested_gap.max(1e-4));
+        && compaction
+            .as_ref()
+            .is_none_or(|s| s.gap <= info.requested_gap.max(1e-4));
     let status = match info.status.as_str() {
         "optimal" | "feasible" if info.name == "ilp" => {
             if proven { "optimal" } else { "feasible" }.to_string()

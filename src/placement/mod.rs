@@ -14,8 +14,8 @@ mod explain;
 pub mod view;
 
 pub use build::build;
-pub use check::check;
 pub use build::solver_summary;
+pub use check::check;
 
 use serde::{Deserialize, Serialize};
 

@@ -96,31 +96,45 @@ pub fn render(
     opts: &Options,
 ) -> Result<Rendered, Vec<Diagnostic>> {
     let timings = std::env::var_os("GPUPLAN_TIMINGS").is_some();
-    let mut t0 = std::time::Instant::now();
+    let t0 = std::time::Instant::now();
     let facts = facts::Facts::build(c, plan, opts)?;
     if timings {
         eprintln!("timing   render facts {:.3} s", t0.elapsed().as_secs_f64());
-        t0 = std::time::Instant::now();
     }
     let env = environment();
     let mut out = Rendered::default();
     let mut errors = Vec::new();
-    for &t in targets {
-        let r = match t {
-            Target::K8s => k8s::render(&facts, &env),
-            Target::Volcano => volcano::render(&facts, &env),
-            Target::Kueue => kueue::render(&facts, &env, &mut out.warnings),
-            Target::Slurm => slurm::render(&facts, &env),
-            Target::Mig => mig::render(&facts, &env),
-        };
+    // Targets render concurrently (they only read the facts); results are taken in
+    // target order, so the output does not depend on scheduling.
+    let results: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = targets
+            .iter()
+            .map(|&t| {
+                let (facts, env) = (&facts, &env);
+                scope.spawn(move || {
+                    let t0 = std::time::Instant::now();
+                    let mut warnings = Vec::new();
+                    let r = match t {
+                        Target::K8s => k8s::render(facts, env),
+                        Target::Volcano => volcano::render(facts, env),
+                        Target::Kueue => kueue::render(facts, env, &mut warnings),
+                        Target::Slurm => slurm::render(facts, env),
+                        Target::Mig => mig::render(facts, env),
+                    };
+                    (t, r, warnings, t0.elapsed().as_secs_f64())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    for (t, r, warnings, secs) in results {
         if timings {
-            eprintln!(
-                "timing   render {} {:.3} s",
-                t.dir(),
-                t0.elapsed().as_secs_f64()
-            );
-            t0 = std::time::Instant::now();
+            eprintln!("timing   render {} {secs:.3} s", t.dir());
         }
+        out.warnings.extend(warnings);
         match r {
             Ok(files) => {
                 for (p, text) in files {

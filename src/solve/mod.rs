@@ -30,6 +30,10 @@ pub struct Options {
     pub gap: f64,
     /// The previous placement, to move as little as possible (the ILP only).
     pub previous: Option<previous::Previous>,
+    /// Enumerate every node pattern of small groups, so that their integer program is
+    /// exact (default). Off: column generation only, and only the LP bound is trusted
+    /// (for tests of the bound, and to compare the two).
+    pub enumerate: bool,
 }
 
 impl Default for Options {
@@ -39,6 +43,7 @@ impl Default for Options {
             time_limit: 30.0,
             gap: 0.0001,
             previous: None,
+            enumerate: true,
         }
     }
 }
@@ -113,7 +118,9 @@ pub fn run(c: &crate::model::Cluster, opts: &Options) -> (Assignment, SolveInfo)
                 // and say so in the solver summary.
                 let (a, mut info) = greedy::solve(c);
                 info.status = "fallback".to_string();
-                info.note = Some(format!("the ILP failed ({e}); the greedy placement is used"));
+                info.note = Some(format!(
+                    "the ILP failed ({e}); the greedy placement is used"
+                ));
                 (a, info)
             }
         },

@@ -275,39 +275,6 @@ impl Live {
         };
     }
 
-    pub fn set_costs(&mut self, cost: &[f64]) {
-        for (j, c) in cost.iter().enumerate() {
-            // SAFETY: column in range.
-            unsafe { highs_sys::Highs_changeColCost(self.ptr, j as _, *c) };
-        }
-    }
-
-    pub fn set_col_bounds(&mut self, col: ColId, lo: f64, hi: f64) {
-        // SAFETY: column in range.
-        unsafe {
-            highs_sys::Highs_changeColBounds(self.ptr, col as _, clamp_inf(lo), clamp_inf(hi))
-        };
-    }
-
-    /// Adds a row with coefficients; returns its index.
-    pub fn add_row(&mut self, lo: f64, hi: f64, entries: &[(ColId, f64)]) -> RowId {
-        let idx: Vec<highs_sys::HighsInt> = entries.iter().map(|(c, _)| *c as _).collect();
-        let val: Vec<f64> = entries.iter().map(|(_, v)| *v).collect();
-        // SAFETY: arrays of equal length, columns exist.
-        unsafe {
-            highs_sys::Highs_addRow(
-                self.ptr,
-                clamp_inf(lo),
-                clamp_inf(hi),
-                idx.len() as _,
-                idx.as_ptr(),
-                val.as_ptr(),
-            )
-        };
-        self.rows += 1;
-        self.rows - 1
-    }
-
     /// A starting point for the MIP (a feasible integer solution speeds it up).
     pub fn start(&mut self, x: &[f64]) {
         if x.len() != self.cols {

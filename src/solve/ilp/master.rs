@@ -96,6 +96,8 @@ pub struct Master<'a> {
     gang_quota_rows: BTreeMap<(usize, String), Vec<RowId>>,
     /// Per group: the keep row of its whole-GPU nodes (every pattern column enters it).
     whole_keep_row: BTreeMap<usize, RowId>,
+    /// Keep rows tied to one pattern column of a group (whole previous patterns).
+    pub pattern_keep_rows: Vec<(usize, RowId)>,
     /// What each whole-GPU node held before, as item counts (minimal moves).
     pub prev_pattern: BTreeMap<crate::model::NodeIdx, Vec<(Item, u32)>>,
     /// Groups packed by volume (see [`Master::volume_exact`]): their whole-GPU nodes
@@ -159,6 +161,7 @@ impl<'a> Master<'a> {
             gang_quota_rows: BTreeMap::new(),
             whole_keep_row: BTreeMap::new(),
             prev_pattern: BTreeMap::new(),
+            pattern_keep_rows: Vec::new(),
             volume: BTreeMap::new(),
         };
         m.pools();
@@ -743,6 +746,11 @@ impl<'a> Master<'a> {
         self.conv[g]
     }
 
+    /// The keep row of group `g`'s whole-GPU nodes, if any.
+    pub fn whole_keep_row(&self, g: usize) -> Option<RowId> {
+        self.whole_keep_row.get(&g).copied()
+    }
+
     /// The part of a pattern column's reduced cost that does not depend on its items:
     /// `rc(p) = constant - value(p)` with [`super::pricing::Values::of`].
     pub fn pattern_constant(&self, g: usize, duals: &[f64]) -> f64 {
@@ -950,7 +958,7 @@ impl<'a> Master<'a> {
 
     /// A keep variable `0 <= v <= held`, `v <= sum(terms)`, rewarded `reward` per unit in
     /// the compaction stage.
-    pub fn add_keep(&mut self, held: f64, reward: f64, terms: &[(f64, ColId)]) {
+    pub fn add_keep(&mut self, held: f64, reward: f64, terms: &[(f64, ColId)]) -> RowId {
         let v = self.lp.col(0.0, 0.0, held, false);
         let row = self.lp.row(-INF, 0.0);
         self.lp.set(row, v, 1.0);
@@ -958,6 +966,7 @@ impl<'a> Master<'a> {
             self.lp.set(row, *c, -coef);
         }
         self.keep.push((v, reward));
+        row
     }
 
     /// Keep variables for the node items of `key` on group `g`, one per workload that
@@ -1044,7 +1053,8 @@ impl<'a> Master<'a> {
                 None => return,
             },
         };
-        self.add_keep(held, reward, &[(1.0, col)]);
+        let row = self.add_keep(held, reward, &[(1.0, col)]);
+        self.pattern_keep_rows.push((g, row));
     }
 
     /// Columns that extend the patterns a solution uses with items of workloads it does

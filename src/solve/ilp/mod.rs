@@ -21,13 +21,14 @@ pub(crate) mod master;
 pub(crate) mod pattern;
 pub(crate) mod pricing;
 pub mod problem;
+mod relax;
 mod seed;
 
 use super::{Assignment, LevelBound, Options, SolveInfo};
 use crate::model::Cluster;
 use lp::{Live, Status};
 use master::{Master, Objective};
-use pattern::{Item, Need, Pattern};
+use pattern::Pattern;
 use problem::Problem;
 use std::time::Instant;
 
@@ -45,6 +46,8 @@ const RC_TOL: f64 = 1e-7;
 /// What one stage gives.
 struct StageOut {
     x: Vec<f64>,
+    /// Seconds of the per-GPU relaxation's bound (0 when no group needs it).
+    relax_s: f64,
     /// Objective of `x` (minimisation form).
     objective: f64,
     /// A valid lower bound on the stage's optimum over all patterns.
@@ -65,31 +68,24 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
     let seed_obj = Objective::Compact;
     let mut complete = vec![false; p.groups.len()];
     let mut budget = ENUMERATE_TOTAL;
-    for g in 0..p.groups.len() {
+    for (g, done) in complete.iter_mut().enumerate() {
         if m.items[g].is_empty() && m.conv_row(g).is_none() {
             continue;
         }
-        let cap = ENUMERATE_PER_GROUP.min(budget);
-        complete[g] = m.seed_patterns(g, &seed_obj, cap);
+        let cap = if opts.enumerate {
+            ENUMERATE_PER_GROUP.min(budget)
+        } else {
+            0
+        };
+        *done = m.seed_patterns(g, &seed_obj, cap);
         budget = budget.saturating_sub(m.patterns[g].len());
     }
     let seeded = seed::packed(&mut m);
+    let mut pool = relax::Pool::default();
     if let Some(pv) = &opts.previous {
         keep::add(&mut m, pv);
     }
     phases.push(("master".to_string(), t.elapsed().as_secs_f64()));
-    if std::env::var_os("GPUPLAN_DEBUG").is_some() {
-        let items: usize = m.items.iter().map(Vec::len).sum();
-        let pats: usize = m.patterns.iter().map(Vec::len).sum();
-        let done = complete.iter().filter(|x| **x).count();
-        eprintln!(
-            "master: {} groups ({done} enumerated), {} shapes, {items} items, {pats} patterns, {} columns, {} rows",
-            p.groups.len(),
-            p.shapes.len(),
-            m.lp.cols(),
-            m.lp.rows()
-        );
-    }
 
     let mut levels: Vec<i64> = c.workloads.iter().map(|w| priority_value(c, w)).collect();
     levels.sort_unstable_by(|a, b| b.cmp(a));
@@ -121,9 +117,28 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
             .collect();
         let obj = admit_objective(&m, &ws, lower);
         let budget = remaining(opts, start) / (stages_total - i) as f64;
-        let st = stage(&mut m, &obj, x.as_deref(), budget, opts.gap, &complete)?;
+        let st = stage(
+            &mut m,
+            &obj,
+            x.as_deref(),
+            budget,
+            opts.gap,
+            &complete,
+            &mut pool,
+        )?;
         solved_stages += 1;
-        phases.push((format!("stage {} (priority {level}) lp", i + 1), st.lp_s));
+        phases.push((
+            format!("stage {} (priority {level}) relaxation bound", i + 1),
+            st.relax_s,
+        ));
+        phases.push((
+            format!(
+                "stage {} (priority {level}) lp, {} rounds",
+                i + 1,
+                st.rounds
+            ),
+            st.lp_s - st.relax_s,
+        ));
         phases.push((format!("stage {} (priority {level}) mip", i + 1), st.mip_s));
         let achieved = usage_value(&m, &ws, &st.x);
         // The stage maximised admission plus small non-negative terms: minus its bound
@@ -137,7 +152,6 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
             bound,
         });
         lock_usage(&mut m, &ws, achieved);
-        let _ = st.rounds;
         x = Some(st.x);
     }
     let budget = remaining(opts, start);
@@ -158,33 +172,21 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
             }
         }
     }
-    let st = stage(&mut m, &obj, x.as_deref(), budget, opts.gap, &complete)?;
+    let st = stage(
+        &mut m,
+        &obj,
+        x.as_deref(),
+        budget,
+        opts.gap,
+        &complete,
+        &mut pool,
+    )?;
     solved_stages += 1;
-    phases.push(("compaction lp".to_string(), st.lp_s));
+    phases.push((format!("compaction lp, {} rounds", st.rounds), st.lp_s));
     phases.push(("compaction mip".to_string(), st.mip_s));
     let gap = relative_gap(st.objective, st.bound);
     if st.status != Status::Optimal && gap > opts.gap {
         worst = "feasible";
-    }
-    if std::env::var_os("GPUPLAN_DEBUG").is_some() {
-        for (g, pats) in m.patterns.iter().enumerate() {
-            let names: Vec<&str> = p.groups[g]
-                .nodes
-                .iter()
-                .map(|n| c.nodes[*n].name.as_str())
-                .collect();
-            eprintln!("group {g} nodes {names:?}");
-            for pc in pats {
-                let v = st.x[pc.col];
-                if v > 0.5 {
-                    eprintln!("   {v} x {:?}", pc.pattern.items);
-                }
-            }
-        }
-        for (k, v) in &m.keep {
-            eprintln!("keep col {k} value {} reward {v}", st.x[*k]);
-        }
-        eprintln!("compaction objective {} bound {}", st.objective, st.bound);
     }
     let t = Instant::now();
     let assignment = extract::assignment(&m, &st.x, opts.previous.as_ref());
@@ -311,17 +313,25 @@ fn stage(
     budget: f64,
     gap: f64,
     complete: &[bool],
+    pool: &mut relax::Pool,
 ) -> Result<StageOut, String> {
     let t = Instant::now();
     m.lp.cost = m.costs(obj);
     // With every pattern present there is nothing to generate: the integer program's own
     // bound is the bound.
     let all_complete = (0..m.patterns.len()).all(|g| complete[g] || m.patterns[g].is_empty());
-    let (bound, rounds, x_lp) = if all_complete {
+    // Groups with fractional classes: the per-GPU relaxation's bound, often far tighter
+    // than what node-pattern pricing can prove in time. First, so that node pricing
+    // cannot starve it.
+    let deadline = t + std::time::Duration::from_secs_f64(budget * 0.2);
+    let relaxed = relax::bound(m, obj, pool, deadline);
+    let relax_s = t.elapsed().as_secs_f64();
+    let (mut bound, rounds, x_lp) = if all_complete {
         (f64::NEG_INFINITY, 0, Vec::new())
     } else {
-        generate(m, obj, complete, t, budget * 0.5)
+        generate(m, obj, complete, Instant::now(), budget * 0.4)
     };
+    bound = bound.max(relaxed);
     let lp_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let step = match obj {
@@ -369,6 +379,7 @@ fn stage(
         if close(m.lp.objective(sx)) {
             let objective = m.lp.objective(sx);
             return Ok(StageOut {
+                relax_s,
                 x: sx.clone(),
                 objective,
                 bound: bound.min(objective),
@@ -431,15 +442,6 @@ fn stage(
         x.resize(m.lp.cols(), 0.0);
     }
     let objective = m.lp.objective(&x);
-    if std::env::var_os("GPUPLAN_DEBUG").is_some() {
-        let pats: usize = m.patterns.iter().map(Vec::len).sum();
-        eprintln!(
-            "stage: lp bound {bound:.4} mip objective {objective:.4} mip bound {:.4} status {:?} rounds {rounds} columns {} patterns {pats}",
-            sol.bound,
-            sol.status,
-            m.lp.cols()
-        );
-    }
     // The MIP's own bound holds for all placements only when every group's patterns are
     // all present.
     let all = (0..m.patterns.len()).all(|g| complete[g] || m.patterns[g].is_empty());
@@ -450,6 +452,7 @@ fn stage(
     }
     .min(objective);
     Ok(StageOut {
+        relax_s,
         x,
         objective,
         bound,
@@ -484,19 +487,10 @@ fn fixed_neighbourhood(m: &Master, x_lp: &[f64], time_limit: f64) -> Option<Vec<
     if free == 0 {
         return None; // nothing to search: the full program is as small
     }
-    let t = Instant::now();
     let mut live = Live::new(&lp, true);
     live.option_f64("time_limit", time_limit.max(0.05));
     live.option_f64("mip_rel_gap", 1e-6);
     let sol = live.run(true);
-    if std::env::var_os("GPUPLAN_DEBUG").is_some() {
-        eprintln!(
-            "neighbourhood: {free} free integer columns, status {:?}, objective {:.4}, {:.3}s",
-            sol.status,
-            sol.objective,
-            t.elapsed().as_secs_f64()
-        );
-    }
     if !matches!(sol.status, Status::Optimal | Status::Limit) {
         return None;
     }
@@ -541,20 +535,12 @@ fn generate(
         let mut added = 0;
         let mut lasdon = 0.0;
         let mut exact = true;
-        for g in 0..m.patterns.len() {
-            if complete[g] || m.patterns[g].is_empty() {
-                continue;
-            }
+        let open: Vec<usize> = (0..m.patterns.len())
+            .filter(|g| !complete[*g] && !m.patterns[*g].is_empty())
+            .collect();
+        for g in open {
             let priced = price(m, g, &sol.duals, obj, out_of_time);
             let c0 = m.pattern_constant(g, &sol.duals);
-            if std::env::var_os("GPUPLAN_DEBUG_PRICING").is_some() {
-                eprintln!(
-                    "  group {g} ({} nodes): -dual(conv) {c0:.4} best {:.4} bound {:.4}",
-                    m.p.groups[g].nodes.len(),
-                    priced.value,
-                    priced.bound
-                );
-            }
             // rc(p) = -value(p) + c0; the best rc is at least -bound + c0.
             if !priced.bound.is_finite() {
                 exact = false;
@@ -576,13 +562,6 @@ fn generate(
                     added += 1;
                 }
             }
-        }
-        if std::env::var_os("GPUPLAN_DEBUG").is_some() {
-            eprintln!(
-                "cg round {rounds}: lp {:.4} lasdon {lasdon:.4} exact {exact} added {added} {:.2}s",
-                sol.objective,
-                start.elapsed().as_secs_f64()
-            );
         }
         if added == 0 || out_of_time {
             let bound = if exact {
@@ -617,19 +596,6 @@ fn price(
     }
     let (lagrangian, column) = pricing::lagrangian(&shape, items, &vals, &need);
     let c0 = m.pattern_constant(g, duals);
-    if std::env::var_os("GPUPLAN_DEBUG_PRICING").is_some() && m.p.groups[g].nodes.len() == 549 {
-        let mut top: Vec<(f64, Item, Need)> = items
-            .iter()
-            .map(|i| (vals.net.get(i).copied().unwrap_or(0.0), *i, m.need(*i)))
-            .filter(|x| x.0 > 0.0)
-            .collect();
-        top.sort_by(|a, b| b.0.total_cmp(&a.0));
-        for (v, i, n) in top.iter().take(12) {
-            eprintln!("     {i:?} net {v:.4} milli {} gpus {} cpu {} mem {}", n.milli, n.gpus, n.cpu, n.mem >> 30);
-        }
-        let gr = pricing::greedy(&shape, items, &vals, &need);
-        eprintln!("     greedy {:.4} {:?} lagr {lagrangian:.4} column {:?}", gr.value, gr.pattern.as_ref().map(|p| &p.items), column.as_ref().map(|p| (&p.items, vals.of(&p.items))));
-    }
     if bound_only || -lagrangian + c0 >= -RC_TOL {
         // Nothing can improve (or only the bound is wanted).
         return pricing::Priced {

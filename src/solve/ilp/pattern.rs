@@ -120,21 +120,6 @@ impl Pattern {
             places: Vec::new(),
         }
     }
-
-    pub fn count(&self, item: Item) -> u32 {
-        self.items
-            .iter()
-            .find(|(i, _)| *i == item)
-            .map_or(0, |x| x.1)
-    }
-
-    /// Whole GPUs the pattern uses (a GPU holding fractions counts once).
-    pub fn gpus_used(&self) -> u32 {
-        let mut used: Vec<u16> = self.places.iter().flatten().copied().collect();
-        used.sort_unstable();
-        used.dedup();
-        used.len() as u32
-    }
 }
 
 /// Places `counts` on a node of `shape`, or says it cannot be done. `need` gives each
@@ -417,6 +402,14 @@ fn pack_fractions(sizes: &[u32], loads: &[u32], gpus: usize) -> Option<Vec<usize
 mod tests {
     use super::*;
 
+    /// Whole GPUs a pattern uses (a GPU holding fractions counts once).
+    fn gpus_used(p: &Pattern) -> usize {
+        let mut used: Vec<u16> = p.places.iter().flatten().copied().collect();
+        used.sort_unstable();
+        used.dedup();
+        used.len()
+    }
+
     fn shape(domains: &[u32]) -> NodeShape {
         NodeShape {
             domains: domains.to_vec(),
@@ -487,7 +480,7 @@ mod tests {
             &need,
         )
         .unwrap();
-        assert_eq!(p.gpus_used(), 8);
+        assert_eq!(gpus_used(&p), 8);
     }
 
     #[test]
@@ -507,7 +500,7 @@ mod tests {
             &need,
         )
         .unwrap();
-        assert_eq!(p.gpus_used(), 6);
+        assert_eq!(gpus_used(&p), 6);
         assert!(
             fit(
                 &s,
@@ -535,7 +528,7 @@ mod tests {
             &need,
         )
         .unwrap();
-        assert_eq!(p.gpus_used(), 2);
+        assert_eq!(gpus_used(&p), 2);
         // 5 x 400 needs 3 GPUs.
         assert!(fit(&s, &[(Item::Packed { w: 400 }, 5)], &need).is_none());
         // CPU: 9 replicas of 1 core on an 8-core node.

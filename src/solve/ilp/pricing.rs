@@ -111,6 +111,9 @@ pub fn dp_exact(shape: &NodeShape, items: &[Item], need: &impl Fn(Item) -> Need)
     })
 }
 
+/// One choice of a knapsack group: GPUs, value, item counts.
+type Choice = (usize, f64, Vec<(Item, u32)>);
+
 /// Exact pricing for whole-GPU items by dynamic programming over GPUs.
 pub fn dp(
     shape: &NodeShape,
@@ -121,7 +124,7 @@ pub fn dp(
     let total = shape.gpus() as usize;
     let net = |i: &Item| vals.net.get(i).copied().unwrap_or(0.0);
     // Choice groups for the "anywhere" knapsack: each is a list of (gpus, value, counts).
-    let mut groups: Vec<Vec<(usize, f64, Vec<(Item, u32)>)>> = Vec::new();
+    let mut groups: Vec<Vec<Choice>> = Vec::new();
     let mut pairs: BTreeMap<(u32, u32), (Option<Item>, Option<Item>)> = BTreeMap::new();
     let mut bound_items: Vec<Item> = Vec::new();
     for &i in items {
@@ -152,10 +155,10 @@ pub fn dp(
         let gf = full.map_or(0, |i| need(i).gpus as usize);
         let gp = part.map_or(0, |i| need(i).gpus as usize);
         let mut choices = Vec::new();
-        let max_f = if gf > 0 { total / gf } else { 0 };
+        let max_f = total.checked_div(gf).unwrap_or(0);
         for f in 0..=max_f {
             let left = total - f * gf;
-            let max_p = if gp > 0 { left / gp } else { 0 };
+            let max_p = left.checked_div(gp).unwrap_or(0);
             for q in 0..=max_p {
                 if f + q == 0 {
                     continue;
@@ -217,12 +220,12 @@ pub fn dp(
         let size = size as usize;
         let mut next: BTreeMap<usize, (f64, Vec<(Item, u32)>)> = BTreeMap::new();
         for (left, (v, counts)) in &f {
-            for used in 0..=size {
-                let cand = v + nv[used].0;
+            for (used, (nv_value, nv_counts)) in nv.iter().enumerate().take(size + 1) {
+                let cand = v + nv_value;
                 let key = left + size - used;
                 if next.get(&key).is_none_or(|x| cand > x.0 + 1e-12) {
                     let mut c = counts.clone();
-                    c.extend(nv[used].1.iter().copied());
+                    c.extend(nv_counts.iter().copied());
                     next.insert(key, (cand, c));
                 }
             }
@@ -381,9 +384,9 @@ pub fn mip(
             continue;
         }
         if n.milli > 0 {
-            for j in 0..ngpu {
+            for (j, &load) in load_rows.iter().enumerate() {
                 let x = lp.col(-v, 0.0, (1000 / n.milli.max(1)) as f64, true);
-                lp.set(load_rows[j], x, n.milli as f64);
+                lp.set(load, x, n.milli as f64);
                 add_cpu_mem(&mut lp, cpu_row, mem_row, x, n);
                 cols.push((i, j));
                 col_ids.push(x);
@@ -403,11 +406,7 @@ pub fn mip(
             }
             continue;
         }
-        let ub = if n.gpus > 0 {
-            (shape.gpus() / n.gpus) as f64
-        } else {
-            1e6
-        };
+        let ub = shape.gpus().checked_div(n.gpus).map_or(1e6, |k| k as f64);
         let x = lp.col(-v, 0.0, ub, true);
         lp.set(gpu_row, x, n.gpus as f64);
         add_cpu_mem(&mut lp, cpu_row, mem_row, x, n);
@@ -437,15 +436,6 @@ pub fn mip(
     } else {
         f64::INFINITY
     };
-    if std::env::var_os("GPUPLAN_DEBUG_MIP").is_some() {
-        eprintln!(
-            "       pricing mip: {} cols {} rows status {:?} objective {:.4} bound {bound:.4}",
-            lp.cols(),
-            lp.rows(),
-            sol.status,
-            -sol.objective
-        );
-    }
     if !matches!(sol.status, Status::Optimal | Status::Limit) {
         return Priced {
             pattern: None,
@@ -535,124 +525,6 @@ fn add_cpu_mem(lp: &mut Lp, cpu: Option<usize>, mem: Option<usize>, x: usize, n:
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn need(i: Item) -> Need {
-        match i {
-            Item::Local { s, m } => Need {
-                gpus: s,
-                nvlink: m == 1,
-                ..Need::default()
-            },
-            Item::Share { s, .. } => Need {
-                gpus: s,
-                ..Need::default()
-            },
-            Item::Packed { w } => Need {
-                milli: w,
-                cpu: 1_000,
-                ..Need::default()
-            },
-        }
-    }
-
-    fn shape(d: &[u32], cpu: Option<u64>) -> NodeShape {
-        NodeShape {
-            domains: d.to_vec(),
-            cpu,
-            mem: None,
-        }
-    }
-
-    #[test]
-    fn dp_finds_the_best_fill_of_seven_gpus() {
-        // Items of 2 (value 3) and 4 (value 5) on 7 GPUs: 3 x 2 = 9 beats 4 + 2 = 8.
-        let items = [Item::Local { s: 2, m: 0 }, Item::Local { s: 4, m: 0 }];
-        let mut vals = Values::default();
-        vals.net.insert(items[0], 3.0);
-        vals.net.insert(items[1], 5.0);
-        let p = dp(&shape(&[7], None), &items, &vals, &need);
-        assert_eq!(p.value, 9.0);
-        assert_eq!(p.bound, 9.0);
-        assert_eq!(p.pattern.unwrap().items, vec![(items[0], 3)]);
-    }
-
-    #[test]
-    fn dp_respects_nvlink_domains_and_gang_thresholds() {
-        // NVLink-bound 3-GPU gangs on two domains of 4: two fit (one per domain).
-        let items = [Item::Local { s: 3, m: 1 }];
-        let mut vals = Values::default();
-        vals.net.insert(items[0], 1.0);
-        let p = dp(&shape(&[4, 4], None), &items, &vals, &need);
-        assert_eq!(p.value, 2.0);
-        // Shares with a penalty for holding two of the same shape: one share only.
-        let sh = Item::Share {
-            s: 2,
-            m: 0,
-            partial: false,
-        };
-        let mut vals = Values::default();
-        vals.net.insert(sh, 1.0);
-        vals.gr.insert((2, 0), vec![(2, -5.0)]);
-        let p = dp(&shape(&[8], None), &[sh], &vals, &need);
-        assert_eq!(p.value, 1.0);
-    }
-
-    #[test]
-    fn mip_packs_fractions_under_cpu() {
-        // Fractions of 600 (value 6) and 400 (value 4), 2 GPUs, 3 cores (1 per replica):
-        // 600 + 400 + 600 = 16 within 3 cores.
-        let items = [Item::Packed { w: 600 }, Item::Packed { w: 400 }];
-        let mut vals = Values::default();
-        vals.net.insert(items[0], 6.0);
-        vals.net.insert(items[1], 4.0);
-        let p = mip(&shape(&[2], Some(3_000)), &items, &vals, &need, 5.0);
-        assert!((p.value - 16.0).abs() < 1e-6, "{p:?}");
-        assert!(p.bound >= p.value - 1e-6 && p.bound < 16.0 + 1e-3);
-        let g = greedy(&shape(&[2], Some(3_000)), &items, &vals, &need);
-        assert!(g.value <= p.value + 1e-9);
-    }
-
-    #[test]
-    fn enumeration_lists_every_pattern() {
-        // One item of 2 GPUs on 4 GPUs: counts 0, 1, 2.
-        let all = enumerate(
-            &shape(&[4], None),
-            &[Item::Share {
-                s: 2,
-                m: 0,
-                partial: false,
-            }],
-            &need,
-            100,
-        )
-        .unwrap();
-        assert_eq!(all.len(), 3);
-        assert!(
-            enumerate(
-                &shape(&[8], None),
-                &[
-                    Item::Share {
-                        s: 1,
-                        m: 0,
-                        partial: false
-                    },
-                    Item::Share {
-                        s: 1,
-                        m: 1,
-                        partial: false
-                    }
-                ],
-                &need,
-                5
-            )
-            .is_none()
-        );
-    }
-}
-
 /// An upper bound on the best pattern value of a node by Lagrangian relaxation of its
 /// CPU and memory: for multipliers `(lc, lm) >= 0`, the best whole-GPU and fractional
 /// packing of items valued `value - lc * cpu - lm * mem`, plus `lc * CPU + lm * memory`,
@@ -697,8 +569,16 @@ pub fn lagrangian(
             .map(|(_, n, v)| v / f(n) as f64)
             .fold(0.0_f64, f64::max)
     };
-    let hi_c = if cap_c.is_some() { max_ratio(|n| n.cpu) } else { 0.0 };
-    let hi_m = if cap_m.is_some() { max_ratio(|n| n.mem) } else { 0.0 };
+    let hi_c = if cap_c.is_some() {
+        max_ratio(|n| n.cpu)
+    } else {
+        0.0
+    };
+    let hi_m = if cap_m.is_some() {
+        max_ratio(|n| n.mem)
+    } else {
+        0.0
+    };
     let (mut lc, mut lm) = (0.0, 0.0);
     let mut best = eval(lc, lm);
     let mut arg = (0.0, 0.0);
@@ -851,4 +731,122 @@ fn node_best(gpus: usize, list: &[(Item, Need, f64)], lc: f64, lm: f64) -> (f64,
 
 fn gcd(a: u32, b: u32) -> u32 {
     if b == 0 { a } else { gcd(b, a % b) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn need(i: Item) -> Need {
+        match i {
+            Item::Local { s, m } => Need {
+                gpus: s,
+                nvlink: m == 1,
+                ..Need::default()
+            },
+            Item::Share { s, .. } => Need {
+                gpus: s,
+                ..Need::default()
+            },
+            Item::Packed { w } => Need {
+                milli: w,
+                cpu: 1_000,
+                ..Need::default()
+            },
+        }
+    }
+
+    fn shape(d: &[u32], cpu: Option<u64>) -> NodeShape {
+        NodeShape {
+            domains: d.to_vec(),
+            cpu,
+            mem: None,
+        }
+    }
+
+    #[test]
+    fn dp_finds_the_best_fill_of_seven_gpus() {
+        // Items of 2 (value 3) and 4 (value 5) on 7 GPUs: 3 x 2 = 9 beats 4 + 2 = 8.
+        let items = [Item::Local { s: 2, m: 0 }, Item::Local { s: 4, m: 0 }];
+        let mut vals = Values::default();
+        vals.net.insert(items[0], 3.0);
+        vals.net.insert(items[1], 5.0);
+        let p = dp(&shape(&[7], None), &items, &vals, &need);
+        assert_eq!(p.value, 9.0);
+        assert_eq!(p.bound, 9.0);
+        assert_eq!(p.pattern.unwrap().items, vec![(items[0], 3)]);
+    }
+
+    #[test]
+    fn dp_respects_nvlink_domains_and_gang_thresholds() {
+        // NVLink-bound 3-GPU gangs on two domains of 4: two fit (one per domain).
+        let items = [Item::Local { s: 3, m: 1 }];
+        let mut vals = Values::default();
+        vals.net.insert(items[0], 1.0);
+        let p = dp(&shape(&[4, 4], None), &items, &vals, &need);
+        assert_eq!(p.value, 2.0);
+        // Shares with a penalty for holding two of the same shape: one share only.
+        let sh = Item::Share {
+            s: 2,
+            m: 0,
+            partial: false,
+        };
+        let mut vals = Values::default();
+        vals.net.insert(sh, 1.0);
+        vals.gr.insert((2, 0), vec![(2, -5.0)]);
+        let p = dp(&shape(&[8], None), &[sh], &vals, &need);
+        assert_eq!(p.value, 1.0);
+    }
+
+    #[test]
+    fn mip_packs_fractions_under_cpu() {
+        // Fractions of 600 (value 6) and 400 (value 4), 2 GPUs, 3 cores (1 per replica):
+        // 600 + 400 + 600 = 16 within 3 cores.
+        let items = [Item::Packed { w: 600 }, Item::Packed { w: 400 }];
+        let mut vals = Values::default();
+        vals.net.insert(items[0], 6.0);
+        vals.net.insert(items[1], 4.0);
+        let p = mip(&shape(&[2], Some(3_000)), &items, &vals, &need, 5.0);
+        assert!((p.value - 16.0).abs() < 1e-6, "{p:?}");
+        assert!(p.bound >= p.value - 1e-6 && p.bound < 16.0 + 1e-3);
+        let g = greedy(&shape(&[2], Some(3_000)), &items, &vals, &need);
+        assert!(g.value <= p.value + 1e-9);
+    }
+
+    #[test]
+    fn enumeration_lists_every_pattern() {
+        // One item of 2 GPUs on 4 GPUs: counts 0, 1, 2.
+        let all = enumerate(
+            &shape(&[4], None),
+            &[Item::Share {
+                s: 2,
+                m: 0,
+                partial: false,
+            }],
+            &need,
+            100,
+        )
+        .unwrap();
+        assert_eq!(all.len(), 3);
+        assert!(
+            enumerate(
+                &shape(&[8], None),
+                &[
+                    Item::Share {
+                        s: 1,
+                        m: 0,
+                        partial: false
+                    },
+                    Item::Share {
+                        s: 1,
+                        m: 1,
+                        partial: false
+                    }
+                ],
+                &need,
+                5
+            )
+            .is_none()
+        );
+    }
 }

@@ -99,7 +99,12 @@ pub fn packed(m: &mut Master) -> Option<Vec<f64>> {
         let k: f64 = on
             .iter()
             .filter(|(n, _)| p.groups[group_of[n]].model == *model)
-            .map(|(_, items)| items.get(&Item::Packed { w: w as u32 }).copied().unwrap_or(0) as f64)
+            .map(|(_, items)| {
+                items
+                    .get(&Item::Packed { w: w as u32 })
+                    .copied()
+                    .unwrap_or(0) as f64
+            })
             .sum();
         x[pk] = k;
         if let Some(&a) = m.a.get(&w) {
@@ -127,7 +132,12 @@ impl Ledger {
                 && t.quotas.iter().enumerate().all(|(qi, q)| {
                     q.model.as_deref() != Some(model)
                         || q.burst.is_none()
-                        || self.quota.get(&(t.name.clone(), qi)).copied().unwrap_or(0.0) + amount
+                        || self
+                            .quota
+                            .get(&(t.name.clone(), qi))
+                            .copied()
+                            .unwrap_or(0.0)
+                            + amount
                             <= q.burst.unwrap_or(0) as f64 + 1e-9
                 })
         })

@@ -35,20 +35,30 @@ the gang, or add nodes to the leaf.
 
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     let m = cx.model;
+    // What a domain holds for a gang depends only on its models, per-node split and
+    // tier: computed once per distinct key (large fleets declare thousands of gangs).
+    type Key = (Vec<String>, Option<u32>, u32, Tier);
+    let mut memo: std::collections::BTreeMap<Key, Vec<(String, u32, u32)>> = Default::default();
+    let mut caps_of = |w: &crate::model::Workload, tier: Tier| {
+        let key = (w.models.clone(), w.gpus_per_node, w.gang_gpus, tier);
+        memo.entry(key)
+            .or_insert_with(|| capacity_by_domain(m, w, tier))
+            .clone()
+    };
     for w in m
         .workloads
         .iter()
         .filter(|w| w.kind == WorkloadKind::Training && w.gang_gpus > 0)
     {
-        let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
-            continue;
-        };
         let tier = w.required_tier.unwrap_or(Tier::Cluster);
-        let caps = capacity_by_domain(m, w, tier);
+        let caps = caps_of(w, tier);
         let best = caps.first().map(|c| c.1).unwrap_or(0);
         if best >= w.gang_gpus {
             continue;
         }
+        let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
+            continue;
+        };
         let gpn = w
             .gpus_per_node
             .map(|g| format!(" ({} per node)", g))
@@ -84,12 +94,9 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
                 d = d.with_related(g.span, "gang size");
             }
         }
-        let wider = Tier::ALL.iter().find(|t| {
-            **t > tier
-                && capacity_by_domain(m, w, **t)
-                    .first()
-                    .is_some_and(|c| c.1 >= w.gang_gpus)
-        });
+        let wider = Tier::ALL
+            .iter()
+            .find(|t| **t > tier && caps_of(w, **t).first().is_some_and(|c| c.1 >= w.gang_gpus));
         out.push(d.with_help(match wider {
             Some(t) => format!(
                 "the gang fits inside one {}: write required=\"{}\" preferred=\"{}\"",

@@ -72,6 +72,22 @@ pub(crate) fn candidate_nodes(m: &Cluster, accepts: impl Fn(&str) -> bool) -> Ve
         .collect()
 }
 
+/// The candidate nodes of workloads, computed once per accepted-model list (thousands of
+/// classes share a handful of lists; each list costs a pass over every GPU).
+#[derive(Default)]
+pub(crate) struct Candidates {
+    seen: std::collections::BTreeMap<Vec<String>, std::rc::Rc<Vec<NodeIdx>>>,
+}
+
+impl Candidates {
+    pub fn of(&mut self, m: &Cluster, w: &crate::model::Workload) -> std::rc::Rc<Vec<NodeIdx>> {
+        self.seen
+            .entry(w.models.clone())
+            .or_insert_with(|| std::rc::Rc::new(candidate_nodes(m, |model| w.accepts(model))))
+            .clone()
+    }
+}
+
 /// Pools whose nodes carry a fixed layout, per pool mode: (pool, layout span, nodes).
 pub(crate) fn layouts_in_pools<'a>(
     m: &'a Cluster,
@@ -97,13 +113,18 @@ pub(crate) fn layouts_in_pools<'a>(
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     let m = cx.model;
     let mig = mig_nodes(m);
+    let mut candidates = Candidates::default();
+    let mut all_mig: std::collections::BTreeMap<Vec<String>, bool> = Default::default();
     for w in m
         .workloads
         .iter()
         .filter(|w| w.kind == WorkloadKind::Training)
     {
-        let nodes = candidate_nodes(m, |model| w.accepts(model));
-        if nodes.is_empty() || !nodes.iter().all(|n| mig.contains_key(n)) {
+        let nodes = candidates.of(m, w);
+        let only_mig = *all_mig
+            .entry(w.models.clone())
+            .or_insert_with(|| !nodes.is_empty() && nodes.iter().all(|n| mig.contains_key(n)));
+        if !only_mig {
             continue;
         }
         let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {

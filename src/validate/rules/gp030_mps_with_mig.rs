@@ -42,13 +42,18 @@ nodes, or leave some nodes out of the MIG pool for MPS.
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     let m = cx.model;
     let mig = super::gp026_training_on_mig::mig_nodes(m);
+    let mut candidates = super::gp026_training_on_mig::Candidates::default();
+    let mut all_mig: std::collections::BTreeMap<Vec<String>, bool> = Default::default();
     for w in m
         .workloads
         .iter()
         .filter(|w| w.isolation.or(w.share) == Some(Isolation::Mps))
     {
-        let nodes = super::gp026_training_on_mig::candidate_nodes(m, |model| w.accepts(model));
-        if nodes.is_empty() || !nodes.iter().all(|n| mig.contains_key(n)) {
+        let nodes = candidates.of(m, w);
+        let only_mig = *all_mig
+            .entry(w.models.clone())
+            .or_insert_with(|| !nodes.is_empty() && nodes.iter().all(|n| mig.contains_key(n)));
+        if !only_mig {
             continue;
         }
         let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {

@@ -35,7 +35,10 @@ pub fn place(m: &Master, by_mode: &ByMode, prev: Option<&Previous>, a: &mut Assi
         if let Some(before) = prev.and_then(|pv| pv.packed.get(&w)) {
             for (n, gs, k) in before {
                 for _ in 0..*k {
-                    if placed >= wl.replicas || !whole.contains(n) || !bins.place_exact(c, w, *n, gs) {
+                    if placed >= wl.replicas
+                        || !whole.contains(n)
+                        || !bins.place_exact(c, w, *n, gs)
+                    {
                         break;
                     }
                     pack::record(a, w, *n, gs.clone(), false);

@@ -30,6 +30,9 @@ fn key(item: Item) -> Key {
     }
 }
 
+/// A share slot: node, GPUs, and whether it is the smaller share.
+type Slot = (NodeIdx, Vec<u32>, bool);
+
 /// One placed instance.
 #[derive(Clone, Debug)]
 struct Placed {
@@ -367,8 +370,7 @@ fn gangs(m: &Master, x: &[f64], placed: &[Placed], prev: Option<&Previous>, a: &
         .enumerate()
         .flat_map(|(gi, g)| g.nodes.iter().map(move |n| (*n, gi)))
         .collect();
-    let mut slots: BTreeMap<(usize, usize, String), Vec<(NodeIdx, Vec<u32>, bool)>> =
-        BTreeMap::new();
+    let mut slots: BTreeMap<(usize, usize, String), Vec<Slot>> = BTreeMap::new();
     for pl in placed {
         if let Item::Share { s, m: mi, partial } = pl.item {
             let gi = group_of[&pl.node];
@@ -460,7 +462,7 @@ fn previous_owner(prev: Option<&Previous>) -> BTreeMap<GangNodes, usize> {
 /// consecutively, full shares then the one partial share per gang). Falls back to
 /// dealing everything when re-forming leaves the rest undealable.
 fn deal(
-    list: &[(NodeIdx, Vec<u32>, bool)],
+    list: &[Slot],
     k: usize,
     full: usize,
     prev: Option<&BTreeMap<GangNodes, usize>>,
@@ -489,7 +491,7 @@ fn deal(
             }
         }
         if !formed.is_empty() {
-            let rest: Vec<(NodeIdx, Vec<u32>, bool)> = list
+            let rest: Vec<Slot> = list
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| !used[*i])
@@ -512,16 +514,12 @@ fn deal(
 /// consecutive gangs, so to distinct ones while it has at most `k`), then gives each
 /// gang one partial share on a node it does not use yet (a matching). Shares beyond
 /// what the gangs need stay free.
-fn round_robin(
-    list: &[(NodeIdx, Vec<u32>, bool)],
-    k: usize,
-    full: usize,
-) -> Option<Vec<GangNodes>> {
+fn round_robin(list: &[Slot], k: usize, full: usize) -> Option<Vec<GangNodes>> {
     if k == 0 {
         return Some(Vec::new());
     }
-    let mut fulls: Vec<&(NodeIdx, Vec<u32>, bool)> = list.iter().filter(|s| !s.2).collect();
-    let mut partial: Vec<&(NodeIdx, Vec<u32>, bool)> = list.iter().filter(|s| s.2).collect();
+    let mut fulls: Vec<&Slot> = list.iter().filter(|s| !s.2).collect();
+    let mut partial: Vec<&Slot> = list.iter().filter(|s| s.2).collect();
     fulls.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
     partial.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
     if fulls.len() < k * full {
