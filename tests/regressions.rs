@@ -179,3 +179,27 @@ fn checker_priority_ignores_quota_optimum_passes_the_checker() {
 fn checker_priority_ignores_quota_ilp_matches_the_oracle() {
     plans_like_the_oracle(CHECKER_QUOTA, SolverKind::Ilp, true).unwrap();
 }
+
+// ------------------------------------------------------------------ unlike replica steps
+
+/// The admission stage stopped within half the smallest replica (0.15 GPUs) although
+/// totals of 0.3- and 1-GPU replicas differ by 0.1.
+#[test]
+fn ilp_unlike_steps_fraction_vs_gang_ilp_matches_the_oracle() {
+    plans_like_the_oracle(
+        "ilp_unlike_steps_fraction_vs_gang.kdl",
+        SolverKind::Ilp,
+        true,
+    )
+    .unwrap();
+}
+
+#[test]
+fn ilp_unlike_steps_mig_vs_fraction_ilp_matches_the_oracle() {
+    plans_like_the_oracle(
+        "ilp_unlike_steps_mig_vs_fraction.kdl",
+        SolverKind::Ilp,
+        true,
+    )
+    .unwrap();
+}

@@ -231,7 +231,7 @@ fn admit_objective(m: &Master, ws: &[usize], lower: Vec<usize>) -> Objective {
         step / (4.0 * (1.0 + lower_total))
     };
     // Guaranteed usage breaks ties: worth less, in total, than a quarter of this level's
-    // smallest replica (it counts every level's usage, so a larger weight would trade
+    // admission resolution (it counts every level's usage, so a larger weight would trade
     // this level's replicas for lower levels' guarantees).
     let guarantees: f64 = c.teams.values().map(|t| t.guarantee as f64).sum();
     Objective::Admit {
@@ -242,13 +242,51 @@ fn admit_objective(m: &Master, ws: &[usize], lower: Vec<usize>) -> Objective {
     }
 }
 
-/// The smallest GPU-equivalent of one replica among these workloads (at most 1).
+/// The resolution of this level's admission: every admitted total is a multiple of it.
+///
+/// Decision (found by the random sweep: 3 x 0.3 GPUs admitted where one 1-GPU gang fits):
+/// the smallest replica is not enough, since totals of unlike replicas (0.3 and 1.0) can
+/// differ by less than either (0.1). The resolution is the greatest common divisor of the
+/// per-replica GPU-equivalents, as fractions with denominators up to 1000 (MIG sevenths
+/// and eighths, percentages, memory fractions); a coefficient with no such fraction
+/// gives a resolution of 1e-6, i.e. an exact stage.
 fn step_of(m: &Master, ws: &[usize]) -> f64 {
-    ws.iter()
+    let coefs: Vec<f64> = ws
+        .iter()
         .flat_map(|w| m.usage(*w, None))
         .map(|(coef, _)| coef)
         .filter(|x| *x > 0.0)
-        .fold(1.0_f64, f64::min)
+        .collect();
+    resolution(&coefs)
+}
+
+/// The greatest common divisor of `coefs` (and 1), see [`step_of`].
+fn resolution(coefs: &[f64]) -> f64 {
+    const FINEST: f64 = 1e-6;
+    fn gcd(a: u128, b: u128) -> u128 {
+        if b == 0 { a } else { gcd(b, a % b) }
+    }
+    // A running fraction num/den, starting at 1.
+    let (mut num, mut den): (u128, u128) = (1, 1);
+    for &c in coefs {
+        let Some((n, d)) = (1..=1000u128).find_map(|d| {
+            let n = c * d as f64;
+            let r = n.round();
+            ((n - r).abs() <= 1e-9 * d as f64 && r >= 1.0).then_some((r as u128, d))
+        }) else {
+            return FINEST;
+        };
+        // gcd(num/den, n/d) = gcd(num*d, n*den) / (den*d)
+        let l = den * d;
+        let g = gcd(num * d, n * den);
+        let k = gcd(g, l);
+        num = g / k;
+        den = l / k;
+        if den > 1_000_000 {
+            return FINEST;
+        }
+    }
+    (num as f64 / den as f64).max(FINEST)
 }
 
 /// GPU-equivalents a workload asks for (its largest per-replica usage times replicas).
@@ -370,7 +408,7 @@ fn stage(
     );
     live.option_f64("mip_rel_gap", gap.max(0.0));
     if let Objective::Admit { ws, .. } = obj {
-        // Admission is exact to half the smallest replica step, whatever the relative
+        // Admission is exact to half its resolution (see `step_of`), whatever the relative
         // gap: a higher-priority replica is never left out within "the gap".
         live.option_f64("mip_rel_gap", 0.0);
         live.option_f64("mip_abs_gap", step_of(m, ws) * 0.5);
@@ -627,4 +665,19 @@ fn price(
     let mut exact = pricing::mip(&shape, items, &vals, &need, 3.0);
     exact.bound = exact.bound.min(lagrangian).max(exact.value);
     exact
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolution;
+
+    #[test]
+    fn resolution_is_the_gcd_of_unlike_replicas() {
+        assert!((resolution(&[0.3, 1.0]) - 0.1).abs() < 1e-12);
+        assert!((resolution(&[2.0 / 7.0, 0.3]) - 1.0 / 70.0).abs() < 1e-12);
+        assert!((resolution(&[1.0, 2.0]) - 1.0).abs() < 1e-12);
+        assert!((resolution(&[]) - 1.0).abs() < 1e-12);
+        assert!((resolution(&[0.25, 0.5]) - 0.25).abs() < 1e-12);
+        assert!((resolution(&[std::f64::consts::PI / 10.0]) - 1e-6).abs() < 1e-12);
+    }
 }
