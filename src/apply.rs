@@ -199,30 +199,42 @@ pub fn next_state(p: &Plan, prior: Option<&Loaded>, out_dir: &str, lineage_seed:
 }
 
 /// Writes `text` to `path` atomically: temporary sibling, fsync, rename, fsync of the
-/// folder.
-pub fn write_file_atomically(path: &Path, text: &str) -> Result<(), Diagnostic> {
+/// folder (created when missing). The one writer of single files: the state, saved
+/// plans (`plan -o`), imports and generated files (`-o FILE`).
+pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    std::fs::create_dir_all(&parent).map_err(|e| io_error("create", &parent, e))?;
+    std::fs::create_dir_all(&parent)?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "state.json".into());
+        .unwrap_or_else(|| "gpuplan".into());
     let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+    // A leftover of a crashed run with the same pid goes; the file is then created new
+    // (never through a link someone put there).
+    let _ = std::fs::remove_file(&tmp);
     let result = (|| {
-        let mut f = File::create(&tmp)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)?;
         sync_dir(&parent);
         Ok(())
     })();
-    result.map_err(|e| {
+    if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
-        io_error("write", path, e)
-    })
+    }
+    result
+}
+
+/// [`write_atomically`], failing with apply's I/O diagnostic.
+pub fn write_file_atomically(path: &Path, text: &str) -> Result<(), Diagnostic> {
+    write_atomically(path, text).map_err(|e| io_error("write", path, e))
 }
 
 fn sync_dir(dir: &Path) {

@@ -1,4 +1,4 @@
-//! Command-line types (clap derive only; no logic).
+//! Command-line types (clap derive) and their value parsers.
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -57,15 +57,8 @@ pub enum Command {
         /// Output format of the plan.
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
-        /// Solver: the ILP, or the greedy first-fit baseline.
-        #[arg(long, value_enum, default_value_t = SolverChoice::Ilp)]
-        solver: SolverChoice,
-        /// Wall-clock budget for the solve: `30s`, `2m`, or plain seconds.
-        #[arg(long, default_value = "30s", value_parser = crate::commands::parse_time_limit)]
-        time_limit: f64,
-        /// Relative MIP gap at which a stage stops: `0.01%`, `1%`, or a fraction.
-        #[arg(long, default_value = "0.01%", value_parser = crate::commands::parse_gap)]
-        gap: f64,
+        #[command(flatten)]
+        solve: SolveArgs,
         /// Save the plan (versioned JSON) to this file, for `gpuplan apply PLAN`.
         #[arg(short = 'o', long = "out", value_name = "PLAN")]
         out: Option<PathBuf>,
@@ -99,15 +92,8 @@ pub enum Command {
         /// Render Slurm syntax for this version instead of the one the KDL names (`22.05`).
         #[arg(long, value_name = "VERSION")]
         slurm_version: Option<String>,
-        /// Solver: the ILP, or the greedy first-fit baseline.
-        #[arg(long, value_enum, default_value_t = SolverChoice::Ilp)]
-        solver: SolverChoice,
-        /// Wall-clock budget for the solve: `30s`, `2m`, or plain seconds.
-        #[arg(long, default_value = "30s", value_parser = crate::commands::parse_time_limit)]
-        time_limit: f64,
-        /// Relative MIP gap at which a stage stops: `0.01%`, `1%`, or a fraction.
-        #[arg(long, default_value = "0.01%", value_parser = crate::commands::parse_gap)]
-        gap: f64,
+        #[command(flatten)]
+        solve: SolveArgs,
     },
     /// Apply a saved plan (`gpuplan apply PLAN`) exactly as reviewed, or plan and apply
     /// in one step (`gpuplan apply PATH...`, asking for confirmation on a terminal):
@@ -182,17 +168,17 @@ pub enum Command {
     Explain { code: Option<String> },
 }
 
-/// Solver options of the commands that plan on the way (`apply PATH...`, `drift`).
+/// Solver options of every command that plans (`plan`, `render`, `apply PATH...`, `drift`).
 #[derive(clap::Args, Debug, Clone)]
 pub struct SolveArgs {
     /// Solver: the ILP, or the greedy first-fit baseline.
     #[arg(long, value_enum, default_value_t = SolverChoice::Ilp)]
     pub solver: SolverChoice,
     /// Wall-clock budget for the solve: `30s`, `2m`, or plain seconds.
-    #[arg(long, default_value = "30s", value_parser = crate::commands::parse_time_limit)]
+    #[arg(long, default_value = "30s", value_parser = parse_time_limit)]
     pub time_limit: f64,
     /// Relative MIP gap at which a stage stops: `0.01%`, `1%`, or a fraction.
-    #[arg(long, default_value = "0.01%", value_parser = crate::commands::parse_gap)]
+    #[arg(long, default_value = "0.01%", value_parser = parse_gap)]
     pub gap: f64,
 }
 
@@ -333,4 +319,31 @@ pub enum ImportKind {
         #[arg(short = 'o', long = "out-dir", value_name = "DIR")]
         out_dir: PathBuf,
     },
+}
+
+/// `30s`, `2m`, `1h30m`, or plain seconds (`45`, `2.5`).
+pub fn parse_time_limit(s: &str) -> Result<f64, String> {
+    if let Ok(v) = s.trim().parse::<f64>() {
+        return if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(format!("`{s}`: the time limit must be a positive duration"))
+        };
+    }
+    let d = crate::units::parse_duration(s)?;
+    if d.0 == 0 {
+        return Err(format!("`{s}`: the time limit must be a positive duration"));
+    }
+    Ok(d.0 as f64)
+}
+
+/// `1%` (a percentage) or `0.01` (a fraction).
+pub fn parse_gap(s: &str) -> Result<f64, String> {
+    if s.trim().ends_with('%') {
+        return crate::units::parse_percent(s);
+    }
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=10.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}` is not a gap (write e.g. `1%` or `0.01`)")),
+    }
 }

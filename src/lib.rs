@@ -46,6 +46,7 @@ pub mod generate;
 pub mod load;
 pub mod model;
 pub mod names;
+pub mod pipeline;
 pub mod placement;
 pub mod plan;
 pub mod render;

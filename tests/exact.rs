@@ -86,7 +86,7 @@ fn a_loose_relaxation_the_search_cannot_close_is_reported_as_a_gap() {
     assert!(bound > 7.0 + 1e-6 && bound <= 13.0 + 1e-6, "{s:?}");
     let gap = s.gap.expect("and a gap");
     assert!(gap > 0.0, "{s:?}");
-    assert_eq!(s.status, "feasible");
+    assert_eq!(s.status, gpuplan::solve::SolveStatus::Feasible);
     assert_eq!(s.levels.len(), 1);
     assert_eq!(s.levels[0].admitted, 7.0);
     assert!(s.levels[0].gap > 0.0);
@@ -95,7 +95,7 @@ fn a_loose_relaxation_the_search_cannot_close_is_reported_as_a_gap() {
     let p = plan(&c, &Options::default());
     assert_eq!(p.solver.objective, 7.0);
     assert_eq!(p.solver.gap, Some(0.0), "{:?}", p.solver);
-    assert_eq!(p.solver.status, "optimal");
+    assert_eq!(p.solver.status, gpuplan::solve::SolveStatus::Optimal);
 }
 
 /// The summary is computed from the placement the user gets: a placement that admits
@@ -112,7 +112,7 @@ fn the_gap_compares_the_bound_with_the_final_placement() {
     assert_eq!(p.solver.objective, 0.0);
     assert_eq!(p.solver.bound, Some(7.0));
     assert_eq!(p.solver.gap, Some(1.0));
-    assert_eq!(p.solver.status, "feasible");
+    assert_eq!(p.solver.status, gpuplan::solve::SolveStatus::Feasible);
     // Greedy proves nothing: no bound, no gap.
     let g = plan(
         &c,
@@ -122,7 +122,7 @@ fn the_gap_compares_the_bound_with_the_final_placement() {
         },
     );
     assert_eq!((g.solver.bound, g.solver.gap), (None, None));
-    assert_eq!(g.solver.status, "heuristic");
+    assert_eq!(g.solver.status, gpuplan::solve::SolveStatus::Heuristic);
 }
 
 /// The reported case: one GPU down on one node; every class fits. `plan` exits 0 and
@@ -169,7 +169,7 @@ fn every_example_reports_bounds_its_placement_respects() {
                 "{dir}: greedy beats the first level's bound"
             );
         }
-        if s.status == "optimal" {
+        if s.status == gpuplan::solve::SolveStatus::Optimal {
             assert_eq!(s.gap, Some(0.0), "{dir}");
         }
     }

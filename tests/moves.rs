@@ -6,9 +6,9 @@
 
 use gpuplan::generate::superpod::{Mix, SuperpodOptions, superpod};
 use gpuplan::model::Cluster;
-use gpuplan::placement::{self, Moves, Placement};
-use gpuplan::solve::previous::{self, Previous};
-use gpuplan::solve::{self, Options};
+use gpuplan::pipeline::{self, Settings};
+use gpuplan::placement::previous::{moves as moved, resolve};
+use gpuplan::placement::{Moves, Placement};
 use gpuplan::source::SourceMap;
 use std::path::PathBuf;
 
@@ -41,32 +41,25 @@ fn example(dir: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Plans as `gpuplan plan` does (previous layouts become current ones), runs the
-/// independent checker, and returns the placement with its moves.
+/// Plans as `gpuplan plan` does after validation ([`pipeline::place`]: the independent
+/// checker included) and returns the placement with its moves.
 fn plan(c: &Cluster, prev: Option<&Placement>) -> Placement {
-    let mut c = c.clone();
-    let pv = prev.map(|p| {
-        let pv = Previous::resolve(&c, p);
-        pv.current_layouts(&mut c);
-        pv
-    });
-    let opts = Options {
-        previous: pv.clone(),
-        ..Options::default()
-    };
-    let (a, info) = solve::run(&c, &opts);
-    let mut p = placement::build(&c, &a, &info);
-    let problems = placement::check(&c, &p);
-    assert!(problems.is_empty(), "checker: {problems:#?}");
-    if let Some(before) = &pv {
-        p.moves = Some(previous::moves(before, &Previous::resolve(&c, &p)));
+    match pipeline::place(c, prev, &Settings::default(), &mut |_| {}) {
+        Ok((p, _)) => {
+            assert_ne!(
+                p.solver.status,
+                gpuplan::solve::SolveStatus::Fallback,
+                "checker failed"
+            );
+            p
+        }
+        Err((d, _)) => panic!("{d:#?}"),
     }
-    p
 }
 
 /// Moves from `before` to `after`, both resolved against `c`.
 fn moves(c: &Cluster, before: &Placement, after: &Placement) -> Moves {
-    previous::moves(&Previous::resolve(c, before), &Previous::resolve(c, after))
+    moved(&resolve(c, before), &resolve(c, after))
 }
 
 /// GPU-equivalents placed per priority level (which classes of one level get in is a

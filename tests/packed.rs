@@ -131,7 +131,7 @@ fn the_checker_rejects_overfull_gpus_and_nodes() {
     p.workloads[half].replicas_placed = 3;
     p.workloads[half].unplaced = vec![placement::Unplaced {
         replicas: 2,
-        reason: "capacity".into(),
+        reason: gpuplan::placement::UnplacedReason::Capacity,
         message: String::new(),
     }];
     let errors = placement::check(&c, &p).join("\n");

@@ -108,7 +108,7 @@ fn every_example_plans_and_passes_the_checker() {
         let p = greedy(&c);
         assert_eq!(placement::check(&c, &p), Vec::<String>::new(), "{e}");
         assert_eq!(p.solver.name, "greedy");
-        assert_eq!(p.solver.status, "heuristic");
+        assert_eq!(p.solver.status, gpuplan::solve::SolveStatus::Heuristic);
     }
 }
 
@@ -253,7 +253,10 @@ training "zzz-high" team="t" priority="high" { gang gpus=32 gpus-per-node=8; }
     assert_eq!(class(&p, "zzz-high").replicas_placed, 1);
     let low = class(&p, "aaa-low");
     assert_eq!(low.replicas_placed, 0);
-    assert_eq!(low.unplaced[0].reason, "capacity");
+    assert_eq!(
+        low.unplaced[0].reason,
+        gpuplan::placement::UnplacedReason::Capacity
+    );
     assert!(
         low.unplaced[0]
             .message
@@ -280,7 +283,10 @@ training "own" team="solo" priority="low" replicas=2 { gang gpus=8 gpus-per-node
     assert!(placement::check(&c, &p).is_empty());
     let w = class(&p, "capped");
     assert_eq!(w.replicas_placed, 1, "the parent's ceiling of 16 holds");
-    assert_eq!(w.unplaced[0].reason, "quota");
+    assert_eq!(
+        w.unplaced[0].reason,
+        gpuplan::placement::UnplacedReason::Quota
+    );
     assert!(
         w.unplaced[0].message.contains("parent `org`"),
         "{}",
@@ -332,7 +338,7 @@ training "pair" team="t" priority="high" { gang gpus=16 gpus-per-node=8; topolog
     let p = greedy(&c);
     assert!(placement::check(&c, &p).is_empty());
     let u = &class(&p, "pair").unplaced[0];
-    assert_eq!(u.reason, "topology");
+    assert_eq!(u.reason, gpuplan::placement::UnplacedReason::Topology);
     assert!(
         u.message.contains(
             "gang `pair` needs 16 GPUs inside one leaf; the largest leaf (`leaf-a`) holds 8"
@@ -496,7 +502,7 @@ training "zzz-high" team="t" priority="high" { gang gpus=32 gpus-per-node=8; }
     high.gpus_placed = 0.0;
     high.unplaced = vec![placement::Unplaced {
         replicas: 1,
-        reason: "capacity".into(),
+        reason: gpuplan::placement::UnplacedReason::Capacity,
         message: String::new(),
     }];
     let low = gang_class(&mut p, "aaa-low");
@@ -693,7 +699,7 @@ fn a_current_layout_that_serves_the_demand_is_kept() {
     assert!(mid.mig_instances.iter().all(|m| m.node == "m-1"), "{mid:?}");
     assert_eq!(p.mig_changes.len(), 2);
     for ch in &p.mig_changes {
-        assert_eq!(ch.action, "keep", "{ch:?}");
+        assert_eq!(ch.action, gpuplan::placement::MigAction::Keep, "{ch:?}");
         assert_eq!(ch.surviving, vec!["3g.40gb"; 2]);
         assert!(ch.destroyed.is_empty() && ch.created.is_empty());
     }
@@ -723,7 +729,9 @@ fn a_current_layout_that_serves_the_demand_is_kept() {
     assert_eq!(mid.replicas_placed, 4);
     assert!(mid.mig_instances.iter().all(|m| m.node == "m-2"), "{mid:?}");
     assert!(
-        g.mig_changes.iter().all(|c| c.action == "keep"),
+        g.mig_changes
+            .iter()
+            .all(|c| c.action == gpuplan::placement::MigAction::Keep),
         "{:?}",
         g.mig_changes
     );
@@ -789,7 +797,7 @@ fn free_gpus_are_laid_out_before_configured_ones_and_partial_matches_survive() {
     let two = FOUR_3G.replace("replicas=4", "replicas=2");
     let p = ilp(&two_h100_nodes("m-1", &format!("{current}\n{two}")));
     assert_eq!(p.mig_changes.len(), 1);
-    assert_eq!(p.mig_changes[0].action, "keep");
+    assert_eq!(p.mig_changes[0].action, gpuplan::placement::MigAction::Keep);
     assert!(class(&p, "mid").mig_instances.iter().all(|m| m.gpu == 1));
     // Both GPUs hold one 3g.40gb and small instances; four 3g.40gb replicas need both
     // changed: each 3g.40gb survives, the rest of the GPU is destroyed and a second
@@ -799,7 +807,11 @@ fn free_gpus_are_laid_out_before_configured_ones_and_partial_matches_survive() {
     assert_eq!(class(&p, "mid").replicas_placed, 4);
     assert_eq!(p.mig_changes.len(), 2);
     for ch in &p.mig_changes {
-        assert_eq!(ch.action, "reconfigure", "{ch:?}");
+        assert_eq!(
+            ch.action,
+            gpuplan::placement::MigAction::Reconfigure,
+            "{ch:?}"
+        );
         assert_eq!(ch.surviving, vec!["3g.40gb"]);
         assert_eq!(ch.destroyed, vec!["2g.20gb", "1g.10gb", "1g.10gb"]);
         assert_eq!(ch.created, vec!["3g.40gb"]);
@@ -807,7 +819,9 @@ fn free_gpus_are_laid_out_before_configured_ones_and_partial_matches_survive() {
     // Two replicas: the 3g.40gb instances already there serve them; nothing changes.
     let p = ilp(&two_h100_nodes("m-1", &format!("{current}\n{two}")));
     assert!(
-        p.mig_changes.iter().all(|c| c.action == "keep"),
+        p.mig_changes
+            .iter()
+            .all(|c| c.action == gpuplan::placement::MigAction::Keep),
         "{:?}",
         p.mig_changes
     );
@@ -824,9 +838,11 @@ training "ft" team="t" priority="p" {
     let p = ilp(&two_h100_nodes("m-1", text));
     assert_eq!(class(&p, "ft").replicas_placed, 1);
     assert!(
-        p.mig_changes.iter().all(|c| c.action == "clear"
-            && c.destroyed == vec!["3g.40gb"; 2]
-            && c.planned.is_empty())
+        p.mig_changes
+            .iter()
+            .all(|c| c.action == gpuplan::placement::MigAction::Clear
+                && c.destroyed == vec!["3g.40gb"; 2]
+                && c.planned.is_empty())
     );
 }
 

@@ -182,7 +182,7 @@ fn the_validator_rejects_drift() {
         cluster: "x".into(),
         solver: placement::SolverSummary {
             name: "greedy".into(),
-            status: "heuristic".into(),
+            status: placement::SolveStatus::Heuristic,
             note: None,
             objective: 0.0,
             bound: None,

@@ -406,7 +406,7 @@ fn every_placement_field_with_odd_values() {
 #[test]
 #[ignore = "long fuzzing run, on demand (docs/fuzzing.md)"]
 fn long_run_readers() {
-    use gpuplan::solve::previous::Previous;
+    use gpuplan::placement::previous::{moves, resolve};
     use proptest::strategy::ValueTree;
     use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
     use std::time::{Duration, Instant};
@@ -474,9 +474,9 @@ fn long_run_readers() {
                             parsed += 1;
                             let _ = gpuplan::placement::check(model, &p);
                             let _ = gpuplan::placement::view::human(&p, model);
-                            let before = Previous::resolve(model, &applied.placement);
-                            let now = Previous::resolve(model, &p);
-                            let _ = gpuplan::solve::previous::moves(&before, &now);
+                            let before = resolve(model, &applied.placement);
+                            let now = resolve(model, &p);
+                            let _ = moves(&before, &now);
                             let _ = gpuplan::plan::disruption::compute(
                                 model,
                                 Some(&applied.placement),

@@ -8,10 +8,11 @@
 #![allow(clippy::result_large_err)]
 
 use super::Output;
-use super::plan::{Planned, inputs_of, make_plan};
+use super::plan::make_plan;
 use crate::apply::{self as ops, WriteOptions};
-use crate::cli::{Format, SolveArgs};
+use crate::cli::SolveArgs;
 use crate::diag::Diagnostic;
+use crate::plan::inputs_of;
 use crate::plan::{self, Plan};
 use crate::source::SourceMap;
 use std::io::{BufRead, IsTerminal, Write};
@@ -32,11 +33,6 @@ pub struct Settings {
     pub auto_approve: bool,
     pub dry_run: bool,
     pub solve: SolveArgs,
-}
-
-fn fail(out: &Output, diags: &[Diagnostic]) -> u8 {
-    out.diagnostics(&SourceMap::new(), diags, Format::Human);
-    1
 }
 
 /// One argument that is a file but not KDL: a saved plan.
@@ -75,25 +71,18 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
     } else {
         match ops::lock(&s.state) {
             Ok(l) => Some(l),
-            Err(d) => return fail(out, &[d]),
+            Err(d) => return out.fail(&[d]),
         }
     };
     let (plan, prior) = match saved_plan_path(&s.paths) {
         Some(path) => match checked_saved_plan(path, &s.state) {
             Ok(x) => x,
-            Err(diags) => return fail(out, &diags),
+            Err(diags) => return out.fail(&diags),
         },
         None => {
-            let Planned {
-                model,
-                placement,
-                plan,
-                prior,
-            } = match make_plan(
+            let (planned, prior) = match make_plan(
                 &s.paths,
-                s.solve.solver,
-                s.solve.time_limit,
-                s.solve.gap,
+                &s.solve,
                 &s.state,
                 &super::plan::PreviousSource::State,
                 out,
@@ -101,13 +90,14 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
                 Ok(p) => p,
                 Err(code) => return code,
             };
+            let (checked, plan) = (&planned.checked, planned.plan);
             out.data(&format!(
                 "{}\n{}",
-                crate::placement::view::human(&placement, &model),
+                crate::placement::view::human(&checked.placement, &checked.model),
                 plan::view::human(&plan, out.color_stdout)
             ));
             if let Err(d) = confirm(s, &plan) {
-                return fail(out, &[d]);
+                return out.fail(&[d]);
             }
             (plan, prior)
         }
@@ -333,14 +323,14 @@ fn apply_plan(s: &Settings, plan: &Plan, prior: Option<&crate::state::Loaded>, o
         return 0;
     }
     if let Err(d) = write_files(&s.out_dir, &files, out) {
-        return fail(out, &[d]);
+        return out.fail(&[d]);
     }
     if let Err(d) = ops::write_file_atomically(&s.state, &crate::state::to_text(&next)) {
         out.status(&format!(
             "the files in {} are new but the state was not updated; apply again",
             s.out_dir.display()
         ));
-        return fail(out, &[d]);
+        return out.fail(&[d]);
     }
     out.status(&format!("Apply complete! Resources: {counts}."));
     out.status(&format!(

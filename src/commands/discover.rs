@@ -34,8 +34,7 @@ fn host_name() -> Option<String> {
 fn fail(out: &Output, e: discover::SourceError) -> u8 {
     let mut d = Diagnostic::error(e.code, e.message);
     d.help = e.help;
-    out.diagnostics(&SourceMap::new(), &[d], Format::Human);
-    1
+    out.fail(&[d])
 }
 
 /// Discovery over any source (the binary passes NVML; tests pass recorded data).

@@ -3,11 +3,11 @@
 //! reports each difference. Exit 0 no drift, 1 error, 2 drift.
 
 use super::Output;
-use super::plan::solve_checked;
+use super::output::Progress;
 use crate::cli::{Format, SolveArgs};
 use crate::diag::Diagnostic;
 use crate::drift::{self, GP926, ObservedNode};
-use crate::source::SourceMap;
+use crate::pipeline::{self, Inputs};
 use std::path::{Path, PathBuf};
 
 pub struct Settings {
@@ -16,11 +16,6 @@ pub struct Settings {
     pub state: PathBuf,
     pub format: Format,
     pub solve: SolveArgs,
-}
-
-fn fail(out: &Output, diags: &[Diagnostic]) -> u8 {
-    out.diagnostics(&SourceMap::new(), diags, Format::Human);
-    1
 }
 
 /// Reads every `*.json` and `*.lgi.txt` file of `dir` (sorted by name).
@@ -90,26 +85,26 @@ fn read_observed(dir: &Path) -> Result<Vec<ObservedNode>, Vec<Diagnostic>> {
 pub fn run(s: &Settings, out: &Output) -> u8 {
     let observed = match read_observed(&s.observed) {
         Ok(o) => o,
-        Err(d) => return fail(out, &d),
+        Err(d) => return out.fail(&d),
     };
     let prior = match crate::apply::read_state(&s.state) {
         Ok(p) => p,
-        Err(d) => return fail(out, &[d]),
+        Err(d) => return out.fail(&[d]),
     };
-    let (_, model, placement) = match solve_checked(
-        &s.paths,
-        s.solve.solver,
-        s.solve.time_limit,
-        s.solve.gap,
-        prior.as_ref().map(|l| &l.state.placement),
-        out,
-    ) {
+    let inputs = Inputs {
+        previous: prior.as_ref().map(|l| &l.state.placement),
+        ..Inputs::load(&s.paths)
+    };
+    let mut progress = Progress::new(out);
+    let checked = match pipeline::check(inputs, &super::settings(&s.solve), &mut |e| {
+        progress.event(e)
+    }) {
         Ok(x) => x,
-        Err(code) => return code,
+        Err(f) => return out.failed(&f),
     };
     let report = drift::compare(
-        &model,
-        &placement.mig_layouts,
+        &checked.model,
+        &checked.placement.mig_layouts,
         prior
             .as_ref()
             .map(|l| l.state.placement.mig_layouts.as_slice()),

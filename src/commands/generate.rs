@@ -29,11 +29,8 @@ pub fn run(what: GenerateKind, out: &Output) -> u8 {
             let (files, stats) = match generate::superpod_with_stats(&opts) {
                 Ok(x) => x,
                 Err(e) => {
-                    return fail(
-                        out,
-                        Diagnostic::error(GP900, format!("cannot generate: {e}"))
-                            .with_help("see `gpuplan generate superpod --help`"),
-                    );
+                    return out.fail(&[Diagnostic::error(GP900, format!("cannot generate: {e}"))
+                        .with_help("see `gpuplan generate superpod --help`")]);
                 }
             };
             let summary = format!(
@@ -70,7 +67,7 @@ pub fn run(what: GenerateKind, out: &Output) -> u8 {
                         ));
                         0
                     }
-                    Err(d) => fail(out, *d),
+                    Err(d) => out.fail(&[*d]),
                 },
             }
         }
@@ -109,16 +106,7 @@ fn write_files(dir: &Path, files: &[(String, String)], force: bool) -> Result<()
     }
     for (name, body) in files {
         let p = dir.join(name);
-        std::fs::write(&p, body).map_err(|e| io("write", &p, e))?;
+        crate::apply::write_atomically(&p, body).map_err(|e| io("write", &p, e))?;
     }
     Ok(())
-}
-
-fn fail(out: &Output, d: Diagnostic) -> u8 {
-    out.diagnostics(
-        &crate::source::SourceMap::new(),
-        &[d],
-        crate::cli::Format::Human,
-    );
-    1
 }

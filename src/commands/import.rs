@@ -203,7 +203,7 @@ pub(super) fn emit(out: &Output, path: Option<&Path>, text: &str) -> u8 {
             out.data(text);
             0
         }
-        Some(p) => match super::plan::write_atomically(p, text) {
+        Some(p) => match crate::apply::write_atomically(p, text) {
             Ok(()) => {
                 out.status(&format!("wrote {}", p.display()));
                 0

@@ -15,14 +15,33 @@ mod render;
 mod show;
 mod validate;
 
+pub use crate::cli::{parse_gap, parse_time_limit};
 pub use output::Output;
-pub use plan::{parse_gap, parse_time_limit};
 
 use crate::cli::{Cli, Command};
 use clap::Parser;
 use std::process::ExitCode;
 
 pub const GP900: &str = "GP900";
+
+/// The pipeline's settings from the solver arguments; HiGHS' log and options from
+/// `GPUPLAN_HIGHS_LOG` and `GPUPLAN_HIGHS_OPTIONS` (the library reads no environment).
+fn settings(a: &crate::cli::SolveArgs) -> crate::pipeline::Settings {
+    crate::pipeline::Settings {
+        solver: match a.solver {
+            crate::cli::SolverChoice::Ilp => crate::solve::SolverKind::Ilp,
+            crate::cli::SolverChoice::Greedy => crate::solve::SolverKind::Greedy,
+        },
+        time_limit: a.time_limit,
+        gap: a.gap,
+        highs: crate::solve::Highs {
+            log: std::env::var_os("GPUPLAN_HIGHS_LOG").is_some(),
+            options: std::env::var("GPUPLAN_HIGHS_OPTIONS")
+                .map(|v| crate::solve::Highs::parse_options(&v))
+                .unwrap_or_default(),
+        },
+    }
+}
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
@@ -47,9 +66,7 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
         Command::Plan {
             paths,
             format,
-            solver,
-            time_limit,
-            gap,
+            solve,
             out: file,
             state,
             detailed_exitcode,
@@ -59,9 +76,7 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
             &plan::Settings {
                 paths,
                 format,
-                solver,
-                time_limit,
-                gap,
+                solve,
                 out: file,
                 state,
                 detailed_exitcode,
@@ -78,18 +93,14 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
             target,
             out_dir,
             slurm_version,
-            solver,
-            time_limit,
-            gap,
+            solve,
         } => render::run(
             &render::Settings {
                 paths,
                 targets: target,
                 out_dir,
                 slurm_version,
-                solver,
-                time_limit,
-                gap,
+                solve,
             },
             out,
         ),

@@ -73,6 +73,21 @@ impl Output {
         }
     }
 
+    /// Prints diagnostics that point into no file (arguments, I/O, saved plans) and
+    /// returns exit code 1: the one way a command fails.
+    pub fn fail(&self, diags: &[Diagnostic]) -> u8 {
+        self.diagnostics(&SourceMap::new(), diags, Format::Human);
+        1
+    }
+
+    /// Prints a pipeline failure (its diagnostics, then why there is no plan); exit 1.
+    pub fn failed(&self, f: &crate::pipeline::Failed) -> u8 {
+        self.diagnostics(&f.sources, &f.diagnostics, Format::Human);
+        self.status(f.stage.message());
+        timings(&f.timings);
+        1
+    }
+
     /// Renders diagnostics: human text to stderr, or a JSON document to stdout.
     pub fn diagnostics(&self, sources: &SourceMap, diags: &[Diagnostic], format: Format) {
         let report = Report::new(sources, diags);
@@ -99,5 +114,54 @@ impl Output {
                 ));
             }
         }
+    }
+}
+
+/// Shows the pipeline's progress: validation warnings as soon as they are known, what
+/// is being planned, a spinner while solving and rendering, a fallback to greedy.
+pub struct Progress<'a> {
+    out: &'a Output,
+    spinner: Option<indicatif::ProgressBar>,
+}
+
+impl<'a> Progress<'a> {
+    pub fn new(out: &'a Output) -> Self {
+        Progress { out, spinner: None }
+    }
+
+    pub fn event(&mut self, e: crate::pipeline::Event<'_>) {
+        use crate::pipeline::Event;
+        match e {
+            Event::Validated { sources, warnings } => {
+                self.out.diagnostics(sources, warnings, Format::Human)
+            }
+            Event::Solving { nodes, classes } => {
+                self.out.status(&format!(
+                    "planning {nodes} nodes, {classes} workload classes"
+                ));
+                self.spinner = self.out.spinner("solving");
+            }
+            Event::Rendering => self.spinner = self.out.spinner("rendering"),
+            Event::Solved | Event::Rendered => {
+                if let Some(pb) = self.spinner.take() {
+                    pb.finish_and_clear();
+                }
+            }
+            Event::FellBack => self
+                .out
+                .status("the ILP placement failed its check; using the greedy placement"),
+        }
+    }
+}
+
+/// Prints phase timings on stderr when `GPUPLAN_TIMINGS` is set (for benchmarks; never
+/// part of the plan, which must stay byte-identical between runs).
+pub fn timings(t: &crate::pipeline::Timings) {
+    if std::env::var_os("GPUPLAN_TIMINGS").is_none() {
+        return;
+    }
+    let mut e = std::io::stderr().lock();
+    for (name, secs) in &t.0 {
+        let _ = writeln!(e, "timing {name:<32} {secs:>9.3} s");
     }
 }

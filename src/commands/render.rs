@@ -8,9 +8,10 @@
 #![allow(clippy::result_large_err)]
 
 use super::Output;
-use super::plan::solve_checked;
-use crate::cli::{Format, RenderTarget, SolverChoice};
+use super::output::{Progress, timings};
+use crate::cli::{Format, RenderTarget, SolveArgs};
 use crate::diag::Diagnostic;
+use crate::pipeline::{self, Inputs};
 use crate::render::{self, Target};
 use std::path::{Path, PathBuf};
 
@@ -22,9 +23,7 @@ pub struct Settings {
     pub targets: Vec<RenderTarget>,
     pub out_dir: PathBuf,
     pub slurm_version: Option<String>,
-    pub solver: SolverChoice,
-    pub time_limit: f64,
-    pub gap: f64,
+    pub solve: SolveArgs,
 }
 
 fn targets(sel: &[RenderTarget]) -> Vec<Target> {
@@ -49,40 +48,40 @@ fn parse_version(s: &str) -> Option<Vec<u32>> {
     s.split('.').map(|p| p.parse().ok()).collect()
 }
 
-fn fail(out: &Output, d: Diagnostic) -> u8 {
-    out.diagnostics(&crate::source::SourceMap::new(), &[d], Format::Human);
-    1
-}
-
 pub fn run(s: &Settings, out: &Output) -> u8 {
     let slurm_version = match s.slurm_version.as_deref().map(|v| (v, parse_version(v))) {
         None => None,
         Some((_, Some(v))) => Some(v),
         Some((v, None)) => {
-            return fail(
-                out,
+            return out.fail(&[
                 Diagnostic::error(GP911, format!("`{v}` is not a Slurm version"))
                     .with_help("write it as `22.05` or `24.05`"),
-            );
+            ]);
         }
     };
-    let (sources, model, plan) =
-        match solve_checked(&s.paths, s.solver, s.time_limit, s.gap, None, out) {
-            Ok(x) => x,
-            Err(code) => return code,
-        };
+    let mut progress = Progress::new(out);
+    let checked = match pipeline::check(
+        Inputs::load(&s.paths),
+        &super::settings(&s.solve),
+        &mut |e| progress.event(e),
+    ) {
+        Ok(x) => x,
+        Err(f) => return out.failed(&f),
+    };
+    timings(&checked.timings);
+    let (sources, model, plan) = (&checked.sources, &checked.model, &checked.placement);
     let opts = render::Options { slurm_version };
-    let rendered = match render::render(&model, &plan, &targets(&s.targets), &opts) {
+    let rendered = match render::render(model, plan, &targets(&s.targets), &opts) {
         Ok(r) => r,
         Err(diags) => {
-            out.diagnostics(&sources, &diags, Format::Human);
+            out.diagnostics(sources, &diags, Format::Human);
             out.status("nothing written: the plan cannot be rendered");
             return 1;
         }
     };
-    out.diagnostics(&sources, &rendered.warnings, Format::Human);
+    out.diagnostics(sources, &rendered.warnings, Format::Human);
     if let Err(e) = write_dir(&s.out_dir, &rendered.files) {
-        return fail(out, e);
+        return out.fail(&[e]);
     }
     out.status(&format!(
         "wrote {} files to {}",

@@ -609,7 +609,6 @@ fn build_policy(spec: &Spec, c: &mut Cluster) {
             profiles: l.profiles.iter().map(|p| p.value.clone()).collect(),
             profile_spans: l.profiles.iter().map(|p| p.span).collect(),
             current: l.current.as_ref().is_some_and(|c| c.value),
-            previous: false,
         });
     }
     let mut seen = std::collections::BTreeSet::new();

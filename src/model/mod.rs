@@ -8,9 +8,14 @@
 
 mod build;
 pub mod capacity;
+mod mig;
+mod pool_mode;
+pub mod sizing;
 pub mod topology;
 
 pub use build::build;
+pub use mig::{CurrentLayouts, current_mig_layouts};
+pub use pool_mode::PoolMode;
 pub use topology::{Tier, Topology};
 
 use crate::catalog::{GpuSpec, MigSpec, NvlinkSpec};
@@ -405,11 +410,6 @@ pub struct MigLayout {
     /// `current=#true`: what the GPUs have now (kept when it serves the plan), not a
     /// fixed layout the planner must use.
     pub current: bool,
-    /// Added from the previous placement (a current layout the files do not declare):
-    /// steers the solver, but the placement's `mig_changes` report covers declared
-    /// layouts only (the plan's disruption section compares with the state).
-    #[serde(skip)]
-    pub previous: bool,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]

@@ -17,14 +17,14 @@
 //! same assignment gives byte-identical JSON.
 
 use super::{
-    FORMAT_VERSION, Gang, GpuLayout, Headroom, LevelSummary, MigChange, MigInstance, NodeGpus,
-    NodePool, Packed, Placement, PoolMode, Share, SolverSummary, Span, StageSummary, Summary,
-    TeamUsage, WorkloadPlacement,
+    FORMAT_VERSION, Gang, GpuLayout, Headroom, LevelSummary, MigAction, MigChange, MigInstance,
+    NodeGpus, NodePool, Packed, Placement, PoolMode, Share, SolverSummary, Span, StageSummary,
+    Summary, TeamUsage, WorkloadPlacement,
 };
+use crate::model::sizing::{self, Usage};
 use crate::model::topology::Vertex;
 use crate::model::{Cluster, NodeIdx, Tier};
-use crate::solve::sizing::{self, Usage};
-use crate::solve::{Assignment, SolveInfo};
+use crate::solve::{Assignment, SolveInfo, SolveStatus};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// GPU-equivalents one class holds on one GPU.
@@ -145,7 +145,7 @@ pub fn solver_summary(
     };
     let bound = (!levels.is_empty()).then(|| round4(levels.iter().map(|l| l.bound).sum()));
     let compaction =
-        (info.name == "ilp" && !info.status.starts_with("fallback")).then(|| StageSummary {
+        (info.name == "ilp" && info.status != SolveStatus::Fallback).then(|| StageSummary {
             objective: round4(info.objective),
             bound: round4(info.bound.min(info.objective)),
             gap: round4(info.gap),
@@ -154,12 +154,15 @@ pub fn solver_summary(
         && compaction
             .as_ref()
             .is_none_or(|s| s.gap <= info.requested_gap.max(1e-4));
-    let status = match info.status.as_str() {
-        "optimal" | "feasible" if info.name == "ilp" => {
-            if proven { "optimal" } else { "feasible" }.to_string()
+    let status = match info.status {
+        SolveStatus::Optimal | SolveStatus::Feasible if info.name == "ilp" => {
+            if proven {
+                SolveStatus::Optimal
+            } else {
+                SolveStatus::Feasible
+            }
         }
-        s if s.starts_with("fallback") => "fallback".to_string(),
-        s => s.to_string(),
+        s => s,
     };
     SolverSummary {
         name: info.name.to_string(),
@@ -609,26 +612,13 @@ fn mig_layouts(c: &Cluster, a: &Assignment) -> Vec<GpuLayout> {
 }
 
 /// The current layout (catalog names, largest first) of every GPU a `current=#true`
-/// layout names; the first such layout wins (two are GP012's error).
+/// layout of the files names: the report covers declared layouts only (the plan's
+/// disruption section compares with the state).
 pub(crate) fn current_layouts(c: &Cluster) -> BTreeMap<(NodeIdx, u32), Vec<&'static str>> {
-    let mut out = BTreeMap::new();
-    for l in c.mig.layouts.iter().filter(|l| l.current && !l.previous) {
-        for &n in &l.nodes {
-            for g in &c.nodes[n].gpus {
-                if !(l.gpus.is_empty() || l.gpus.contains(&g.index)) {
-                    continue;
-                }
-                let Some(model) = c.model_of(g) else { continue };
-                let ps: Option<Vec<&'static crate::catalog::MigProfile>> =
-                    l.profiles.iter().map(|p| model.mig_profile(p)).collect();
-                let Some(mut ps) = ps else { continue };
-                crate::catalog::sort_canonical(&mut ps);
-                out.entry((n, g.index))
-                    .or_insert_with(|| ps.iter().map(|q| q.name).collect());
-            }
-        }
-    }
-    out
+    crate::model::current_mig_layouts(c, &BTreeMap::new())
+        .into_iter()
+        .map(|(k, ps)| (k, ps.iter().map(|q| q.name).collect()))
+        .collect()
 }
 
 /// Multiset difference `a - b` (order of `a` kept).
@@ -656,11 +646,11 @@ fn mig_changes(c: &Cluster, a: &Assignment) -> Vec<MigChange> {
             let created = minus(&planned, &current);
             let surviving = minus(&current, &destroyed);
             let action = if planned.is_empty() {
-                "clear"
+                MigAction::Clear
             } else if destroyed.is_empty() && created.is_empty() {
-                "keep"
+                MigAction::Keep
             } else {
-                "reconfigure"
+                MigAction::Reconfigure
             };
             let m = gpu_model(c, ni, gi);
             let names = |v: &[&str]| -> Vec<String> {
@@ -675,7 +665,7 @@ fn mig_changes(c: &Cluster, a: &Assignment) -> Vec<MigChange> {
                 node: node_name(c, ni),
                 gpu: gi,
                 model: m.map(|m| m.name.clone()).unwrap_or_default(),
-                action: action.to_string(),
+                action,
                 current: names(&current),
                 planned: names(&planned),
                 surviving: names(&surviving),

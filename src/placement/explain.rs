@@ -14,9 +14,9 @@
 use super::Unplaced;
 use super::build::{Record, replica_equivalent};
 use crate::model::capacity::capacity_by_domain;
+use crate::model::sizing::{self, Usage};
 use crate::model::{Cluster, NodeIdx, Tier, Workload};
 use crate::solve::Assignment;
-use crate::solve::sizing::{self, Usage};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Distinct GPUs held per class (workload index -> count).
@@ -119,14 +119,15 @@ pub(crate) fn explain(c: &Cluster, facts: &Facts, wi: usize, placed: u32) -> Vec
     if missing == 0 {
         return Vec::new();
     }
+    use super::UnplacedReason as R;
     let (reason, message) = model_reason(c, w, facts)
-        .map(|m| ("model", m))
-        .or_else(|| topology_reason(c, w).map(|m| ("topology", m)))
-        .or_else(|| quota_reason(c, w, wi, facts).map(|m| ("quota", m)))
-        .unwrap_or_else(|| ("capacity", capacity_reason(c, facts, w, wi, missing)));
+        .map(|m| (R::Model, m))
+        .or_else(|| topology_reason(c, w).map(|m| (R::Topology, m)))
+        .or_else(|| quota_reason(c, w, wi, facts).map(|m| (R::Quota, m)))
+        .unwrap_or_else(|| (R::Capacity, capacity_reason(c, facts, w, wi, missing)));
     vec![Unplaced {
         replicas: missing,
-        reason: reason.to_string(),
+        reason,
         message,
     }]
 }

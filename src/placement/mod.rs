@@ -11,6 +11,7 @@
 mod build;
 pub mod check;
 mod explain;
+pub mod previous;
 pub mod view;
 
 pub use build::build;
@@ -22,54 +23,8 @@ use serde::{Deserialize, Serialize};
 /// Version of the JSON form of a placement (`gpuplan plan --format json`).
 pub const FORMAT_VERSION: &str = "1";
 
-/// What a pool's GPUs are used for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PoolMode {
-    /// Whole GPUs: training gangs and whole-GPU inference.
-    WholeGpu,
-    Mig,
-    TimeSlice,
-    Mps,
-}
-
-impl PoolMode {
-    pub const ALL: [PoolMode; 4] = [
-        PoolMode::WholeGpu,
-        PoolMode::Mig,
-        PoolMode::TimeSlice,
-        PoolMode::Mps,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PoolMode::WholeGpu => "whole-gpu",
-            PoolMode::Mig => "mig",
-            PoolMode::TimeSlice => "time-slice",
-            PoolMode::Mps => "mps",
-        }
-    }
-
-    /// The mode of a shared-GPU class: MPS or time-slicing.
-    pub fn shared(mps: bool) -> PoolMode {
-        if mps {
-            PoolMode::Mps
-        } else {
-            PoolMode::TimeSlice
-        }
-    }
-
-    /// The mode of a `pool` declaration (`training` pools hold whole GPUs).
-    pub fn from_decl(s: &str) -> Option<PoolMode> {
-        Some(match s {
-            "training" | "whole-gpu" => PoolMode::WholeGpu,
-            "mig" => PoolMode::Mig,
-            "time-slice" => PoolMode::TimeSlice,
-            "mps" => PoolMode::Mps,
-            _ => return None,
-        })
-    }
-}
+pub use crate::model::PoolMode;
+pub use crate::solve::SolveStatus;
 
 /// What the solver reports, and what it can prove, about the placement the user gets.
 ///
@@ -85,7 +40,7 @@ pub struct SolverSummary {
     /// `optimal`, `feasible` (a bound not reached: time limit, or columns not enough),
     /// `fallback` (the ILP failed or its placement failed the checker; the greedy
     /// answer is used, see `note`) or `heuristic` (greedy).
-    pub status: String,
+    pub status: SolveStatus,
     /// Why a fallback happened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -194,10 +149,69 @@ pub struct Packed {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Unplaced {
     pub replicas: u32,
-    /// Short machine-readable reason: `capacity`, `topology`, `quota`, `model`, `priority`.
-    pub reason: String,
+    /// Short machine-readable reason.
+    pub reason: UnplacedReason,
     /// The explanation in the user's terms.
     pub message: String,
+}
+
+/// What the plan does to a GPU whose current MIG layout is known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MigAction {
+    /// The same layout.
+    Keep,
+    /// Another layout.
+    Reconfigure,
+    /// No MIG instances planned: the node leaves MIG, or the GPU is down or cordoned.
+    Clear,
+}
+
+impl MigAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MigAction::Keep => "keep",
+            MigAction::Reconfigure => "reconfigure",
+            MigAction::Clear => "clear",
+        }
+    }
+}
+
+impl std::fmt::Display for MigAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why replicas were not placed, in the order the explanation tries them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnplacedReason {
+    /// No GPU of a model the class accepts is usable.
+    Model,
+    /// The topology the class requires exists nowhere (a gang larger than any domain).
+    Topology,
+    /// The team's ceiling or a quota is reached.
+    Quota,
+    /// Not enough free capacity (higher-priority or earlier work holds it).
+    Capacity,
+}
+
+impl UnplacedReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnplacedReason::Model => "model",
+            UnplacedReason::Topology => "topology",
+            UnplacedReason::Quota => "quota",
+            UnplacedReason::Capacity => "capacity",
+        }
+    }
+}
+
+impl std::fmt::Display for UnplacedReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -242,9 +256,7 @@ pub struct MigChange {
     pub node: String,
     pub gpu: u32,
     pub model: String,
-    /// `keep` (same layout), `reconfigure` (another layout) or `clear` (no MIG instances
-    /// planned: the node leaves MIG, or the GPU is down or cordoned).
-    pub action: String,
+    pub action: MigAction,
     /// Profiles now and planned, largest first.
     pub current: Vec<String>,
     pub planned: Vec<String>,

@@ -299,7 +299,11 @@ fn mig_changes(s: &mut String, p: &Placement) {
     if p.mig_changes.is_empty() {
         return;
     }
-    let changed = p.mig_changes.iter().filter(|c| c.action != "keep").count();
+    let changed = p
+        .mig_changes
+        .iter()
+        .filter(|c| c.action != super::MigAction::Keep)
+        .count();
     let _ = writeln!(
         s,
         "\nMIG changes ({} of {} configured GPUs kept)",

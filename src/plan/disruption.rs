@@ -247,7 +247,7 @@ fn admission_losses(c: &Cluster, old: &Placement, new: &Placement) -> Vec<Admiss
             Some(n) => n
                 .unplaced
                 .first()
-                .map_or_else(|| "capacity".to_string(), |u| u.reason.clone()),
+                .map_or_else(|| "capacity".to_string(), |u| u.reason.to_string()),
         };
         out.push(AdmissionLoss {
             workload: w.name.clone(),

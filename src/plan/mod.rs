@@ -172,6 +172,18 @@ pub struct Desired<'a> {
     pub inputs: Vec<InputFile>,
 }
 
+/// The input files as a plan records them (path and digest).
+pub fn inputs_of(sources: &crate::source::SourceMap) -> Vec<InputFile> {
+    sources
+        .files()
+        .iter()
+        .map(|f| InputFile {
+            path: f.path.clone(),
+            sha256: crate::state::sha256(f.text.as_bytes()),
+        })
+        .collect()
+}
+
 /// Compares the desired artifacts and placement with the prior state (if any).
 pub fn build(d: Desired<'_>, prior: Option<&state::Loaded>) -> Plan {
     let artifacts: Artifacts = d

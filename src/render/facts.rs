@@ -16,8 +16,9 @@
 
 use super::{GP910, Options};
 use crate::diag::Diagnostic;
+use crate::model::PoolMode;
 use crate::model::{Cluster, Taint, Tier};
-use crate::placement::{Placement, PoolMode};
+use crate::placement::Placement;
 use crate::spec::{SwitchTier, WorkloadKind};
 use crate::units::compress_names;
 use serde::Serialize;

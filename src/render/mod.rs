@@ -86,6 +86,8 @@ pub type Files = BTreeMap<String, String>;
 pub struct Rendered {
     pub files: Files,
     pub warnings: Vec<Diagnostic>,
+    /// Seconds per phase: the facts, then each target (as data: the caller prints).
+    pub timings: Vec<(String, f64)>,
 }
 
 /// Renders the selected targets. Errors are returned all together.
@@ -95,14 +97,12 @@ pub fn render(
     targets: &[Target],
     opts: &Options,
 ) -> Result<Rendered, Vec<Diagnostic>> {
-    let timings = std::env::var_os("GPUPLAN_TIMINGS").is_some();
     let t0 = std::time::Instant::now();
     let facts = facts::Facts::build(c, plan, opts)?;
-    if timings {
-        eprintln!("timing   render facts {:.3} s", t0.elapsed().as_secs_f64());
-    }
-    let env = environment();
     let mut out = Rendered::default();
+    out.timings
+        .push(("render facts".to_string(), t0.elapsed().as_secs_f64()));
+    let env = environment();
     let mut errors = Vec::new();
     // Targets render concurrently (they only read the facts); results are taken in
     // target order, so the output does not depend on scheduling.
@@ -131,9 +131,7 @@ pub fn render(
             .collect()
     });
     for (t, r, warnings, secs) in results {
-        if timings {
-            eprintln!("timing   render {} {secs:.3} s", t.dir());
-        }
+        out.timings.push((format!("render {}", t.dir()), secs));
         out.warnings.extend(warnings);
         match r {
             Ok(files) => {

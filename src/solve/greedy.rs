@@ -14,11 +14,11 @@
 //! A fixed layout's instance serves only replicas right-sized to exactly its profile, as
 //! a Kubernetes pod under the mixed MIG strategy requests `nvidia.com/mig-<profile>`.
 
-use super::sizing::{self, Usage};
 use super::{Assignment, GangNodes, SolveInfo};
 use crate::catalog::{MigProfile, fits_profiles, sort_canonical};
+use crate::model::PoolMode;
+use crate::model::sizing::{self, Usage};
 use crate::model::{Cluster, NodeIdx, Tier};
-use crate::placement::PoolMode;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Tolerance for comparing GPU-equivalents against integer ceilings.
@@ -118,7 +118,7 @@ pub fn solve(c: &Cluster) -> (Assignment, SolveInfo) {
         a,
         SolveInfo {
             name: "greedy",
-            status: "heuristic".into(),
+            status: super::SolveStatus::Heuristic,
             seconds: start.elapsed().as_secs_f64(),
             stages: 1,
             ..Default::default()
@@ -160,9 +160,9 @@ impl<'c> State<'c> {
             *m = c.pool_of(ni).and_then(|p| PoolMode::from_decl(&p.mode));
         }
         s.fixed_layouts();
-        let fixed: super::ilp::problem::Layouts =
-            s.mig.iter().map(|(k, m)| (*k, m.layout.clone())).collect();
-        s.current = super::ilp::problem::current_layouts(c, &fixed);
+        let fixed: super::Layouts = s.mig.iter().map(|(k, m)| (*k, m.layout.clone())).collect();
+        // The greedy baseline is stateless: no previous placement.
+        s.current = super::keepable_layouts(c, &fixed, &BTreeMap::new());
         for (wi, w) in c.workloads.iter().enumerate() {
             if sizing::usage(w, 1) != Usage::Mig {
                 continue;

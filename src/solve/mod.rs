@@ -8,11 +8,29 @@
 
 pub mod pack;
 pub mod previous;
-pub mod sizing;
 
 use crate::model::NodeIdx;
-use crate::placement::PoolMode;
+use crate::model::PoolMode;
 use std::collections::BTreeMap;
+
+/// MIG layouts per (node, GPU index), profiles largest first.
+pub type Layouts = crate::model::CurrentLayouts;
+
+/// The current layouts a solver may keep: those of [`crate::model::current_mig_layouts`]
+/// on usable GPUs that have no fixed layout, with at least one instance.
+pub fn keepable_layouts(
+    c: &crate::model::Cluster,
+    fixed: &Layouts,
+    previous: &BTreeMap<(NodeIdx, u32), Vec<String>>,
+) -> Layouts {
+    let mut out = crate::model::current_mig_layouts(c, previous);
+    out.retain(|(n, g), ps| {
+        !ps.is_empty()
+            && !fixed.contains_key(&(*n, *g))
+            && c.nodes[*n].usable_gpus().any(|x| x.index == *g)
+    });
+    out
+}
 
 /// Which solver to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +52,28 @@ pub struct Options {
     /// exact (default). Off: column generation only, and only the LP bound is trusted
     /// (for tests of the bound, and to compare the two).
     pub enumerate: bool,
+    /// HiGHS' log and extra options (for diagnosing the solver; none by default).
+    pub highs: Highs,
+}
+
+/// Settings passed to HiGHS as they are: a log on stderr of each integer program, and
+/// `name=value` options (`mip_heuristic_effort=0.3`). The command line reads them from
+/// `GPUPLAN_HIGHS_LOG` and `GPUPLAN_HIGHS_OPTIONS`; the library reads no environment.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Highs {
+    pub log: bool,
+    pub options: Vec<(String, String)>,
+}
+
+impl Highs {
+    /// Parses `name=value,name=value` (entries without `=` are ignored).
+    pub fn parse_options(s: &str) -> Vec<(String, String)> {
+        s.split(',')
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+            .filter(|(k, _)| !k.is_empty())
+            .collect()
+    }
 }
 
 impl Default for Options {
@@ -44,6 +84,7 @@ impl Default for Options {
             gap: 0.0001,
             previous: None,
             enumerate: true,
+            highs: Highs::default(),
         }
     }
 }
@@ -81,11 +122,43 @@ pub struct LevelBound {
     pub bound: f64,
 }
 
+/// How far a solver's answer is proven.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SolveStatus {
+    /// Every level admits its bound and the compaction stage closed its gap.
+    Optimal,
+    /// A bound is not reached (time limit, or the columns were not enough).
+    #[default]
+    Feasible,
+    /// The ILP failed, or its placement failed the checker: the greedy answer, with a note.
+    Fallback,
+    /// The greedy baseline: no bound.
+    Heuristic,
+}
+
+impl SolveStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SolveStatus::Optimal => "optimal",
+            SolveStatus::Feasible => "feasible",
+            SolveStatus::Fallback => "fallback",
+            SolveStatus::Heuristic => "heuristic",
+        }
+    }
+}
+
+impl std::fmt::Display for SolveStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What the solver reports about itself.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SolveInfo {
     pub name: &'static str,
-    pub status: String,
+    pub status: SolveStatus,
     pub objective: f64,
     pub bound: f64,
     pub gap: f64,
@@ -117,7 +190,7 @@ pub fn run(c: &crate::model::Cluster, opts: &Options) -> (Assignment, SolveInfo)
                 // The ILP failed (solver error, no solution in time): keep the greedy answer
                 // and say so in the solver summary.
                 let (a, mut info) = greedy::solve(c);
-                info.status = "fallback".to_string();
+                info.status = SolveStatus::Fallback;
                 info.note = Some(format!(
                     "the ILP failed ({e}); the greedy placement is used"
                 ));

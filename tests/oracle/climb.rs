@@ -8,9 +8,10 @@
 //! the checker alone.
 
 use gpuplan::catalog::{MigProfile, sort_canonical};
+use gpuplan::model::PoolMode;
+use gpuplan::model::sizing::{self, Usage};
 use gpuplan::model::{Cluster, NodeIdx};
-use gpuplan::placement::{self, Placement, PoolMode};
-use gpuplan::solve::sizing::{self, Usage};
+use gpuplan::placement::{self, Placement};
 use gpuplan::solve::{Assignment, SolveInfo};
 use std::collections::BTreeSet;
 
@@ -74,7 +75,7 @@ pub fn climb(
 fn build(c: &Cluster, a: &Assignment) -> Placement {
     let info = SolveInfo {
         name: "climb",
-        status: "heuristic".to_string(),
+        status: gpuplan::solve::SolveStatus::Heuristic,
         ..SolveInfo::default()
     };
     placement::build(c, a, &info)

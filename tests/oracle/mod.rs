@@ -98,7 +98,7 @@ pub fn solve(c: &Cluster) -> Optimum {
 pub fn placement(c: &Cluster, o: &Optimum) -> Placement {
     let info = SolveInfo {
         name: "oracle",
-        status: "optimal".to_string(),
+        status: gpuplan::solve::SolveStatus::Optimal,
         ..SolveInfo::default()
     };
     placement::build(c, &o.assignment, &info)

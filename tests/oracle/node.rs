@@ -11,7 +11,7 @@
 
 use super::problem::{Problem, SingleClass, Use};
 use gpuplan::catalog::{MigProfile, MigSpec, fits_profiles};
-use gpuplan::placement::PoolMode;
+use gpuplan::model::PoolMode;
 use std::collections::{HashMap, HashSet};
 
 /// What one node holds, as a witness.

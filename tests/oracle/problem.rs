@@ -4,9 +4,9 @@
 //! time-slice/MPS, packed) and the team ledger, all in integer units of GPU-equivalents.
 
 use gpuplan::catalog::{MigProfile, MigSpec};
+use gpuplan::model::PoolMode;
+use gpuplan::model::sizing;
 use gpuplan::model::{Cluster, Isolation, NodeIdx, Tier, Workload};
-use gpuplan::placement::PoolMode;
-use gpuplan::solve::sizing;
 use gpuplan::spec::WorkloadKind;
 use std::collections::BTreeMap;
 

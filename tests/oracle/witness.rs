@@ -6,7 +6,7 @@ use super::node::{Config, Layout};
 use super::problem::{Problem, Use};
 use super::search::Choice;
 use gpuplan::catalog::{MigProfile, sort_canonical};
-use gpuplan::placement::PoolMode;
+use gpuplan::model::PoolMode;
 use gpuplan::solve::Assignment;
 
 pub(super) fn assignment(p: &Problem, choice: &Choice) -> Assignment {

@@ -3,7 +3,8 @@
 //! host memory of every node not exceeded.
 
 use super::Walk;
-use crate::placement::{Placement, PoolMode};
+use crate::model::PoolMode;
+use crate::placement::Placement;
 use std::collections::BTreeMap;
 
 /// Marks GPUs holding fractional replicas in [`Walk::owner`].

@@ -3,8 +3,9 @@
 //! that fits it) and the summary totals.
 
 use super::{EPS, Kind, Walk, gang_shape, kind};
+use crate::model::PoolMode;
 use crate::model::{NodeIdx, Tier};
-use crate::placement::{Placement, PoolMode};
+use crate::placement::Placement;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// GPU-equivalents charged per team (its whole subtree) and per (team, quota index).
@@ -73,7 +74,11 @@ pub(super) fn check_priority(k: &mut Walk, p: &Placement) {
     let classes: Vec<&crate::model::Workload> = p
         .workloads
         .iter()
-        .filter(|wp| wp.unplaced.iter().any(|u| u.reason == "capacity"))
+        .filter(|wp| {
+            wp.unplaced
+                .iter()
+                .any(|u| u.reason == crate::placement::UnplacedReason::Capacity)
+        })
         .filter_map(|wp| c.workloads.iter().find(|w| w.name == wp.name))
         .filter(|w| kind(w) == Kind::Gang && !w.packed())
         .collect();

@@ -13,8 +13,8 @@
 
 use super::master::{KeepKey, Master};
 use super::pattern::Item;
+use crate::model::PoolMode;
 use crate::model::{NodeIdx, Tier};
-use crate::placement::PoolMode;
 use crate::solve::previous::{KEEP_GPU, KEEP_NODE, Previous};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -26,6 +26,8 @@ pub struct Lp {
     pub entries: Vec<Vec<(RowId, f64)>>,
     pub row_lo: Vec<f64>,
     pub row_hi: Vec<f64>,
+    /// HiGHS settings every instance of this program gets.
+    pub highs: crate::solve::Highs,
 }
 
 impl Lp {
@@ -160,7 +162,7 @@ impl Live {
             cols: 0,
             rows: 0,
         };
-        let log = mip && std::env::var_os("GPUPLAN_HIGHS_LOG").is_some();
+        let log = mip && lp.highs.log;
         live.option_bool("output_flag", log);
         live.option_bool("log_to_console", log);
         live.option_int("threads", 1);
@@ -170,21 +172,16 @@ impl Live {
         }
         if mip {
             live.integrality(&lp.integer);
-            if let Ok(extra) = std::env::var("GPUPLAN_HIGHS_OPTIONS") {
-                for kv in extra.split(',').filter(|x| !x.trim().is_empty()) {
-                    let Some((k, v)) = kv.split_once('=') else {
-                        continue;
-                    };
-                    let (k, v) = (k.trim(), v.trim());
-                    if let Ok(i) = v.parse::<i32>() {
-                        live.option_int(k, i);
-                    } else if let Ok(f) = v.parse::<f64>() {
-                        live.option_f64(k, f);
-                    } else if let Ok(b) = v.parse::<bool>() {
-                        live.option_bool(k, b);
-                    } else {
-                        live.option_str(k, v);
-                    }
+            for (k, v) in &lp.highs.options {
+                let (k, v) = (k.as_str(), v.as_str());
+                if let Ok(i) = v.parse::<i32>() {
+                    live.option_int(k, i);
+                } else if let Ok(f) = v.parse::<f64>() {
+                    live.option_f64(k, f);
+                } else if let Ok(b) = v.parse::<bool>() {
+                    live.option_bool(k, b);
+                } else {
+                    live.option_str(k, v);
                 }
             }
         }

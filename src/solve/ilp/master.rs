@@ -26,7 +26,7 @@ use super::pattern::{self, Item, Need, NodeShape, Pattern};
 use super::problem::{Problem, group_fits};
 use crate::catalog::MigProfile;
 use crate::model::Cluster;
-use crate::placement::PoolMode;
+use crate::model::PoolMode;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 const INF: f64 = f64::INFINITY;

@@ -24,7 +24,7 @@ pub mod problem;
 mod relax;
 mod seed;
 
-use super::{Assignment, LevelBound, Options, SolveInfo};
+use super::{Assignment, LevelBound, Options, SolveInfo, SolveStatus};
 use crate::model::Cluster;
 use lp::{Live, Status};
 use master::{Master, Objective};
@@ -61,10 +61,16 @@ struct StageOut {
 /// Solves the placement; `Err` when HiGHS fails (the caller falls back to greedy).
 pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), String> {
     let start = Instant::now();
-    let p = Problem::build(c);
+    let no_layouts = std::collections::BTreeMap::new();
+    let previous_layouts = opts
+        .previous
+        .as_ref()
+        .map_or(&no_layouts, |pv| &pv.mig_layouts);
+    let p = Problem::build(c, previous_layouts);
     let mut phases = vec![("aggregate".to_string(), start.elapsed().as_secs_f64())];
     let t = Instant::now();
     let mut m = Master::new(c, &p);
+    m.lp.highs = opts.highs.clone();
     let seed_obj = Objective::Compact;
     let mut complete = vec![false; p.groups.len()];
     let mut budget = ENUMERATE_TOTAL;
@@ -94,7 +100,7 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
     let mut x: Option<Vec<f64>> = seeded;
     let mut level_bounds: Vec<LevelBound> = Vec::new();
     let mut solved_stages = 0;
-    let mut worst = "optimal";
+    let mut worst = SolveStatus::Optimal;
     for (i, level) in levels.iter().enumerate() {
         let ws: Vec<usize> = (0..c.workloads.len())
             .filter(|w| priority_value(c, &c.workloads[*w]) == *level)
@@ -145,7 +151,7 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
         // bounds admission. No level admits more than it asks for.
         let bound = (-st.bound).min(demand).max(achieved);
         if st.status != Status::Optimal || bound > achieved + step_of(&m, &ws) * 0.5 {
-            worst = "feasible";
+            worst = SolveStatus::Feasible;
         }
         level_bounds.push(LevelBound {
             priority: *level,
@@ -186,14 +192,14 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
     phases.push(("compaction mip".to_string(), st.mip_s));
     let gap = relative_gap(st.objective, st.bound);
     if st.status != Status::Optimal && gap > opts.gap {
-        worst = "feasible";
+        worst = SolveStatus::Feasible;
     }
     let t = Instant::now();
     let assignment = extract::assignment(&m, &st.x, opts.previous.as_ref());
     phases.push(("extract".to_string(), t.elapsed().as_secs_f64()));
     let info = SolveInfo {
         name: "ilp",
-        status: worst.to_string(),
+        status: worst,
         objective: st.objective,
         bound: st.bound,
         gap,

@@ -7,9 +7,9 @@
 
 use super::pattern::NodeShape;
 use crate::catalog::MigProfile;
+use crate::model::PoolMode;
+use crate::model::sizing::{self, Usage};
 use crate::model::{Cluster, NodeIdx, Tier};
-use crate::placement::PoolMode;
-use crate::solve::sizing::{self, Usage};
 use std::collections::BTreeMap;
 
 /// Gang shapes are keyed by (gang GPUs, GPUs per node, modes, acceptable models, the
@@ -31,7 +31,7 @@ type GroupKey = (
 );
 
 /// MIG layouts per (node, GPU).
-pub type Layouts = BTreeMap<(NodeIdx, u32), Vec<&'static MigProfile>>;
+pub use crate::solve::Layouts;
 
 #[derive(Clone, Debug)]
 pub struct Group {
@@ -101,9 +101,11 @@ pub struct Problem {
 }
 
 impl Problem {
-    pub fn build(c: &Cluster) -> Problem {
+    /// `previous`: the previous placement's MIG layouts (see
+    /// [`crate::model::current_mig_layouts`]).
+    pub fn build(c: &Cluster, previous: &BTreeMap<(NodeIdx, u32), Vec<String>>) -> Problem {
         let fixed_layouts = fixed_layouts(c);
-        let current_layouts = current_layouts(c, &fixed_layouts);
+        let current_layouts = crate::solve::keepable_layouts(c, &fixed_layouts, previous);
         let groups = groups(c, &fixed_layouts, &current_layouts);
         let mut p = Problem {
             groups,
@@ -309,34 +311,6 @@ pub fn group_fits(g: &Group, mode: &Mode, gpus: u32, per_node: u32) -> bool {
         (Tier::Nvlink, false) => g.domain.contains_key(&Tier::Nvlink),
         _ => true,
     }
-}
-
-/// The valid `current=#true` layouts of usable MIG GPUs that have no fixed layout (a
-/// layout that cannot exist on the GPU is GP013's error and is ignored here).
-pub fn current_layouts(c: &Cluster, fixed: &Layouts) -> Layouts {
-    let mut out = BTreeMap::new();
-    for l in c.mig.layouts.iter().filter(|l| l.current) {
-        for &n in &l.nodes {
-            for g in c.nodes[n].usable_gpus() {
-                if !(l.gpus.is_empty() || l.gpus.contains(&g.index))
-                    || fixed.contains_key(&(n, g.index))
-                {
-                    continue;
-                }
-                let Some(model) = c.model_of(g) else { continue };
-                let Some(spec) = model.mig else { continue };
-                let profiles: Option<Vec<&'static MigProfile>> =
-                    l.profiles.iter().map(|p| model.mig_profile(p)).collect();
-                let Some(mut ps) = profiles else { continue };
-                if ps.is_empty() || crate::catalog::fits_profiles(spec, &ps).is_err() {
-                    continue;
-                }
-                crate::catalog::sort_canonical(&mut ps);
-                out.entry((n, g.index)).or_insert(ps);
-            }
-        }
-    }
-    out
 }
 
 fn fixed_layouts(c: &Cluster) -> Layouts {

@@ -8,7 +8,7 @@
 use super::master::{Master, Objective};
 use super::pattern::{self, Item};
 use crate::model::NodeIdx;
-use crate::placement::PoolMode;
+use crate::model::PoolMode;
 use crate::solve::pack::{self, Bins, Policy};
 use std::collections::BTreeMap;
 

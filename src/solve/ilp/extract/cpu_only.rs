@@ -5,7 +5,7 @@
 use super::super::master::Master;
 use super::ByMode;
 use crate::model::NodeIdx;
-use crate::placement::PoolMode;
+use crate::model::PoolMode;
 use crate::solve::Assignment;
 use crate::solve::pack::{self, Bins, Policy};
 use crate::solve::previous::Previous;

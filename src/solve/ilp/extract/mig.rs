@@ -4,7 +4,7 @@ use super::super::master::Master;
 use super::{ByMode, order, val};
 use crate::catalog::MigProfile;
 use crate::model::NodeIdx;
-use crate::placement::PoolMode;
+use crate::model::PoolMode;
 use crate::solve::Assignment;
 use crate::solve::previous::Previous;
 use std::collections::{BTreeMap, BTreeSet};

@@ -16,8 +16,8 @@ mod shared;
 mod whole;
 
 use super::master::Master;
+use crate::model::PoolMode;
 use crate::model::{Cluster, NodeIdx};
-use crate::placement::PoolMode;
 use crate::solve::Assignment;
 use crate::solve::previous::Previous;
 use std::collections::{BTreeMap, BTreeSet};

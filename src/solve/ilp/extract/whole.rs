@@ -11,7 +11,7 @@ use super::super::master::Master;
 use super::super::pattern::{self, Item, Slots};
 use super::{ByMode, order, val};
 use crate::model::NodeIdx;
-use crate::placement::PoolMode;
+use crate::model::PoolMode;
 use crate::solve::previous::Previous;
 use crate::solve::{Assignment, GangNodes};
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,0 +1,342 @@
+//! The planning pipeline as one library operation: validate -> solve -> build the
+//! placement -> check it -> render every target -> compare with the state.
+//!
+//! Commands, tests and benches call the same two functions: [`check`] (through the
+//! checked placement: `render`, `drift`) and [`plan`] (`plan`, `apply PATH...`). Settings
+//! come in as values, phase timings and diagnostics go out as data; nothing here reads
+//! the environment or prints. Progress ([`Event`]) is reported to a callback, so a
+//! command can show warnings and a spinner while the solver runs.
+
+use crate::diag::Diagnostic;
+use crate::model::Cluster;
+use crate::placement::{self, Placement};
+use crate::solve::{self, Highs, Options, SolverKind};
+use crate::source::SourceMap;
+use crate::{plan, render, state, validate};
+use std::time::Instant;
+
+/// GP901: the solver produced a plan that violates an invariant (a bug, never valid).
+pub const GP901: &str = "GP901";
+
+/// How to plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    pub solver: SolverKind,
+    /// Wall-clock budget for the solve, in seconds.
+    pub time_limit: f64,
+    /// Relative gap at which the compaction stage stops (a fraction).
+    pub gap: f64,
+    pub highs: Highs,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        let o = Options::default();
+        Settings {
+            solver: o.solver,
+            time_limit: o.time_limit,
+            gap: o.gap,
+            highs: o.highs,
+        }
+    }
+}
+
+/// Seconds per phase, in order; nested phases (the solver's) are indented by two spaces.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timings(pub Vec<(String, f64)>);
+
+impl Timings {
+    /// Records the time since `since` as `name` and restarts the clock.
+    fn lap(&mut self, name: &str, since: &mut Instant) {
+        self.0
+            .push((name.to_string(), since.elapsed().as_secs_f64()));
+        *since = Instant::now();
+    }
+
+    fn nested(&mut self, phases: &[(String, f64)]) {
+        self.0
+            .extend(phases.iter().map(|(n, s)| (format!("  {n}"), *s)));
+    }
+}
+
+/// What the pipeline reports while it runs.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// The configuration is valid; its warnings (also in [`Checked::warnings`]).
+    Validated {
+        sources: &'a SourceMap,
+        warnings: &'a [Diagnostic],
+    },
+    /// The solver starts.
+    Solving { nodes: usize, classes: usize },
+    /// The solver is done.
+    Solved,
+    /// The ILP placement failed the checker; the greedy placement is used instead.
+    FellBack,
+    /// Rendering starts.
+    Rendering,
+    /// Rendering is done.
+    Rendered,
+}
+
+/// What the caller gives the pipeline to read.
+pub struct Inputs<'a> {
+    /// The configuration files.
+    pub sources: SourceMap,
+    /// Diagnostics from loading them (unreadable files, empty folders).
+    pub load_diagnostics: Vec<Diagnostic>,
+    /// The placement to move as little as possible from (a saved plan's, the state's).
+    pub previous: Option<&'a Placement>,
+}
+
+impl Inputs<'_> {
+    /// The `*.kdl` files under `paths` ([`crate::load`]), with no previous placement.
+    pub fn load(paths: &[std::path::PathBuf]) -> Inputs<'static> {
+        let (sources, load_diagnostics) = crate::load::load_paths(paths);
+        Inputs {
+            sources,
+            load_diagnostics,
+            previous: None,
+        }
+    }
+}
+
+/// A valid configuration and a placement that passed the independent checker.
+#[derive(Debug)]
+pub struct Checked {
+    pub sources: SourceMap,
+    pub model: Cluster,
+    /// With the solver's wall time.
+    pub placement: Placement,
+    /// Warnings of loading and validation.
+    pub warnings: Vec<Diagnostic>,
+    pub timings: Timings,
+}
+
+/// Why there is no plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// The configuration has errors.
+    Validate,
+    /// The placement fails its own check (GP901, a bug).
+    Check,
+    /// The placement cannot be rendered.
+    Render,
+}
+
+impl Stage {
+    /// The one-line status a command prints after the diagnostics.
+    pub fn message(self) -> &'static str {
+        match self {
+            Stage::Validate => "no plan: the configuration has errors",
+            Stage::Check => "no plan: the placement fails its own check",
+            Stage::Render => "no plan: the placement cannot be rendered",
+        }
+    }
+}
+
+/// No plan: the diagnostics say why, in the user's files.
+#[derive(Debug)]
+pub struct Failed {
+    pub sources: SourceMap,
+    pub stage: Stage,
+    /// What explains the failure: every diagnostic of loading and validation for
+    /// [`Stage::Validate`]; the checker's or the renderer's errors otherwise (the
+    /// warnings were given in [`Event::Validated`] and are not repeated).
+    pub diagnostics: Vec<Diagnostic>,
+    pub timings: Timings,
+}
+
+/// Validates, solves, builds the placement and verifies it with the independent
+/// checker. A placement of the ILP that fails the checker (a bug) gives way to the
+/// greedy one (`status: fallback`, with a note); GP901 only when that fails too.
+pub fn check(
+    inputs: Inputs<'_>,
+    s: &Settings,
+    on: &mut dyn FnMut(Event<'_>),
+) -> Result<Checked, Box<Failed>> {
+    let mut clock = Instant::now();
+    let mut timings = Timings::default();
+    let Inputs {
+        sources,
+        load_diagnostics: mut diags,
+        previous,
+    } = inputs;
+    let outcome = validate::validate(&sources);
+    timings.lap("validate", &mut clock);
+    diags.extend(outcome.diagnostics);
+    let Some(model) = outcome
+        .model
+        .filter(|_| !diags.iter().any(|d| d.is_error()))
+    else {
+        return Err(Box::new(Failed {
+            sources,
+            stage: Stage::Validate,
+            diagnostics: diags,
+            timings,
+        }));
+    };
+    on(Event::Validated {
+        sources: &sources,
+        warnings: &diags,
+    });
+    match place(&model, previous, s, on) {
+        Ok((placement, t)) => {
+            timings.0.extend(t.0);
+            Ok(Checked {
+                sources,
+                model,
+                placement,
+                warnings: diags,
+                timings,
+            })
+        }
+        Err((diagnostics, t)) => {
+            timings.0.extend(t.0);
+            Err(Box::new(Failed {
+                sources,
+                stage: Stage::Check,
+                diagnostics,
+                timings,
+            }))
+        }
+    }
+}
+
+/// The part of [`check`] after validation, on a valid model: solves, builds the
+/// placement (with its moves when `previous` is given) and verifies it with the
+/// independent checker. A placement of the ILP that fails the checker (a bug) gives way
+/// to the greedy one; GP901 diagnostics when that fails too.
+#[allow(clippy::type_complexity)]
+pub fn place(
+    model: &Cluster,
+    previous: Option<&Placement>,
+    s: &Settings,
+    on: &mut dyn FnMut(Event<'_>),
+) -> Result<(Placement, Timings), (Vec<Diagnostic>, Timings)> {
+    let mut clock = Instant::now();
+    let mut timings = Timings::default();
+    let opts = Options {
+        solver: s.solver,
+        time_limit: s.time_limit,
+        gap: s.gap,
+        previous: previous.map(|pl| placement::previous::resolve(model, pl)),
+        enumerate: true,
+        highs: s.highs.clone(),
+    };
+    on(Event::Solving {
+        nodes: model.nodes.len(),
+        classes: model.workloads.len(),
+    });
+    let (assignment, info) = solve::run(model, &opts);
+    on(Event::Solved);
+    timings.lap("solve", &mut clock);
+    timings.nested(&info.phases);
+    let mut built = placement::build(model, &assignment, &info);
+    if let Some(before) = &opts.previous {
+        let now = placement::previous::resolve(model, &built);
+        built.moves = Some(placement::previous::moves(before, &now));
+    }
+    timings.lap("build placement", &mut clock);
+    let problems = placement::check(model, &built);
+    timings.lap("check", &mut clock);
+    if problems.is_empty() {
+        return Ok((built, timings));
+    }
+    if opts.solver == SolverKind::Ilp {
+        if let Some(fallback) = greedy_fallback(model, &problems) {
+            on(Event::FellBack);
+            timings.lap("greedy fallback", &mut clock);
+            return Ok((fallback, timings));
+        }
+    }
+    let diagnostics = problems
+        .iter()
+        .map(|p| {
+            Diagnostic::error(GP901, format!("the plan fails its own check: {p}")).with_help(
+                "this is a bug in gpuplan; please report it with the input files (`--solver greedy` may still plan)",
+            )
+        })
+        .collect();
+    Err((diagnostics, timings))
+}
+
+/// Never refuse a feasible instance: when the ILP's placement fails the checker (a bug),
+/// the greedy placement, if it passes, with a note saying why.
+fn greedy_fallback(model: &Cluster, problems: &[String]) -> Option<Placement> {
+    let (a, mut info) = solve::greedy::solve(model);
+    info.status = solve::SolveStatus::Fallback;
+    info.note = Some(format!(
+        "the ILP placement failed the checker ({} problem(s), first: {}); the greedy placement is used",
+        problems.len(),
+        problems[0]
+    ));
+    let fallback = placement::build(model, &a, &info);
+    placement::check(model, &fallback)
+        .is_empty()
+        .then_some(fallback)
+}
+
+/// A plan: the checked placement, every target rendered, the comparison with the state.
+#[derive(Debug)]
+pub struct Planned {
+    pub checked: Checked,
+    /// Warnings of rendering (after [`Checked::warnings`]).
+    pub render_warnings: Vec<Diagnostic>,
+    pub plan: plan::Plan,
+    /// The whole run's phases ([`Checked::timings`] included).
+    pub timings: Timings,
+}
+
+/// [`check`], then renders every target and compares the artifacts and the placement
+/// with `prior` (the state the last apply wrote). `arguments`: the paths as the user gave
+/// them, recorded in the plan.
+pub fn plan(
+    inputs: Inputs<'_>,
+    arguments: Vec<String>,
+    prior: Option<&state::Loaded>,
+    s: &Settings,
+    on: &mut dyn FnMut(Event<'_>),
+) -> Result<Planned, Box<Failed>> {
+    let checked = check(inputs, s, on)?;
+    let mut timings = checked.timings.clone();
+    let mut clock = Instant::now();
+    on(Event::Rendering);
+    let rendered = render::render(
+        &checked.model,
+        &checked.placement,
+        &render::Target::ALL,
+        &render::Options::default(),
+    );
+    on(Event::Rendered);
+    let rendered = match rendered {
+        Ok(r) => r,
+        Err(errors) => {
+            return Err(Box::new(Failed {
+                sources: checked.sources,
+                stage: Stage::Render,
+                diagnostics: errors,
+                timings,
+            }));
+        }
+    };
+    timings.lap("render", &mut clock);
+    timings.nested(&rendered.timings);
+    let plan = plan::build(
+        plan::Desired {
+            model: &checked.model,
+            placement: &checked.placement,
+            files: &rendered.files,
+            arguments,
+            inputs: plan::inputs_of(&checked.sources),
+        },
+        prior,
+    );
+    timings.lap("compare with state", &mut clock);
+    Ok(Planned {
+        checked,
+        render_warnings: rendered.warnings,
+        plan,
+        timings,
+    })
+}
