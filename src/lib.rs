@@ -38,6 +38,7 @@
 pub mod apply;
 pub mod catalog;
 pub mod cli;
+pub mod codes;
 pub mod commands;
 pub mod diag;
 pub mod discover;

@@ -253,9 +253,13 @@ pub fn place(
     let diagnostics = problems
         .iter()
         .map(|p| {
-            Diagnostic::error(GP901, format!("the plan fails its own check: {p}")).with_help(
+            let d = Diagnostic::error(GP901, format!("the plan fails its own check: {p}")).with_help(
                 "this is a bug in gpuplan; please report it with the input files (`--solver greedy` may still plan)",
-            )
+            );
+            match p.span {
+                Some(span) => d.at(span, "the plan breaks an invariant here"),
+                None => d,
+            }
         })
         .collect();
     Err((diagnostics, timings))
@@ -263,7 +267,7 @@ pub fn place(
 
 /// Never refuse a feasible instance: when the ILP's placement fails the checker (a bug),
 /// the greedy placement, if it passes, with a note saying why.
-fn greedy_fallback(model: &Cluster, problems: &[String]) -> Option<Placement> {
+fn greedy_fallback(model: &Cluster, problems: &[placement::Violation]) -> Option<Placement> {
     let (a, mut info) = solve::greedy::solve(model);
     info.status = solve::SolveStatus::Fallback;
     info.note = Some(format!(

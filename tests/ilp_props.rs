@@ -335,7 +335,7 @@ fn checker_counts_gpus_not_distinct_nodes() {
     assert_eq!(p.workloads[0].replicas_placed, 0);
     assert_eq!(
         placement::check(&c, &p),
-        Vec::<String>::new(),
+        Vec::<gpuplan::placement::Violation>::new(),
         "{}",
         describe(&p)
     );
@@ -352,7 +352,10 @@ fn ilp_places_a_gang_over_two_node_classes() {
     let c = one(&text).unwrap();
     let p = plan(&c, SolverKind::Ilp);
     assert_eq!(p.workloads[0].replicas_placed, 1, "{}", describe(&p));
-    assert_eq!(placement::check(&c, &p), Vec::<String>::new());
+    assert_eq!(
+        placement::check(&c, &p),
+        Vec::<gpuplan::placement::Violation>::new()
+    );
 }
 
 // ------------------------------------------------------------------ 1b. the oracle by hand

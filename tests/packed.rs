@@ -134,8 +134,15 @@ fn the_checker_rejects_overfull_gpus_and_nodes() {
         reason: gpuplan::placement::UnplacedReason::Capacity,
         message: String::new(),
     }];
-    let errors = placement::check(&c, &p).join("\n");
-    assert!(errors.contains("150% in fractional replicas"), "{errors}");
+    // Typed violations: the packed-capacity invariant, about the node's declaration.
+    let node_span = |name: &str| Some(c.nodes[c.node_index[name]].span);
+    let v = placement::check(&c, &p);
+    assert!(
+        v.iter().any(|x| x.invariant == placement::Invariant::Packed
+            && x.span == node_span(&e.node)
+            && x.message.contains("150%")),
+        "{v:#?}"
+    );
     // Five CPU-only replicas (40 cores) on one 16-core node.
     let mut p = good.clone();
     let cpu = p.workloads.iter().position(|w| w.name == "a-cpu").unwrap();
@@ -146,8 +153,12 @@ fn the_checker_rejects_overfull_gpus_and_nodes() {
     }];
     p.workloads[cpu].replicas_placed = 4;
     p.workloads[cpu].unplaced.clear();
-    let errors = placement::check(&c, &p).join("\n");
-    assert!(errors.contains("request"), "{errors}");
+    let v = placement::check(&c, &p);
+    assert!(
+        v.iter()
+            .any(|x| x.invariant == placement::Invariant::Packed && x.span == node_span("n-1")),
+        "{v:#?}"
+    );
 }
 
 #[test]

@@ -3,9 +3,9 @@
 //! the checker rejects hand-broken placements; greedy behaviour on tiny clusters.
 
 use gpuplan::model::Cluster;
-use gpuplan::placement::{self, Gang, NodeGpus, Placement};
+use gpuplan::placement::{self, Gang, Invariant, NodeGpus, Placement};
 use gpuplan::solve::{self, Options, SolverKind};
-use gpuplan::source::SourceMap;
+use gpuplan::source::{SourceMap, Span};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Command;
@@ -106,7 +106,11 @@ fn every_example_plans_and_passes_the_checker() {
         }
         let c = load_dir(&e);
         let p = greedy(&c);
-        assert_eq!(placement::check(&c, &p), Vec::<String>::new(), "{e}");
+        assert_eq!(
+            placement::check(&c, &p),
+            Vec::<gpuplan::placement::Violation>::new(),
+            "{e}"
+        );
         assert_eq!(p.solver.name, "greedy");
         assert_eq!(p.solver.status, gpuplan::solve::SolveStatus::Heuristic);
     }
@@ -385,12 +389,24 @@ inference "tiny-model" team="t" priority="p" replicas=8 {
 
 // ---------------------------------------------------------------- broken placements
 
-fn assert_rejects(c: &Cluster, p: &Placement, needle: &str) {
+/// The checker reports a violation of `invariant` about the declaration at `span`.
+fn assert_rejects(c: &Cluster, p: &Placement, invariant: Invariant, span: Option<Span>) {
     let errors = placement::check(c, p);
     assert!(
-        errors.iter().any(|e| e.contains(needle)),
-        "expected an error containing {needle:?}, got {errors:#?}"
+        errors
+            .iter()
+            .any(|e| e.invariant == invariant && e.span == span),
+        "expected a {invariant:?} violation at {span:?}, got {errors:#?}"
     );
+}
+
+/// The declaration of a class, node, team or MIG layout, as violations carry it.
+fn class_span(c: &Cluster, name: &str) -> Option<Span> {
+    c.workloads.iter().find(|w| w.name == name).map(|w| w.span)
+}
+
+fn node_span(c: &Cluster, name: &str) -> Option<Span> {
+    c.node_index.get(name).map(|&n| c.nodes[n].span)
 }
 
 fn gang_class<'a>(p: &'a mut Placement, name: &str) -> &'a mut placement::WorkloadPlacement {
@@ -405,8 +421,10 @@ fn checker_rejects_a_gpu_used_twice() {
     let c = load_dir("examples/superpod-h100");
     let mut p = greedy(&c);
     let taken = class(&p, "llm-pretrain-70b").gangs[0].nodes[0].clone();
+    let node = node_span(&c, &taken.node);
     gang_class(&mut p, "eval-harness").gangs[0].nodes = vec![taken];
-    assert_rejects(&c, &p, "is used twice");
+    // A GPU used twice is about the node that holds it.
+    assert_rejects(&c, &p, Invariant::Gpu, node);
 }
 
 #[test]
@@ -424,7 +442,7 @@ training "pair" team="t" priority="low" { gang gpus=16 gpus-per-node=8; topology
         node: "n-3".into(),
         gpus: (0..8).collect(),
     };
-    assert_rejects(&c, &p, "spans 2 leaf domains");
+    assert_rejects(&c, &p, Invariant::Gang, class_span(&c, "pair"));
 }
 
 #[test]
@@ -437,7 +455,7 @@ fn checker_rejects_an_invalid_mig_layout() {
         .find(|l| l.node == "h100-03" && l.gpu >= 4)
         .expect("a right-sized layout on h100-03");
     l.profiles = vec!["4g.40gb".into(), "4g.40gb".into()];
-    assert_rejects(&c, &p, "4g.40gb+4g.40gb does not fit");
+    assert_rejects(&c, &p, Invariant::Mig, node_span(&c, "h100-03"));
 }
 
 #[test]
@@ -459,7 +477,7 @@ training "capped" team="b" priority="low" replicas=2 { gang gpus=8 gpus-per-node
         }],
         span: w.gangs[0].span.clone(),
     });
-    assert_rejects(&c, &p, "above its ceiling of 8");
+    assert_rejects(&c, &p, Invariant::Team, Some(c.teams["b"].span));
 }
 
 #[test]
@@ -467,7 +485,7 @@ fn checker_rejects_a_shared_gpu_above_per_gpu() {
     let c = load_dir("examples/small-lab");
     let mut p = greedy(&c);
     gang_class(&mut p, "notebooks").shares[0].replicas = 5;
-    assert_rejects(&c, &p, "per-gpu is 4");
+    assert_rejects(&c, &p, Invariant::Share, class_span(&c, "notebooks"));
 }
 
 #[test]
@@ -481,8 +499,9 @@ fn checker_rejects_a_broken_fixed_layout_and_wrong_counts() {
         .expect("fixed layout");
     l.profiles = vec!["7g.80gb".into()];
     p.summary.gpus_total += 1;
-    assert_rejects(&c, &p, "fixed `mig layout`");
-    assert_rejects(&c, &p, "gpus_total");
+    let fixed = c.mig.layouts.iter().find(|l| !l.current).map(|l| l.span);
+    assert_rejects(&c, &p, Invariant::Mig, fixed);
+    assert_rejects(&c, &p, Invariant::Summary, None);
 }
 
 #[test]
@@ -517,7 +536,7 @@ training "zzz-high" team="t" priority="high" { gang gpus=32 gpus-per-node=8; }
         }],
         span: Default::default(),
     }];
-    assert_rejects(&c, &p, "higher-priority `zzz-high` left out");
+    assert_rejects(&c, &p, Invariant::Priority, class_span(&c, "zzz-high"));
 }
 
 // ---------------------------------------------------------------- robustness

@@ -1,6 +1,6 @@
 //! `gpuplan generate superpod --gpus N [--mix M] [--seed S] [--classes K] [-o DIR]`
 
-use super::{GP900, Output};
+use super::{GP900, GP904, Output};
 use crate::cli::{GenMix, GenerateKind};
 use crate::diag::Diagnostic;
 use crate::generate::{self, Mix, SuperpodOptions};
@@ -77,7 +77,7 @@ pub fn run(what: GenerateKind, out: &Output) -> u8 {
 fn write_files(dir: &Path, files: &[(String, String)], force: bool) -> Result<(), Box<Diagnostic>> {
     let io = |what: &str, p: &Path, e: std::io::Error| {
         Box::new(Diagnostic::error(
-            GP900,
+            GP904,
             format!("cannot {what} {}: {e}", p.display()),
         ))
     };
@@ -85,7 +85,7 @@ fn write_files(dir: &Path, files: &[(String, String)], force: bool) -> Result<()
         if !dir.is_dir() {
             return Err(Box::new(
                 Diagnostic::error(
-                    GP900,
+                    GP904,
                     format!("{} exists and is not a folder", dir.display()),
                 )
                 .with_help("choose another -o/--out-dir"),
@@ -97,7 +97,7 @@ fn write_files(dir: &Path, files: &[(String, String)], force: bool) -> Result<()
             .is_some();
         if non_empty && !force {
             return Err(Box::new(
-                Diagnostic::error(GP900, format!("{} is not empty", dir.display()))
+                Diagnostic::error(GP904, format!("{} is not empty", dir.display()))
                     .with_help("choose an empty or new folder, or pass --force to overwrite"),
             ));
         }

@@ -22,7 +22,10 @@ use crate::cli::{Cli, Command};
 use clap::Parser;
 use std::process::ExitCode;
 
+/// GP900: an invalid argument (see [`crate::codes`]).
 pub const GP900: &str = "GP900";
+/// GP904: the output folder of `generate` cannot be used.
+pub const GP904: &str = "GP904";
 
 /// The pipeline's settings from the solver arguments; HiGHS' log and options from
 /// `GPUPLAN_HIGHS_LOG` and `GPUPLAN_HIGHS_OPTIONS` (the library reads no environment).

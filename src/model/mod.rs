@@ -20,7 +20,8 @@ pub use topology::{Tier, Topology};
 
 use crate::catalog::{GpuSpec, MigSpec, NvlinkSpec};
 use crate::source::Span;
-use crate::spec::{SwitchTier, WorkloadKind};
+/// Spec vocabulary the layers above the model use (they import it from here).
+pub use crate::spec::{SwitchTier, WorkloadKind};
 use crate::units::{Bandwidth, Bytes, Duration};
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -12,7 +12,7 @@
 //!    classes that hold the GPUs that would fit.
 
 use super::Unplaced;
-use super::build::{Record, replica_equivalent};
+use super::accounting::{self, Record, replica_equivalent};
 use crate::model::capacity::capacity_by_domain;
 use crate::model::sizing::{self, Usage};
 use crate::model::{Cluster, NodeIdx, Tier, Workload};
@@ -39,9 +39,9 @@ pub(crate) struct Facts {
 
 impl Facts {
     pub(crate) fn new(c: &Cluster, a: &Assignment, records: &[Record]) -> Facts {
-        let pools = super::build::pools_of(c, a);
+        let pools = accounting::pools_of(c, a);
         let mut free: BTreeMap<(NodeIdx, String), u32> = BTreeMap::new();
-        for (ni, gi) in super::build::free_whole_gpus(c, a, &pools) {
+        for (ni, gi) in accounting::free_whole_gpus(c, a, &pools) {
             if let Some(m) = model_at(c, ni, gi) {
                 *free.entry((ni, m.to_string())).or_default() += 1;
             }
@@ -295,7 +295,7 @@ fn quota_full_everywhere(c: &Cluster, w: &Workload, need: f64, facts: &Facts) ->
 
 /// `12`, `0.5`, `2.25`: GPU-equivalents without trailing zeros.
 pub(crate) fn fmt_num(x: f64) -> String {
-    let s = format!("{:.2}", super::build::round4(x));
+    let s = format!("{:.2}", accounting::round4(x));
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 

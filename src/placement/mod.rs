@@ -8,6 +8,7 @@
 //! rendered by `views`. Everything is ordered (names, indexes) so that the same input
 //! gives byte-identical JSON.
 
+mod accounting;
 mod build;
 pub mod check;
 mod explain;
@@ -16,7 +17,7 @@ pub mod view;
 
 pub use build::build;
 pub use build::solver_summary;
-pub use check::check;
+pub use check::{Invariant, Violation, check};
 
 use serde::{Deserialize, Serialize};
 

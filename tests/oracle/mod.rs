@@ -105,7 +105,7 @@ pub fn placement(c: &Cluster, o: &Optimum) -> Placement {
 }
 
 /// The independent checker's verdict on a plan (every rule, the priority rule included).
-pub fn check(c: &Cluster, p: &Placement) -> Vec<String> {
+pub fn check(c: &Cluster, p: &Placement) -> Vec<gpuplan::placement::Violation> {
     placement::check(c, p)
 }
 

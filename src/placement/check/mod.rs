@@ -12,8 +12,9 @@
 //! counts and summary totals consistent.
 
 use super::{Placement, PoolMode, WorkloadPlacement};
+use crate::model::WorkloadKind;
 use crate::model::{Cluster, Isolation, NodeIdx, Tier, Workload};
-use crate::spec::WorkloadKind;
+use crate::source::Span;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod packed;
@@ -21,6 +22,50 @@ mod policy;
 use policy::{check_priority, check_summary, check_teams};
 
 pub(super) const EPS: f64 = 1e-6;
+
+/// Which invariant a violation breaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Invariant {
+    /// The placement's classes are the configuration's, once each; counts add up.
+    Classes,
+    /// A GPU exists, is up, on a node that is not cordoned, and is used once.
+    Gpu,
+    /// Gangs: their size, GPUs per node, distinct nodes, one domain of the required tier.
+    Gang,
+    /// Only GPU models the class accepts.
+    Model,
+    /// MIG layouts valid on the model, holding their instances, large enough profiles,
+    /// fixed layouts kept.
+    Mig,
+    /// Shared GPUs within `per-gpu`, one class per GPU.
+    Share,
+    /// Packed replicas within their node's CPU and memory and their GPUs' shares.
+    Packed,
+    /// One mode per node, matching what runs there and its declared pool.
+    Mode,
+    /// Team ceilings and quotas.
+    Team,
+    /// No higher-priority gang left out for capacity lower-priority work holds.
+    Priority,
+    /// Summary totals consistent with the lists.
+    Summary,
+}
+
+/// One violated invariant of a placement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Violation {
+    pub invariant: Invariant,
+    /// The declaration it concerns in the user's files (the class, node, team or MIG
+    /// layout); `None` for the plan as a whole or a name the configuration lacks.
+    pub span: Option<Span>,
+    pub message: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
 
 /// How a class uses GPUs, re-derived from the workload.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -58,7 +103,9 @@ type DomainIndex = (Vec<String>, HashMap<(NodeIdx, u32), usize>);
 /// What the checker learns while walking the placement.
 pub(super) struct Walk<'c> {
     pub(super) c: &'c Cluster,
-    pub(super) errors: Vec<String>,
+    pub(super) errors: Vec<Violation>,
+    /// The declaration being checked (the span violations get by default).
+    pub(super) subject: Option<Span>,
     /// (node, gpu) -> owner description.
     pub(super) owner: BTreeMap<(NodeIdx, u32), String>,
     /// node -> modes of what runs there.
@@ -74,11 +121,12 @@ pub(super) struct Walk<'c> {
     domains: BTreeMap<Tier, DomainIndex>,
 }
 
-/// Every violated invariant, one line each; empty when the placement is sound.
-pub fn check(c: &Cluster, p: &Placement) -> Vec<String> {
+/// Every violated invariant; empty when the placement is sound.
+pub fn check(c: &Cluster, p: &Placement) -> Vec<Violation> {
     let mut k = Walk {
         c,
         errors: Vec::new(),
+        subject: None,
         owner: BTreeMap::new(),
         modes: BTreeMap::new(),
         charges: Vec::new(),
@@ -88,16 +136,21 @@ pub fn check(c: &Cluster, p: &Placement) -> Vec<String> {
     };
     check_classes(&mut k, p);
     for wp in &p.workloads {
+        k.subject = None;
         let Some(w) = c.workloads.iter().find(|w| w.name == wp.name) else {
-            k.errors
-                .push(format!("placement lists unknown class `{}`", wp.name));
+            k.fail(
+                Invariant::Classes,
+                format!("placement lists unknown class `{}`", wp.name),
+            );
             continue;
         };
+        k.subject = Some(w.span);
         check_counts(&mut k, w, wp);
         check_gangs(&mut k, w, wp);
         check_mig(&mut k, w, wp);
         check_shares(&mut k, w, wp);
     }
+    k.subject = None;
     packed::check_packed(&mut k, p);
     check_layouts(&mut k, p);
     check_modes(&mut k, p);
@@ -110,16 +163,35 @@ pub fn check(c: &Cluster, p: &Placement) -> Vec<String> {
 fn check_classes(k: &mut Walk, p: &Placement) {
     for w in &k.c.workloads {
         let n = p.workloads.iter().filter(|x| x.name == w.name).count();
+        k.subject = Some(w.span);
         if n != 1 {
-            k.errors.push(format!(
-                "class `{}` appears {n} times in the placement",
-                w.name
-            ));
+            k.fail(
+                Invariant::Classes,
+                format!("class `{}` appears {n} times in the placement", w.name),
+            );
         }
     }
 }
 
 impl<'c> Walk<'c> {
+    /// Records a violation of `invariant` about the current subject.
+    pub(super) fn fail(&mut self, invariant: Invariant, message: String) {
+        self.errors.push(Violation {
+            invariant,
+            span: self.subject,
+            message,
+        });
+    }
+
+    /// Records a violation about a node's declaration.
+    pub(super) fn fail_node(&mut self, invariant: Invariant, ni: NodeIdx, message: String) {
+        self.errors.push(Violation {
+            invariant,
+            span: self.c.nodes.get(ni).map(|n| n.span),
+            message,
+        });
+    }
+
     /// Indexes the domains of `tier` (once).
     fn domains_at(&mut self, tier: Tier) {
         let c = self.c;
@@ -147,21 +219,24 @@ impl<'c> Walk<'c> {
     fn gpu(&mut self, node: &str, gi: u32, what: &str) -> Option<(NodeIdx, &'c crate::model::Gpu)> {
         let c = self.c;
         let Some(&ni) = c.node_index.get(node) else {
-            self.errors.push(format!("{what}: unknown node `{node}`"));
+            self.fail(Invariant::Gpu, format!("{what}: unknown node `{node}`"));
             return None;
         };
         let n = &c.nodes[ni];
         let Some(g) = n.gpus.iter().find(|g| g.index == gi) else {
-            self.errors
-                .push(format!("{what}: node `{node}` has no GPU {gi}"));
+            self.fail(
+                Invariant::Gpu,
+                format!("{what}: node `{node}` has no GPU {gi}"),
+            );
             return None;
         };
         if n.cordon {
-            self.errors
-                .push(format!("{what}: node `{node}` is cordoned"));
+            self.fail(Invariant::Gpu, format!("{what}: node `{node}` is cordoned"));
         } else if g.down {
-            self.errors
-                .push(format!("{what}: GPU {gi} of `{node}` is down"));
+            self.fail(
+                Invariant::Gpu,
+                format!("{what}: GPU {gi} of `{node}` is down"),
+            );
         }
         Some((ni, g))
     }
@@ -171,10 +246,14 @@ impl<'c> Walk<'c> {
     fn claim(&mut self, ni: NodeIdx, gi: u32, who: String) {
         if let Some(prev) = self.owner.get(&(ni, gi)) {
             if *prev != who {
-                self.errors.push(format!(
-                    "GPU {gi} of `{}` is used twice: by {prev} and by {who}",
-                    self.c.nodes[ni].name
-                ));
+                self.fail_node(
+                    Invariant::Gpu,
+                    ni,
+                    format!(
+                        "GPU {gi} of `{}` is used twice: by {prev} and by {who}",
+                        self.c.nodes[ni].name
+                    ),
+                );
             }
             return;
         }
@@ -204,17 +283,23 @@ fn check_counts(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
         + wp.shares.iter().map(|s| s.replicas).sum::<u32>()
         + wp.packed.iter().map(|s| s.replicas).sum::<u32>();
     if placed != wp.replicas_placed {
-        k.errors.push(format!(
-            "`{}`: replicas_placed is {} but the lists hold {placed}",
-            w.name, wp.replicas_placed
-        ));
+        k.fail(
+            Invariant::Classes,
+            format!(
+                "`{}`: replicas_placed is {} but the lists hold {placed}",
+                w.name, wp.replicas_placed
+            ),
+        );
     }
     let unplaced: u32 = wp.unplaced.iter().map(|u| u.replicas).sum();
     if wp.replicas_requested != w.replicas || placed + unplaced != w.replicas {
-        k.errors.push(format!(
-            "`{}`: {placed} placed + {unplaced} unplaced != {} requested",
-            w.name, w.replicas
-        ));
+        k.fail(
+            Invariant::Classes,
+            format!(
+                "`{}`: {placed} placed + {unplaced} unplaced != {} requested",
+                w.name, w.replicas
+            ),
+        );
     }
 }
 
@@ -223,10 +308,10 @@ fn check_gangs(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
         return;
     }
     if kind(w) != Kind::Gang {
-        k.errors.push(format!(
-            "`{}` is not a whole-GPU class but has gangs",
-            w.name
-        ));
+        k.fail(
+            Invariant::Gang,
+            format!("`{}` is not a whole-GPU class but has gangs", w.name),
+        );
     }
     let c = k.c;
     let tier = w.required_tier.unwrap_or(Tier::Cluster);
@@ -235,8 +320,10 @@ fn check_gangs(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
     for g in &wp.gangs {
         let who = format!("gang {} of `{}`", g.replica, w.name);
         if g.replica >= w.replicas || !replicas.insert(g.replica) {
-            k.errors
-                .push(format!("{who}: replica index repeated or out of range"));
+            k.fail(
+                Invariant::Gang,
+                format!("{who}: replica index repeated or out of range"),
+            );
         }
         let mut total = 0;
         let mut domains = BTreeSet::new();
@@ -244,14 +331,18 @@ fn check_gangs(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
         let mut nodes = BTreeSet::new();
         for ng in &g.nodes {
             if !nodes.insert(ng.node.clone()) {
-                k.errors
-                    .push(format!("{who}: node `{}` listed twice", ng.node));
+                k.fail(
+                    Invariant::Gang,
+                    format!("{who}: node `{}` listed twice", ng.node),
+                );
             }
             let mut per_node_size = None;
             let distinct: BTreeSet<u32> = ng.gpus.iter().copied().collect();
             if distinct.len() != ng.gpus.len() {
-                k.errors
-                    .push(format!("{who}: a GPU of `{}` is listed twice", ng.node));
+                k.fail(
+                    Invariant::Gang,
+                    format!("{who}: a GPU of `{}` is listed twice", ng.node),
+                );
             }
             for &gi in &ng.gpus {
                 let Some((ni, gpu)) = k.gpu(&ng.node, gi, &who) else {
@@ -259,10 +350,13 @@ fn check_gangs(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
                 };
                 let model = gpu.model.clone().unwrap_or_default();
                 if !w.accepts(&model) {
-                    k.errors.push(format!(
-                        "{who}: `{}` GPU {gi} is `{model}`, not an acceptable model",
-                        ng.node
-                    ));
+                    k.fail(
+                        Invariant::Model,
+                        format!(
+                            "{who}: `{}` GPU {gi} is `{model}`, not an acceptable model",
+                            ng.node
+                        ),
+                    );
                 }
                 per_node_size = Some(gang_shape(c, w).1);
                 k.claim(ni, gi, who.clone());
@@ -275,10 +369,13 @@ fn check_gangs(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
             if let Some(per) = per_node_size {
                 let n = ng.gpus.len() as u32;
                 if n > per {
-                    k.errors.push(format!(
-                        "{who}: {n} GPUs on `{}`, the class takes {per} per node",
-                        ng.node
-                    ));
+                    k.fail(
+                        Invariant::Gang,
+                        format!(
+                            "{who}: {n} GPUs on `{}`, the class takes {per} per node",
+                            ng.node
+                        ),
+                    );
                 } else if n < per {
                     short += 1;
                 }
@@ -286,24 +383,29 @@ fn check_gangs(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
         }
         let size = gang_shape(c, w).0;
         if total != size {
-            k.errors.push(format!(
-                "{who}: holds {total} GPUs, the class's gang has {size}"
-            ));
+            k.fail(
+                Invariant::Gang,
+                format!("{who}: holds {total} GPUs, the class's gang has {size}"),
+            );
         }
         // Only the last node of a gang whose size is not a multiple may hold fewer.
         if short > 1 {
-            k.errors.push(format!(
-                "{who}: {short} nodes hold fewer GPUs than gpus-per-node"
-            ));
+            k.fail(
+                Invariant::Gang,
+                format!("{who}: {short} nodes hold fewer GPUs than gpus-per-node"),
+            );
         }
         if domains.len() > 1 {
             let list: Vec<String> = domains.into_iter().collect();
-            k.errors.push(format!(
-                "{who}: spans {} {} domains ({}), must stay inside one",
-                list.len(),
-                tier.as_str(),
-                list.join(", ")
-            ));
+            k.fail(
+                Invariant::Gang,
+                format!(
+                    "{who}: spans {} {} domains ({}), must stay inside one",
+                    list.len(),
+                    tier.as_str(),
+                    list.join(", ")
+                ),
+            );
         }
     }
 }
@@ -313,10 +415,10 @@ fn check_mig(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
         return;
     }
     if kind(w) != Kind::Mig {
-        k.errors.push(format!(
-            "`{}` is not a MIG class but has MIG instances",
-            w.name
-        ));
+        k.fail(
+            Invariant::Mig,
+            format!("`{}` is not a MIG class but has MIG instances", w.name),
+        );
     }
     let c = k.c;
     for m in &wp.mig_instances {
@@ -328,25 +430,33 @@ fn check_mig(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
         k.claim(ni, m.gpu, "a MIG layout".to_string());
         k.mode(ni, PoolMode::Mig);
         if !w.accepts(&model_name) {
-            k.errors
-                .push(format!("{who}: `{model_name}` is not an acceptable model"));
+            k.fail(
+                Invariant::Model,
+                format!("{who}: `{model_name}` is not an acceptable model"),
+            );
         }
         let Some(model) = c.models.get(&model_name) else {
             continue;
         };
         let (Some(spec), Some(prof)) = (model.mig, model.mig_profile(&m.profile)) else {
-            k.errors.push(format!(
-                "{who}: `{}` is not a MIG profile of `{model_name}`",
-                m.profile
-            ));
+            k.fail(
+                Invariant::Mig,
+                format!(
+                    "{who}: `{}` is not a MIG profile of `{model_name}`",
+                    m.profile
+                ),
+            );
             continue;
         };
         if let Some(mem) = w.memory {
             if prof.memory_gib + 1e-9 < mem.gib() {
-                k.errors.push(format!(
-                    "{who}: `{}` has {} GiB, the replica needs {mem}",
-                    m.profile, prof.memory_gib
-                ));
+                k.fail(
+                    Invariant::Mig,
+                    format!(
+                        "{who}: `{}` has {} GiB, the replica needs {mem}",
+                        m.profile, prof.memory_gib
+                    ),
+                );
             }
         }
         let frac = prof.memory_slices as f64 / spec.memory_slices.max(1) as f64;
@@ -360,8 +470,10 @@ fn check_shares(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
         return;
     }
     let Kind::Shared(mode, per_gpu) = kind(w) else {
-        k.errors
-            .push(format!("`{}` is not a shared class but has shares", w.name));
+        k.fail(
+            Invariant::Share,
+            format!("`{}` is not a shared class but has shares", w.name),
+        );
         return;
     };
     for s in &wp.shares {
@@ -371,24 +483,33 @@ fn check_shares(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
         };
         let model = gpu.model.clone().unwrap_or_default();
         if !w.accepts(&model) {
-            k.errors
-                .push(format!("{who}: `{model}` is not an acceptable model"));
+            k.fail(
+                Invariant::Model,
+                format!("{who}: `{model}` is not an acceptable model"),
+            );
         }
         if s.replicas == 0 || s.replicas > per_gpu {
-            k.errors.push(format!(
-                "{who}: GPU {} of `{}` holds {} replicas, per-gpu is {per_gpu}",
-                s.gpu, s.node, s.replicas
-            ));
+            k.fail(
+                Invariant::Share,
+                format!(
+                    "{who}: GPU {} of `{}` holds {} replicas, per-gpu is {per_gpu}",
+                    s.gpu, s.node, s.replicas
+                ),
+            );
         }
         // Claimed per class: a second share entry of any class on this GPU collides.
         let key = format!("shares of `{}` on `{}` GPU {}", w.name, s.node, s.gpu);
         match k.owner.entry((ni, s.gpu)) {
             std::collections::btree_map::Entry::Occupied(prev) => {
                 let prev = prev.get().clone();
-                k.errors.push(format!(
-                    "GPU {} of `{}` is used twice: by {prev} and by {key}",
-                    s.gpu, s.node
-                ));
+                k.fail_node(
+                    Invariant::Gpu,
+                    ni,
+                    format!(
+                        "GPU {} of `{}` is used twice: by {prev} and by {key}",
+                        s.gpu, s.node
+                    ),
+                );
             }
             std::collections::btree_map::Entry::Vacant(e) => {
                 e.insert(key);
@@ -406,6 +527,7 @@ fn check_layouts(k: &mut Walk, p: &Placement) {
     let mut layouts: BTreeMap<(NodeIdx, u32), Vec<&'static str>> = BTreeMap::new();
     for l in &p.mig_layouts {
         let who = format!("MIG layout of `{}` GPU {}", l.node, l.gpu);
+        k.subject = c.node_index.get(&l.node).map(|&n| c.nodes[n].span);
         let Some((ni, gpu)) = k.gpu(&l.node, l.gpu, &who) else {
             continue;
         };
@@ -415,8 +537,10 @@ fn check_layouts(k: &mut Walk, p: &Placement) {
             continue;
         };
         let Some(spec) = model.mig else {
-            k.errors
-                .push(format!("{who}: `{}` is not MIG-capable", model.name));
+            k.fail(
+                Invariant::Mig,
+                format!("{who}: `{}` is not MIG-capable", model.name),
+            );
             continue;
         };
         let names: Option<Vec<&'static str>> = l
@@ -425,18 +549,23 @@ fn check_layouts(k: &mut Walk, p: &Placement) {
             .map(|n| model.mig_profile(n).map(|q| q.name))
             .collect();
         let Some(names) = names else {
-            k.errors
-                .push(format!("{who}: unknown profile in {:?}", l.profiles));
+            k.fail(
+                Invariant::Mig,
+                format!("{who}: unknown profile in {:?}", l.profiles),
+            );
             continue;
         };
         if let Err(e) = crate::catalog::fits(spec, &names) {
-            k.errors
-                .push(format!("{who}: {} does not fit: {e}", names.join("+")));
+            k.fail(
+                Invariant::Mig,
+                format!("{who}: {} does not fit: {e}", names.join("+")),
+            );
         }
         if layouts.insert((ni, l.gpu), names).is_some() {
-            k.errors.push(format!("{who}: listed twice"));
+            k.fail(Invariant::Mig, format!("{who}: listed twice"));
         }
     }
+    k.subject = None;
     check_instances(k, p, &layouts);
     check_fixed(k, &layouts);
 }
@@ -473,10 +602,14 @@ fn check_instances(
                 Some(i) => {
                     left.remove(i);
                 }
-                None => k.errors.push(format!(
-                    "`{}` GPU {}: instance `{name}` is not in the GPU's MIG layout",
-                    c.nodes[key.0].name, key.1
-                )),
+                None => k.fail_node(
+                    Invariant::Mig,
+                    key.0,
+                    format!(
+                        "`{}` GPU {}: instance `{name}` is not in the GPU's MIG layout",
+                        c.nodes[key.0].name, key.1
+                    ),
+                ),
             }
         }
     }
@@ -486,6 +619,7 @@ fn check_instances(
 fn check_fixed(k: &mut Walk, layouts: &BTreeMap<(NodeIdx, u32), Vec<&'static str>>) {
     let c = k.c;
     for l in c.mig.layouts.iter().filter(|l| !l.current) {
+        k.subject = Some(l.span);
         for &ni in &l.nodes {
             let Some(n) = c.nodes.get(ni) else { continue };
             for g in n
@@ -502,17 +636,20 @@ fn check_fixed(k: &mut Walk, layouts: &BTreeMap<(NodeIdx, u32), Vec<&'static str
                 let mut have: Vec<&str> = layouts.get(&(ni, g.index)).cloned().unwrap_or_default();
                 have.sort_unstable();
                 if want != have {
-                    k.errors.push(format!(
-                        "`{}` GPU {}: the fixed `mig layout` {} is not kept (plan has {})",
-                        n.name,
-                        g.index,
-                        want.join("+"),
-                        if have.is_empty() {
-                            "none".to_string()
-                        } else {
-                            have.join("+")
-                        }
-                    ));
+                    k.fail(
+                        Invariant::Mig,
+                        format!(
+                            "`{}` GPU {}: the fixed `mig layout` {} is not kept (plan has {})",
+                            n.name,
+                            g.index,
+                            want.join("+"),
+                            if have.is_empty() {
+                                "none".to_string()
+                            } else {
+                                have.join("+")
+                            }
+                        ),
+                    );
                 }
             }
         }
@@ -521,49 +658,72 @@ fn check_fixed(k: &mut Walk, layouts: &BTreeMap<(NodeIdx, u32), Vec<&'static str
 
 fn check_modes(k: &mut Walk, p: &Placement) {
     let c = k.c;
+    k.subject = None;
     let mut seen = BTreeMap::new();
     for np in &p.pools {
         let Some(&ni) = c.node_index.get(&np.node) else {
-            k.errors.push(format!("pools: unknown node `{}`", np.node));
+            k.fail(
+                Invariant::Mode,
+                format!("pools: unknown node `{}`", np.node),
+            );
             continue;
         };
         if seen.insert(ni, np.mode).is_some() {
-            k.errors
-                .push(format!("pools: node `{}` listed twice", np.node));
+            k.fail_node(
+                Invariant::Mode,
+                ni,
+                format!("pools: node `{}` listed twice", np.node),
+            );
         }
         if let Some(decl) = c.pool_of(ni) {
             if PoolMode::from_decl(&decl.mode).is_some_and(|m| m != np.mode) {
-                k.errors.push(format!(
-                    "node `{}` of pool `{}` (mode {}) is used as {}",
-                    np.node,
-                    decl.name,
-                    decl.mode,
-                    np.mode.as_str()
-                ));
+                k.fail_node(
+                    Invariant::Mode,
+                    ni,
+                    format!(
+                        "node `{}` of pool `{}` (mode {}) is used as {}",
+                        np.node,
+                        decl.name,
+                        decl.mode,
+                        np.mode.as_str()
+                    ),
+                );
             }
         }
     }
     for (ni, n) in c.nodes.iter().enumerate() {
         if !seen.contains_key(&ni) {
-            k.errors
-                .push(format!("pools: node `{}` is missing", n.name));
+            k.fail_node(
+                Invariant::Mode,
+                ni,
+                format!("pools: node `{}` is missing", n.name),
+            );
         }
     }
-    for (ni, modes) in &k.modes {
+    let modes_of = std::mem::take(&mut k.modes);
+    for (ni, modes) in &modes_of {
         let name = &c.nodes[*ni].name;
         if modes.len() > 1 {
             let list: Vec<&str> = modes.iter().map(|m| m.as_str()).collect();
-            k.errors
-                .push(format!("node `{name}` mixes modes: {}", list.join(", ")));
+            k.fail_node(
+                Invariant::Mode,
+                *ni,
+                format!("node `{name}` mixes modes: {}", list.join(", ")),
+            );
         }
         if let (Some(m), Some(pm)) = (modes.iter().next(), seen.get(ni)) {
             if modes.len() == 1 && m != pm {
-                k.errors.push(format!(
-                    "node `{name}` runs {} work but its pool mode is {}",
-                    m.as_str(),
-                    pm.as_str()
-                ));
+                k.fail_node(
+                    Invariant::Mode,
+                    *ni,
+                    format!(
+                        "node `{name}` runs {} work but its pool mode is {}",
+                        m.as_str(),
+                        pm.as_str()
+                    ),
+                );
             }
         }
     }
+    k.modes = modes_of;
 }

@@ -2,7 +2,7 @@
 //! one GPU summing to at most 100% and never on a GPU something else holds, CPU and
 //! host memory of every node not exceeded.
 
-use super::Walk;
+use super::{Invariant, Walk};
 use crate::model::PoolMode;
 use crate::placement::Placement;
 use std::collections::BTreeMap;
@@ -22,25 +22,29 @@ pub(super) fn check_packed(k: &mut Walk, p: &Placement) {
         let Some(w) = c.workloads.iter().find(|w| w.name == wp.name) else {
             continue;
         };
+        k.subject = Some(w.span);
         if !w.packed() {
-            k.errors.push(format!(
-                "`{}` has packed replicas but no `requests` or `fraction`",
-                w.name
-            ));
+            k.fail(
+                Invariant::Packed,
+                format!(
+                    "`{}` has packed replicas but no `requests` or `fraction`",
+                    w.name
+                ),
+            );
             continue;
         }
         let milli = w.packed_gpu_milli();
         for e in &wp.packed {
             let who = format!("packed replicas of `{}` on `{}`", w.name, e.node);
             let Some(&ni) = c.node_index.get(&e.node) else {
-                k.errors.push(format!("{who}: unknown node"));
+                k.fail(Invariant::Packed, format!("{who}: unknown node"));
                 continue;
             };
             if c.nodes[ni].cordon {
-                k.errors.push(format!("{who}: node is cordoned"));
+                k.fail(Invariant::Packed, format!("{who}: node is cordoned"));
             }
             if e.replicas == 0 {
-                k.errors.push(format!("{who}: zero replicas"));
+                k.fail(Invariant::Packed, format!("{who}: zero replicas"));
             }
             *cpu.entry(ni).or_default() += w.cpu_milli * e.replicas as u64;
             *mem.entry(ni).or_default() += w.host_memory.0 * e.replicas as u64;
@@ -50,15 +54,20 @@ pub(super) fn check_packed(k: &mut Walk, p: &Placement) {
                 milli.div_ceil(1000) as usize
             };
             if e.gpus.len() != want {
-                k.errors.push(format!(
-                    "{who}: {} GPU(s) listed, one replica takes {want}",
-                    e.gpus.len()
-                ));
+                k.fail(
+                    Invariant::Packed,
+                    format!(
+                        "{who}: {} GPU(s) listed, one replica takes {want}",
+                        e.gpus.len()
+                    ),
+                );
                 continue;
             }
             if milli >= 1000 && e.replicas != 1 {
-                k.errors
-                    .push(format!("{who}: whole-GPU replicas are listed one by one"));
+                k.fail(
+                    Invariant::Packed,
+                    format!("{who}: whole-GPU replicas are listed one by one"),
+                );
             }
             let mut model = String::new();
             for &g in &e.gpus {
@@ -67,18 +76,21 @@ pub(super) fn check_packed(k: &mut Walk, p: &Placement) {
                 };
                 model = gpu.model.clone().unwrap_or_default();
                 if !w.accepts(&model) {
-                    k.errors
-                        .push(format!("{who}: `{model}` is not an acceptable model"));
+                    k.fail(
+                        Invariant::Model,
+                        format!("{who}: `{model}` is not an acceptable model"),
+                    );
                 }
                 if milli >= 1000 {
                     k.claim(ni, g, format!("a replica of `{}`", w.name));
                     k.allocated.insert((ni, g), 1.0);
                 } else {
                     match k.owner.get(&(ni, g)) {
-                        Some(o) if o != FRACTIONAL => k.errors.push(format!(
-                            "GPU {g} of `{}` is used twice: by {o} and by {who}",
-                            e.node
-                        )),
+                        Some(o) if o != FRACTIONAL => k.fail_node(
+                            Invariant::Gpu,
+                            ni,
+                            format!("GPU {g} of `{}` is used twice: by {o} and by {who}", e.node),
+                        ),
                         Some(_) => {}
                         None => {
                             k.owner.insert((ni, g), FRACTIONAL.to_string());
@@ -96,33 +108,46 @@ pub(super) fn check_packed(k: &mut Walk, p: &Placement) {
             }
         }
     }
+    k.subject = None;
     for ((ni, g), s) in share {
         if s > 1000 {
-            k.errors.push(format!(
-                "GPU {g} of `{}` holds {}% in fractional replicas",
-                c.nodes[ni].name,
-                s as f64 / 10.0
-            ));
+            k.fail_node(
+                Invariant::Packed,
+                ni,
+                format!(
+                    "GPU {g} of `{}` holds {}% in fractional replicas",
+                    c.nodes[ni].name,
+                    s as f64 / 10.0
+                ),
+            );
         }
     }
     for (ni, used) in cpu {
         if let Some(cap) = c.node_cpu_milli(ni).filter(|cap| used > *cap) {
-            k.errors.push(format!(
-                "node `{}`: packed replicas request {} CPU, it has {}",
-                c.nodes[ni].name,
-                used as f64 / 1000.0,
-                cap as f64 / 1000.0
-            ));
+            k.fail_node(
+                Invariant::Packed,
+                ni,
+                format!(
+                    "node `{}`: packed replicas request {} CPU, it has {}",
+                    c.nodes[ni].name,
+                    used as f64 / 1000.0,
+                    cap as f64 / 1000.0
+                ),
+            );
         }
     }
     for (ni, used) in mem {
         if let Some(cap) = c.node_memory(ni).filter(|cap| used > *cap) {
-            k.errors.push(format!(
-                "node `{}`: packed replicas request {} of host memory, it has {}",
-                c.nodes[ni].name,
-                crate::units::Bytes(used),
-                crate::units::Bytes(cap)
-            ));
+            k.fail_node(
+                Invariant::Packed,
+                ni,
+                format!(
+                    "node `{}`: packed replicas request {} of host memory, it has {}",
+                    c.nodes[ni].name,
+                    crate::units::Bytes(used),
+                    crate::units::Bytes(cap)
+                ),
+            );
         }
     }
 }

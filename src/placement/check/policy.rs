@@ -2,7 +2,7 @@
 //! order (no higher-priority gang left out while lower-priority classes hold capacity
 //! that fits it) and the summary totals.
 
-use super::{EPS, Kind, Walk, gang_shape, kind};
+use super::{EPS, Invariant, Kind, Walk, gang_shape, kind};
 use crate::model::PoolMode;
 use crate::model::{NodeIdx, Tier};
 use crate::placement::Placement;
@@ -39,23 +39,30 @@ pub(super) fn check_teams(k: &mut Walk) {
     let c = k.c;
     let Usage { team, quota } = usage(k, i64::MIN);
     for t in c.teams.values() {
+        k.subject = Some(t.span);
         let used = team.get(&t.name).copied().unwrap_or(0.0);
         if used > t.ceiling() as f64 + EPS {
-            k.errors.push(format!(
-                "team `{}` holds {used:.2} GPUs, above its ceiling of {}",
-                t.name,
-                t.ceiling()
-            ));
+            k.fail(
+                Invariant::Team,
+                format!(
+                    "team `{}` holds {used:.2} GPUs, above its ceiling of {}",
+                    t.name,
+                    t.ceiling()
+                ),
+            );
         }
         for (qi, q) in t.quotas.iter().enumerate() {
             let used = quota.get(&(t.name.clone(), qi)).copied().unwrap_or(0.0);
             if used > q.ceiling() as f64 + EPS {
                 let what = q.model.as_deref().or(q.pool.as_deref()).unwrap_or("-");
-                k.errors.push(format!(
-                    "team `{}` holds {used:.2} GPUs of `{what}`, above its quota ceiling of {}",
-                    t.name,
-                    q.ceiling()
-                ));
+                k.fail(
+                    Invariant::Team,
+                    format!(
+                        "team `{}` holds {used:.2} GPUs of `{what}`, above its quota ceiling of {}",
+                        t.name,
+                        q.ceiling()
+                    ),
+                );
             }
         }
     }
@@ -135,6 +142,7 @@ pub(super) fn check_priority(k: &mut Walk, p: &Placement) {
             }
         }
         for w in classes.iter().filter(|w| value(&w.priority) == mine) {
+            k.subject = Some(w.span);
             let tier = w.required_tier.unwrap_or(Tier::Cluster);
             let (size, _) = gang_shape(c, w);
             let accepts = |m: &str| {
@@ -184,7 +192,7 @@ pub(super) fn check_priority(k: &mut Walk, p: &Placement) {
                     .iter()
                     .any(|(per, nodes)| *nodes >= size.max(1).div_ceil(*per))
                 {
-                    k.errors.push(format!(
+                    k.fail(Invariant::Priority, format!(
                         "higher-priority `{}` left out while lower-priority classes hold capacity (it fits in `{}`)",
                         w.name, d.name
                     ));
@@ -197,27 +205,37 @@ pub(super) fn check_priority(k: &mut Walk, p: &Placement) {
 
 pub(super) fn check_summary(k: &mut Walk, p: &Placement) {
     let c = k.c;
+    k.subject = None;
     let total = c.usable_gpu_count() as u32;
     if p.summary.gpus_total != total {
-        k.errors.push(format!(
-            "summary: gpus_total is {}, the cluster has {total} usable GPUs",
-            p.summary.gpus_total
-        ));
+        k.fail(
+            Invariant::Summary,
+            format!(
+                "summary: gpus_total is {}, the cluster has {total} usable GPUs",
+                p.summary.gpus_total
+            ),
+        );
     }
     let alloc: f64 = k.allocated.values().map(|v| v.min(1.0)).sum();
     if (alloc - p.summary.gpus_allocated).abs() > 1e-3 {
-        k.errors.push(format!(
-            "summary: gpus_allocated is {}, the placement holds {alloc:.4}",
-            p.summary.gpus_allocated
-        ));
+        k.fail(
+            Invariant::Summary,
+            format!(
+                "summary: gpus_allocated is {}, the placement holds {alloc:.4}",
+                p.summary.gpus_allocated
+            ),
+        );
     }
     for wp in &p.workloads {
         let held = k.placed.get(&wp.name).copied().unwrap_or(0.0);
         if (held - wp.gpus_placed).abs() > 1e-3 {
-            k.errors.push(format!(
-                "`{}`: gpus_placed is {}, its GPUs add up to {held:.4}",
-                wp.name, wp.gpus_placed
-            ));
+            k.fail(
+                Invariant::Summary,
+                format!(
+                    "`{}`: gpus_placed is {}, its GPUs add up to {held:.4}",
+                    wp.name, wp.gpus_placed
+                ),
+            );
         }
     }
 }

@@ -1,0 +1,245 @@
+//! One registry of every diagnostic code outside the validation rules: discovery and
+//! import (`GP7xx`), planning, rendering, saved plans, the state and apply (`GP9xx`).
+//! The validation rules (`GP0xx`) are documented by their own registry,
+//! [`crate::validate::rules::ALL`]. `gpuplan explain` and docs/codes.md read both;
+//! `tests/codes.rs` fails when the source uses a code neither registry documents, when
+//! a registered code is never used, and when docs/codes.md misses one.
+
+/// A diagnostic code and what it means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Code {
+    pub code: &'static str,
+    /// Which part of gpuplan reports it.
+    pub area: &'static str,
+    /// One line: what went wrong.
+    pub summary: &'static str,
+    /// What to do about it.
+    pub help: &'static str,
+}
+
+const fn code(
+    code: &'static str,
+    area: &'static str,
+    summary: &'static str,
+    help: &'static str,
+) -> Code {
+    Code {
+        code,
+        area,
+        summary,
+        help,
+    }
+}
+
+/// Every code, sorted.
+pub const ALL: &[Code] = &[
+    code(
+        "GP700",
+        "discover",
+        "NVML could not be loaded or initialised (no driver, no `libnvidia-ml.so.1`)",
+        "run on a node with the NVIDIA driver, or import recorded `nvidia-smi` outputs",
+    ),
+    code(
+        "GP701",
+        "discover",
+        "an NVML query failed",
+        "check the driver (`nvidia-smi`); the message names the query",
+    ),
+    code(
+        "GP702",
+        "discover",
+        "a GPU is not in the built-in catalog: a `gpu-model` is declared from what was read",
+        "review the declared model; name it with `--model` to use a catalog entry",
+    ),
+    code(
+        "GP703",
+        "discover",
+        "MIG mode is pending a change (current and pending differ)",
+        "reset the GPU or reboot the node so the pending mode takes effect, then discover again",
+    ),
+    code(
+        "GP704",
+        "import",
+        "the output file could not be written",
+        "check the path and its folder's permissions",
+    ),
+    code(
+        "GP705",
+        "import",
+        "an openb CSV row cannot be read",
+        "the message names the file and line; compare with the trace's header",
+    ),
+    code(
+        "GP710",
+        "import",
+        "the input is not the expected `nvidia-smi` output at all",
+        "give the output of the command docs/discover.md names",
+    ),
+    code(
+        "GP711",
+        "import",
+        "the input is truncated: rows, cells or elements the output always has are missing",
+        "capture the whole output again",
+    ),
+    code(
+        "GP712",
+        "import",
+        "a value in the input cannot be read",
+        "the span shows the value; capture the output again",
+    ),
+    code(
+        "GP713",
+        "import",
+        "an incomplete record that carries nothing essential was skipped",
+        "nothing to do unless the record mattered; capture the output again",
+    ),
+    code(
+        "GP714",
+        "import",
+        "the GPU model cannot be told from the input",
+        "pass `--model`",
+    ),
+    code(
+        "GP720",
+        "import",
+        "a MIG profile name differs from the catalog (driver rename)",
+        "the output pins it with `gpu-model { mig-name }`; review it",
+    ),
+    code(
+        "GP721",
+        "import",
+        "a MIG profile's usable memory differs from the catalog",
+        "review the driver version; the catalog's figure is used",
+    ),
+    code(
+        "GP722",
+        "import",
+        "a MIG profile ID the catalog does not know for this model",
+        "review the model named; the profile is left out",
+    ),
+    code(
+        "GP900",
+        "command line",
+        "an argument is invalid: an unknown code for `explain`, generator options out of range",
+        "see the command's `--help`",
+    ),
+    code(
+        "GP901",
+        "plan",
+        "the plan fails its own independent check (a bug in gpuplan, never valid)",
+        "report it with the input files; `--solver greedy` may still plan",
+    ),
+    code(
+        "GP902",
+        "plan",
+        "the plan could not be saved (`-o PLAN`)",
+        "check the path and its folder's permissions",
+    ),
+    code(
+        "GP903",
+        "plan",
+        "the previous placement (`--previous FILE`) cannot be read",
+        "give a saved plan, a state file, or leave `--previous` out",
+    ),
+    code(
+        "GP904",
+        "generate",
+        "the output folder of `generate` cannot be used: not a folder, not empty, or not writable",
+        "choose an empty or new folder, or pass `--force`",
+    ),
+    code(
+        "GP910",
+        "render",
+        "the plan cannot be expressed in a target (a name or value a target does not accept)",
+        "the span shows the declaration; rename it or change the value",
+    ),
+    code(
+        "GP911",
+        "render",
+        "the output folder cannot be written or replaced, or the Slurm version is not one",
+        "check the folder; a folder gpuplan did not write must be empty",
+    ),
+    code(
+        "GP912",
+        "render",
+        "a template failed to render (a bug in gpuplan, never in the input)",
+        "report it with the input files",
+    ),
+    code(
+        "GP913",
+        "render",
+        "the target version named in the KDL is older than what gpuplan renders",
+        "upgrade the target before applying its folder, or leave it out",
+    ),
+    code(
+        "GP920",
+        "state",
+        "the state file cannot be read or is not a gpuplan state",
+        "restore it from a backup, or move it away to start over",
+    ),
+    code(
+        "GP921",
+        "apply",
+        "the state is locked by another gpuplan (or a stale lock file)",
+        "wait for the other apply; remove the lock only if no gpuplan runs",
+    ),
+    code(
+        "GP922",
+        "apply",
+        "the saved plan is stale: the inputs or the state changed since it was made",
+        "plan again and review the new plan",
+    ),
+    code(
+        "GP923",
+        "apply",
+        "the saved plan cannot be read (missing, not JSON, another format version, a digest mismatch)",
+        "save one with `gpuplan plan PATH... -o PLAN`",
+    ),
+    code(
+        "GP924",
+        "apply",
+        "the output folder or the state cannot be written",
+        "check the folders and their permissions; nothing was half-written",
+    ),
+    code(
+        "GP925",
+        "apply",
+        "apply was not confirmed (declined, or no terminal to ask on)",
+        "answer `yes`, pass `--auto-approve`, or apply a saved plan",
+    ),
+    code(
+        "GP926",
+        "drift",
+        "an observation file cannot be read",
+        "save one file per node: `discover --format json` or `nvidia-smi mig -lgi`",
+    ),
+    code(
+        "GP927",
+        "apply",
+        "a path to write (from a renderer, a saved plan or the state) is not a plain relative path inside the output folder",
+        "nothing was written; the saved plan or the state was tampered with",
+    ),
+    code(
+        "GP928",
+        "apply",
+        "a saved plan is not what its own inputs and placement give (edited after `plan -o`, or another gpuplan version)",
+        "plan again with this gpuplan and review the new plan",
+    ),
+];
+
+/// The entry of `code`, if registered here (validation rules: [`crate::validate::rule`]).
+pub fn lookup(code: &str) -> Option<&'static Code> {
+    ALL.iter().find(|c| c.code.eq_ignore_ascii_case(code))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ALL;
+
+    #[test]
+    fn codes_are_sorted_and_unique() {
+        for w in ALL.windows(2) {
+            assert!(w[0].code < w[1].code, "{} before {}", w[0].code, w[1].code);
+        }
+    }
+}
