@@ -50,91 +50,17 @@ pub enum Command {
     },
     /// Solve the placement and show the plan: pools, gangs, MIG layouts, shares, what
     /// was left out and why, team usage and headroom.
-    Plan {
-        /// KDL files, or folders whose `*.kdl` files form one configuration.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Output format of the plan.
-        #[arg(long, value_enum, default_value_t = Format::Human)]
-        format: Format,
-        #[command(flatten)]
-        solve: SolveArgs,
-        /// Save the plan (versioned JSON) to this file, for `gpuplan apply PLAN`.
-        #[arg(short = 'o', long = "out", value_name = "PLAN")]
-        out: Option<PathBuf>,
-        /// The state to compare with (what the last `apply` wrote).
-        #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
-        state: PathBuf,
-        /// Exit 0 when nothing changes, 2 when something does (1 stays an error).
-        #[arg(long)]
-        detailed_exitcode: bool,
-        /// Move as little as possible from this placement: a saved plan (`plan -o`), a
-        /// state file, or a placement JSON. Default: the state's placement, if any.
-        #[arg(long, value_name = "FILE", conflicts_with = "no_previous")]
-        previous: Option<PathBuf>,
-        /// Plan from scratch, ignoring the state's placement (the diff still compares
-        /// with the state).
-        #[arg(long)]
-        no_previous: bool,
-    },
+    Plan(PlanArgs),
     /// Plan, then write the scheduler configuration the plan implies: Kubernetes, Volcano,
     /// Kueue, Slurm and the NVIDIA MIG / device-plugin files, into one folder per target.
-    Render {
-        /// KDL files, or folders whose `*.kdl` files form one configuration.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Targets to render (repeat or comma-separate); `all` renders every target.
-        #[arg(long, short, value_enum, value_delimiter = ',', default_value = "all")]
-        target: Vec<RenderTarget>,
-        /// Output folder; replaced as a whole (atomically) when gpuplan wrote it before.
-        #[arg(long, value_name = "DIR")]
-        out_dir: PathBuf,
-        /// Render Slurm syntax for this version instead of the one the KDL names (`22.05`).
-        #[arg(long, value_name = "VERSION")]
-        slurm_version: Option<String>,
-        #[command(flatten)]
-        solve: SolveArgs,
-    },
+    Render(RenderArgs),
     /// Apply a saved plan (`gpuplan apply PLAN`) exactly as reviewed, or plan and apply
     /// in one step (`gpuplan apply PATH...`, asking for confirmation on a terminal):
     /// write the rendered files into --out-dir and record them in the state.
-    Apply {
-        /// A saved plan (`gpuplan plan -o PLAN`), or KDL files and folders.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Output folder; replaced as a whole (atomically).
-        #[arg(long, value_name = "DIR")]
-        out_dir: PathBuf,
-        /// The state file (created by the first apply).
-        #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
-        state: PathBuf,
-        /// Apply without asking (needed without a terminal, unless PLAN is saved).
-        #[arg(long)]
-        auto_approve: bool,
-        /// Take the real path (lock aside), but write nothing: no files, no state.
-        #[arg(long)]
-        dry_run: bool,
-        #[command(flatten)]
-        solve: SolveArgs,
-    },
+    Apply(ApplyArgs),
     /// Compare what nodes report (NVML discovery or `nvidia-smi` outputs) with the
     /// declared layout and the last applied state. Exit 2 on drift.
-    Drift {
-        /// KDL files, or folders whose `*.kdl` files form one configuration.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Folder of observations, one file per node: `NODE.json` (`gpuplan discover
-        /// --format json`) or `NODE.lgi.txt` (`nvidia-smi mig -lgi`).
-        #[arg(long, value_name = "DIR")]
-        observed: PathBuf,
-        /// The state file (what the last `apply` wrote).
-        #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
-        state: PathBuf,
-        #[arg(long, value_enum, default_value_t = Format::Human)]
-        format: Format,
-        #[command(flatten)]
-        solve: SolveArgs,
-    },
+    Drift(DriftArgs),
     /// Show the resolved model of a configuration, or a saved plan (`show PLAN`).
     Show {
         #[arg(required = true)]
@@ -166,6 +92,96 @@ pub enum Command {
     },
     /// List the validation rules, or explain one (`gpuplan explain GP013`).
     Explain { code: Option<String> },
+}
+
+/// Arguments of `gpuplan plan`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct PlanArgs {
+    /// KDL files, or folders whose `*.kdl` files form one configuration.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Output format of the plan.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    #[command(flatten)]
+    pub solve: SolveArgs,
+    /// Save the plan (versioned JSON) to this file, for `gpuplan apply PLAN`.
+    #[arg(short = 'o', long = "out", value_name = "PLAN")]
+    pub out: Option<PathBuf>,
+    /// The state to compare with (what the last `apply` wrote).
+    #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
+    pub state: PathBuf,
+    /// Exit 0 when nothing changes, 2 when something does (1 stays an error).
+    #[arg(long)]
+    pub detailed_exitcode: bool,
+    /// Move as little as possible from this placement: a saved plan (`plan -o`), a
+    /// state file, or a placement JSON. Default: the state's placement, if any.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_previous")]
+    pub previous: Option<PathBuf>,
+    /// Plan from scratch, ignoring the state's placement (the diff still compares
+    /// with the state).
+    #[arg(long)]
+    pub no_previous: bool,
+}
+
+/// Arguments of `gpuplan render`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RenderArgs {
+    /// KDL files, or folders whose `*.kdl` files form one configuration.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Targets to render (repeat or comma-separate); `all` renders every target.
+    #[arg(long, short, value_enum, value_delimiter = ',', default_value = "all")]
+    pub target: Vec<RenderTarget>,
+    /// Output folder; replaced as a whole (atomically) when gpuplan wrote it before.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: PathBuf,
+    /// Render Slurm syntax for this version instead of the one the KDL names (`22.05`).
+    #[arg(long, value_name = "VERSION")]
+    pub slurm_version: Option<String>,
+    #[command(flatten)]
+    pub solve: SolveArgs,
+}
+
+/// Arguments of `gpuplan apply`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ApplyArgs {
+    /// A saved plan (`gpuplan plan -o PLAN`), or KDL files and folders.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Output folder; replaced as a whole (atomically).
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: PathBuf,
+    /// The state file (created by the first apply).
+    #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
+    pub state: PathBuf,
+    /// Apply without asking (needed without a terminal, unless PLAN is saved).
+    #[arg(long)]
+    pub auto_approve: bool,
+    /// Take the real path (lock aside), but write nothing: no files, no state.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub solve: SolveArgs,
+}
+
+/// Arguments of `gpuplan drift`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct DriftArgs {
+    /// KDL files, or folders whose `*.kdl` files form one configuration.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Folder of observations, one file per node: `NODE.json` (`gpuplan discover
+    /// --format json`) or `NODE.lgi.txt` (`nvidia-smi mig -lgi`).
+    #[arg(long, value_name = "DIR")]
+    pub observed: PathBuf,
+    /// The state file (what the last `apply` wrote).
+    #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
+    pub state: PathBuf,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    #[command(flatten)]
+    pub solve: SolveArgs,
 }
 
 /// Solver options of every command that plans (`plan`, `render`, `apply PATH...`, `drift`).

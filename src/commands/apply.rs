@@ -10,7 +10,6 @@
 use super::Output;
 use super::plan::make_plan;
 use crate::apply::{self as ops, WriteOptions};
-use crate::cli::SolveArgs;
 use crate::diag::Diagnostic;
 use crate::plan::inputs_of;
 use crate::plan::{self, Plan};
@@ -26,14 +25,8 @@ pub const GP925: &str = "GP925";
 /// after `plan -o`, or made by another gpuplan version).
 pub const GP928: &str = "GP928";
 
-pub struct Settings {
-    pub paths: Vec<PathBuf>,
-    pub out_dir: PathBuf,
-    pub state: PathBuf,
-    pub auto_approve: bool,
-    pub dry_run: bool,
-    pub solve: SolveArgs,
-}
+/// The command line's arguments, as they are.
+pub type Settings = crate::cli::ApplyArgs;
 
 /// One argument that is a file but not KDL: a saved plan.
 fn saved_plan_path(paths: &[PathBuf]) -> Option<&Path> {

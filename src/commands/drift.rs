@@ -4,19 +4,14 @@
 
 use super::Output;
 use super::output::Progress;
-use crate::cli::{Format, SolveArgs};
+use crate::cli::Format;
 use crate::diag::Diagnostic;
 use crate::drift::{self, GP926, ObservedNode};
 use crate::pipeline::{self, Inputs};
 use std::path::{Path, PathBuf};
 
-pub struct Settings {
-    pub paths: Vec<PathBuf>,
-    pub observed: PathBuf,
-    pub state: PathBuf,
-    pub format: Format,
-    pub solve: SolveArgs,
-}
+/// The command line's arguments, as they are.
+pub type Settings = crate::cli::DriftArgs;
 
 /// Reads every `*.json` and `*.lgi.txt` file of `dir` (sorted by name).
 fn read_observed(dir: &Path) -> Result<Vec<ObservedNode>, Vec<Diagnostic>> {

@@ -62,6 +62,28 @@ fn kind_name(kind: &ImportKind) -> &'static str {
 /// GP705: an openb CSV row that cannot be read.
 pub const GP705: &str = "GP705";
 
+/// GP705 at the row of an openb CSV file that cannot be read; exit code 1.
+fn csv_error(
+    out: &Output,
+    sources: &mut SourceMap,
+    path: &Path,
+    text: &str,
+    (line, msg): crate::generate::openb::CsvError,
+) -> u8 {
+    let file = sources.add(path.to_string_lossy().replace('\\', "/"), text.to_string());
+    let start: usize = text
+        .lines()
+        .take(line.saturating_sub(1))
+        .map(|l| l.len() + 1)
+        .sum();
+    let len = text.lines().nth(line.saturating_sub(1)).map_or(0, str::len);
+    let d = Diagnostic::error(GP705, format!("{}: line {line}: {msg}", path.display()))
+        .at(crate::source::Span::new(file, start, len), "this row")
+        .with_help("give the CSV files of the trace as published (cluster-trace-gpu-v2023/csv)");
+    out.diagnostics(sources, &[d], Format::Human);
+    1
+}
+
 /// `gpuplan import openb`: reads both lists, samples, writes two KDL files.
 fn openb(
     nodes: &Path,
@@ -84,29 +106,13 @@ fn openb(
             }
         }
     }
-    let fail = |sources: &mut SourceMap, path: &Path, text: &str, (line, msg): ob::CsvError| {
-        let file = sources.add(path.to_string_lossy().replace('\\', "/"), text.to_string());
-        let start: usize = text
-            .lines()
-            .take(line.saturating_sub(1))
-            .map(|l| l.len() + 1)
-            .sum();
-        let len = text.lines().nth(line.saturating_sub(1)).map_or(0, str::len);
-        let d = Diagnostic::error(GP705, format!("{}: line {line}: {msg}", path.display()))
-            .at(crate::source::Span::new(file, start, len), "this row")
-            .with_help(
-                "give the CSV files of the trace as published (cluster-trace-gpu-v2023/csv)",
-            );
-        out.diagnostics(sources, &[d], Format::Human);
-        1
-    };
     let ns = match ob::parse_nodes(&texts[0]) {
         Ok(n) => n,
-        Err(e) => return fail(&mut sources, nodes, &texts[0], e),
+        Err(e) => return csv_error(out, &mut sources, nodes, &texts[0], e),
     };
     let ps = match ob::parse_pods(&texts[1]) {
         Ok(p) => p,
-        Err(e) => return fail(&mut sources, pods, &texts[1], e),
+        Err(e) => return csv_error(out, &mut sources, pods, &texts[1], e),
     };
     if !(load > 0.0 && load <= 10.0) {
         let d = Diagnostic::error(GP705, format!("--load {load} is out of range")).with_help(

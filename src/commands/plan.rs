@@ -42,6 +42,24 @@ pub struct Settings {
     pub previous: PreviousSource,
 }
 
+impl From<crate::cli::PlanArgs> for Settings {
+    fn from(a: crate::cli::PlanArgs) -> Self {
+        Settings {
+            paths: a.paths,
+            format: a.format,
+            solve: a.solve,
+            out: a.out,
+            state: a.state,
+            detailed_exitcode: a.detailed_exitcode,
+            previous: match (a.previous, a.no_previous) {
+                (Some(f), _) => PreviousSource::File(f),
+                (None, true) => PreviousSource::Ignore,
+                (None, false) => PreviousSource::State,
+            },
+        }
+    }
+}
+
 pub fn run(s: &Settings, out: &Output) -> u8 {
     let planned = match make_plan(&s.paths, &s.solve, &s.state, &s.previous, out) {
         Ok((planned, _)) => planned,

@@ -26,6 +26,18 @@ pub struct Settings {
     pub solve: SolveArgs,
 }
 
+impl From<crate::cli::RenderArgs> for Settings {
+    fn from(a: crate::cli::RenderArgs) -> Self {
+        Settings {
+            paths: a.paths,
+            targets: a.target,
+            out_dir: a.out_dir,
+            slurm_version: a.slurm_version,
+            solve: a.solve,
+        }
+    }
+}
+
 fn targets(sel: &[RenderTarget]) -> Vec<Target> {
     let mut out: Vec<Target> = Vec::new();
     for t in sel {

@@ -81,33 +81,23 @@ pub fn build(c: &Cluster, a: &Assignment, info: &SolveInfo) -> Placement {
     }
 }
 
-/// The solver summary of a placement: the levels' final admission against the
-/// solver's bounds (so every number is true of this placement, not of a model).
-pub fn solver_summary(
-    c: &Cluster,
+/// `(bound - got) / bound`, 0 when the bound is reached (rounded).
+fn gap_of(bound: f64, got: f64) -> f64 {
+    if bound <= 1e-9 || bound - got <= 1e-6 {
+        0.0
+    } else {
+        round4(((bound - got) / bound).min(1.0))
+    }
+}
+
+/// Per priority level, highest first: admitted against the solver's bound (none
+/// without bounds: greedy).
+fn level_summaries(
     info: &crate::solve::SolveInfo,
-    workloads: &[WorkloadPlacement],
-) -> SolverSummary {
-    let value = |prio: &str| c.priority(prio).map(|p| p.value).unwrap_or(i64::MIN);
-    let mut admitted: BTreeMap<i64, f64> = BTreeMap::new();
-    let mut names: BTreeMap<i64, std::collections::BTreeSet<String>> = BTreeMap::new();
-    for w in &c.workloads {
-        let v = value(&w.priority);
-        admitted.entry(v).or_default();
-        names.entry(v).or_default().insert(w.priority.clone());
-    }
-    for wp in workloads {
-        *admitted.entry(value(&wp.priority)).or_default() += wp.gpus_placed;
-    }
-    let total = round4(admitted.values().sum());
-    let gap_of = |bound: f64, got: f64| {
-        if bound <= 1e-9 || bound - got <= 1e-6 {
-            0.0
-        } else {
-            round4(((bound - got) / bound).min(1.0))
-        }
-    };
-    let levels: Vec<LevelSummary> = if info.levels.is_empty() {
+    admitted: &BTreeMap<i64, f64>,
+    names: &BTreeMap<i64, std::collections::BTreeSet<String>>,
+) -> Vec<LevelSummary> {
+    if info.levels.is_empty() {
         Vec::new()
     } else {
         admitted
@@ -129,7 +119,29 @@ pub fn solver_summary(
                 }
             })
             .collect()
-    };
+    }
+}
+
+/// The solver summary of a placement: the levels' final admission against the
+/// solver's bounds (so every number is true of this placement, not of a model).
+pub fn solver_summary(
+    c: &Cluster,
+    info: &crate::solve::SolveInfo,
+    workloads: &[WorkloadPlacement],
+) -> SolverSummary {
+    let value = |prio: &str| c.priority(prio).map(|p| p.value).unwrap_or(i64::MIN);
+    let mut admitted: BTreeMap<i64, f64> = BTreeMap::new();
+    let mut names: BTreeMap<i64, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for w in &c.workloads {
+        let v = value(&w.priority);
+        admitted.entry(v).or_default();
+        names.entry(v).or_default().insert(w.priority.clone());
+    }
+    for wp in workloads {
+        *admitted.entry(value(&wp.priority)).or_default() += wp.gpus_placed;
+    }
+    let total = round4(admitted.values().sum());
+    let levels = level_summaries(info, &admitted, &names);
     let bound = (!levels.is_empty()).then(|| round4(levels.iter().map(|l| l.bound).sum()));
     let compaction =
         (info.name == "ilp" && info.status != SolveStatus::Fallback).then(|| StageSummary {

@@ -153,35 +153,58 @@ fn workload(s: &mut String, w: &WorkloadPlacement) {
         if w.gpus_placed == 1.0 { "" } else { "s" }
     );
     let mut nodes: BTreeSet<String> = BTreeSet::new();
-    if !w.gangs.is_empty() {
-        let max =
-            |f: fn(&super::Span) -> u32| w.gangs.iter().map(|g| f(&g.span)).max().unwrap_or(0);
-        let min =
-            |f: fn(&super::Span) -> u32| w.gangs.iter().map(|g| f(&g.span)).min().unwrap_or(0);
-        let n = max(|x| x.nodes);
-        let each = if n == min(|x| x.nodes) {
-            "each"
-        } else {
-            "up to"
-        };
-        let _ = write!(
-            line,
-            ", {}, {each} {}",
-            plural(w.gangs.len() as u32, "gang", "gangs"),
-            plural(n, "node", "nodes")
-        );
-        let leaves = max(|x| x.leaves);
-        if leaves > 0 {
-            let _ = write!(line, " under {}", plural(leaves, "leaf", "leaves"));
-        }
-        let nvl = max(|x| x.nvlink_domains);
-        let _ = write!(line, ", {}", plural(nvl, "NVLink domain", "NVLink domains"));
-        nodes.extend(
-            w.gangs
-                .iter()
-                .flat_map(|g| g.nodes.iter().map(|n| n.node.clone())),
+    gangs_text(&mut line, &mut nodes, w);
+    instances_text(&mut line, &mut nodes, w);
+    let _ = writeln!(s, "{line}");
+    if !nodes.is_empty() {
+        let list: Vec<String> = nodes.into_iter().collect();
+        let _ = writeln!(s, "    nodes: {}", compress_names(&list).join(","));
+    }
+    for u in &w.unplaced {
+        let _ = writeln!(
+            s,
+            "    unplaced: {} ({}): {}",
+            plural(u.replicas, "replica", "replicas"),
+            u.reason,
+            u.message
         );
     }
+}
+
+/// The gangs of a class: how many, nodes each, leaves and NVLink domains spanned.
+fn gangs_text(line: &mut String, nodes: &mut BTreeSet<String>, w: &WorkloadPlacement) {
+    if w.gangs.is_empty() {
+        return;
+    }
+    let max = |f: fn(&super::Span) -> u32| w.gangs.iter().map(|g| f(&g.span)).max().unwrap_or(0);
+    let min = |f: fn(&super::Span) -> u32| w.gangs.iter().map(|g| f(&g.span)).min().unwrap_or(0);
+    let n = max(|x| x.nodes);
+    let each = if n == min(|x| x.nodes) {
+        "each"
+    } else {
+        "up to"
+    };
+    let _ = write!(
+        line,
+        ", {}, {each} {}",
+        plural(w.gangs.len() as u32, "gang", "gangs"),
+        plural(n, "node", "nodes")
+    );
+    let leaves = max(|x| x.leaves);
+    if leaves > 0 {
+        let _ = write!(line, " under {}", plural(leaves, "leaf", "leaves"));
+    }
+    let nvl = max(|x| x.nvlink_domains);
+    let _ = write!(line, ", {}", plural(nvl, "NVLink domain", "NVLink domains"));
+    nodes.extend(
+        w.gangs
+            .iter()
+            .flat_map(|g| g.nodes.iter().map(|n| n.node.clone())),
+    );
+}
+
+/// MIG instances, shared GPUs and packed replicas of a class.
+fn instances_text(line: &mut String, nodes: &mut BTreeSet<String>, w: &WorkloadPlacement) {
     if !w.mig_instances.is_empty() {
         let profiles: BTreeSet<&str> = w.mig_instances.iter().map(|m| m.profile.as_str()).collect();
         let gpus: BTreeSet<(&str, u32)> = w
@@ -220,20 +243,6 @@ fn workload(s: &mut String, w: &WorkloadPlacement) {
             plural(gpus.len() as u32, "GPU", "GPUs")
         );
         nodes.extend(w.packed.iter().map(|x| x.node.clone()));
-    }
-    let _ = writeln!(s, "{line}");
-    if !nodes.is_empty() {
-        let list: Vec<String> = nodes.into_iter().collect();
-        let _ = writeln!(s, "    nodes: {}", compress_names(&list).join(","));
-    }
-    for u in &w.unplaced {
-        let _ = writeln!(
-            s,
-            "    unplaced: {} ({}): {}",
-            plural(u.replicas, "replica", "replicas"),
-            u.reason,
-            u.message
-        );
     }
 }
 

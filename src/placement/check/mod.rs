@@ -313,100 +313,121 @@ fn check_gangs(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
             format!("`{}` is not a whole-GPU class but has gangs", w.name),
         );
     }
-    let c = k.c;
     let tier = w.required_tier.unwrap_or(Tier::Cluster);
     k.domains_at(tier);
     let mut replicas = BTreeSet::new();
     for g in &wp.gangs {
-        let who = format!("gang {} of `{}`", g.replica, w.name);
         if g.replica >= w.replicas || !replicas.insert(g.replica) {
+            let who = format!("gang {} of `{}`", g.replica, w.name);
             k.fail(
                 Invariant::Gang,
                 format!("{who}: replica index repeated or out of range"),
             );
         }
-        let mut total = 0;
-        let mut domains = BTreeSet::new();
-        let mut short = 0;
-        let mut nodes = BTreeSet::new();
-        for ng in &g.nodes {
-            if !nodes.insert(ng.node.clone()) {
+        check_gang(k, w, g, tier);
+    }
+}
+
+/// One gang: distinct nodes and GPUs, acceptable models, GPUs per node, its size, one
+/// domain of the required tier; claims and charges its GPUs.
+fn check_gang(k: &mut Walk, w: &Workload, g: &super::Gang, tier: Tier) {
+    let c = k.c;
+    let who = format!("gang {} of `{}`", g.replica, w.name);
+    let mut total = 0;
+    let mut domains = BTreeSet::new();
+    let mut short = 0;
+    let mut nodes = BTreeSet::new();
+    for ng in &g.nodes {
+        if !nodes.insert(ng.node.clone()) {
+            k.fail(
+                Invariant::Gang,
+                format!("{who}: node `{}` listed twice", ng.node),
+            );
+        }
+        let mut per_node_size = None;
+        let distinct: BTreeSet<u32> = ng.gpus.iter().copied().collect();
+        if distinct.len() != ng.gpus.len() {
+            k.fail(
+                Invariant::Gang,
+                format!("{who}: a GPU of `{}` is listed twice", ng.node),
+            );
+        }
+        for &gi in &ng.gpus {
+            let Some((ni, gpu)) = k.gpu(&ng.node, gi, &who) else {
+                continue;
+            };
+            let model = gpu.model.clone().unwrap_or_default();
+            if !w.accepts(&model) {
                 k.fail(
-                    Invariant::Gang,
-                    format!("{who}: node `{}` listed twice", ng.node),
+                    Invariant::Model,
+                    format!(
+                        "{who}: `{}` GPU {gi} is `{model}`, not an acceptable model",
+                        ng.node
+                    ),
                 );
             }
-            let mut per_node_size = None;
-            let distinct: BTreeSet<u32> = ng.gpus.iter().copied().collect();
-            if distinct.len() != ng.gpus.len() {
+            per_node_size = Some(gang_shape(c, w).1);
+            k.claim(ni, gi, who.clone());
+            k.mode(ni, PoolMode::WholeGpu);
+            k.charge(w, ni, &model, 1.0);
+            k.allocated.insert((ni, gi), 1.0);
+            domains.insert(k.domain_name(tier, ni, gi));
+            total += 1;
+        }
+        if let Some(per) = per_node_size {
+            let n = ng.gpus.len() as u32;
+            if n > per {
                 k.fail(
                     Invariant::Gang,
-                    format!("{who}: a GPU of `{}` is listed twice", ng.node),
+                    format!(
+                        "{who}: {n} GPUs on `{}`, the class takes {per} per node",
+                        ng.node
+                    ),
                 );
-            }
-            for &gi in &ng.gpus {
-                let Some((ni, gpu)) = k.gpu(&ng.node, gi, &who) else {
-                    continue;
-                };
-                let model = gpu.model.clone().unwrap_or_default();
-                if !w.accepts(&model) {
-                    k.fail(
-                        Invariant::Model,
-                        format!(
-                            "{who}: `{}` GPU {gi} is `{model}`, not an acceptable model",
-                            ng.node
-                        ),
-                    );
-                }
-                per_node_size = Some(gang_shape(c, w).1);
-                k.claim(ni, gi, who.clone());
-                k.mode(ni, PoolMode::WholeGpu);
-                k.charge(w, ni, &model, 1.0);
-                k.allocated.insert((ni, gi), 1.0);
-                domains.insert(k.domain_name(tier, ni, gi));
-                total += 1;
-            }
-            if let Some(per) = per_node_size {
-                let n = ng.gpus.len() as u32;
-                if n > per {
-                    k.fail(
-                        Invariant::Gang,
-                        format!(
-                            "{who}: {n} GPUs on `{}`, the class takes {per} per node",
-                            ng.node
-                        ),
-                    );
-                } else if n < per {
-                    short += 1;
-                }
+            } else if n < per {
+                short += 1;
             }
         }
-        let size = gang_shape(c, w).0;
-        if total != size {
-            k.fail(
-                Invariant::Gang,
-                format!("{who}: holds {total} GPUs, the class's gang has {size}"),
-            );
-        }
-        // Only the last node of a gang whose size is not a multiple may hold fewer.
-        if short > 1 {
-            k.fail(
-                Invariant::Gang,
-                format!("{who}: {short} nodes hold fewer GPUs than gpus-per-node"),
-            );
-        }
-        if domains.len() > 1 {
-            let list: Vec<String> = domains.into_iter().collect();
-            k.fail(
-                Invariant::Gang,
-                format!(
-                    "{who}: spans {} {} domains ({}), must stay inside one",
-                    list.len(),
-                    tier.as_str(),
-                    list.join(", ")
-                ),
-            );
-        }
+    }
+    gang_extent(k, w, &who, (total, short), domains, tier);
+}
+
+/// A gang's size (`total` GPUs), at most one node short of `gpus-per-node` (`short`),
+/// and the domains of `tier` it spans (one).
+fn gang_extent(
+    k: &mut Walk,
+    w: &Workload,
+    who: &str,
+    (total, short): (u32, u32),
+    domains: BTreeSet<String>,
+    tier: Tier,
+) {
+    let c = k.c;
+    let size = gang_shape(c, w).0;
+    if total != size {
+        k.fail(
+            Invariant::Gang,
+            format!("{who}: holds {total} GPUs, the class's gang has {size}"),
+        );
+    }
+    // Only the last node of a gang whose size is not a multiple may hold fewer.
+    if short > 1 {
+        k.fail(
+            Invariant::Gang,
+            format!("{who}: {short} nodes hold fewer GPUs than gpus-per-node"),
+        );
+    }
+    if domains.len() > 1 {
+        let list: Vec<String> = domains.into_iter().collect();
+        k.fail(
+            Invariant::Gang,
+            format!(
+                "{who}: spans {} {} domains ({}), must stay inside one",
+                list.len(),
+                tier.as_str(),
+                list.join(", ")
+            ),
+        );
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::{EPS, Invariant, Kind, Walk, gang_shape, kind};
 use crate::model::PoolMode;
-use crate::model::{NodeIdx, Tier};
+use crate::model::{NodeIdx, Tier, Workload};
 use crate::placement::Placement;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -78,17 +78,7 @@ pub(super) fn check_teams(k: &mut Walk) {
 pub(super) fn check_priority(k: &mut Walk, p: &Placement) {
     let c = k.c;
     let value = |prio: &str| c.priority(prio).map(|x| x.value).unwrap_or(0);
-    let classes: Vec<&crate::model::Workload> = p
-        .workloads
-        .iter()
-        .filter(|wp| {
-            wp.unplaced
-                .iter()
-                .any(|u| u.reason == crate::placement::UnplacedReason::Capacity)
-        })
-        .filter_map(|wp| c.workloads.iter().find(|w| w.name == wp.name))
-        .filter(|w| kind(w) == Kind::Gang && !w.packed())
-        .collect();
+    let classes = left_out_for_capacity(c, p);
     if classes.is_empty() {
         return;
     }
@@ -102,11 +92,9 @@ pub(super) fn check_priority(k: &mut Walk, p: &Placement) {
     let mut held: Vec<(i64, NodeIdx, u32)> = Vec::new();
     for other in &p.workloads {
         let v = value(&other.priority);
-        for g in &other.gangs {
-            for ng in &g.nodes {
-                if let Some(&ni) = c.node_index.get(&ng.node) {
-                    held.extend(ng.gpus.iter().map(|&gi| (v, ni, gi)));
-                }
+        for ng in other.gangs.iter().flat_map(|g| &g.nodes) {
+            if let Some(&ni) = c.node_index.get(&ng.node) {
+                held.extend(ng.gpus.iter().map(|&gi| (v, ni, gi)));
             }
         }
     }
@@ -114,93 +102,113 @@ pub(super) fn check_priority(k: &mut Walk, p: &Placement) {
     for mine in levels {
         // Lower-priority classes could give their share of a ceiling or quota back.
         let usage = usage(k, mine);
-        // Available GPUs per (node, model): free on whole-GPU nodes, or held by lower
-        // priority gangs.
-        let mut avail: BTreeMap<(NodeIdx, &str), u32> = BTreeMap::new();
-        let model_at = |ni: NodeIdx, gi: u32| {
-            c.nodes[ni]
-                .gpus
-                .iter()
-                .find(|g| g.index == gi)
-                .and_then(|g| c.model_of(g))
-                .map(|m| m.name.as_str())
-        };
-        for &ni in &whole {
-            for g in c.nodes[ni].usable_gpus() {
-                if !k.owner.contains_key(&(ni, g.index)) {
-                    if let Some(m) = c.model_of(g) {
-                        *avail.entry((ni, m.name.as_str())).or_default() += 1;
-                    }
-                }
-            }
-        }
-        for &(v, ni, gi) in &held {
-            if v < mine && !c.nodes[ni].cordon {
-                if let Some(m) = model_at(ni, gi) {
-                    *avail.entry((ni, m)).or_default() += 1;
-                }
-            }
-        }
+        let avail = available(k, &whole, &held, mine);
         for w in classes.iter().filter(|w| value(&w.priority) == mine) {
             k.subject = Some(w.span);
-            let tier = w.required_tier.unwrap_or(Tier::Cluster);
-            let (size, _) = gang_shape(c, w);
-            let accepts = |m: &str| {
-                c.models.get(m).is_some_and(|gm| {
-                    w.accepts(m)
-                        && w.memory.is_none_or(|mem| {
-                            mem.0 <= gm.memory.0 * w.gpus_per_replica.max(1) as u64
-                        })
-                })
-            };
-            // A team ceiling or quota without room for one more gang keeps it out, not
-            // capacity.
-            let room = |ni: NodeIdx, m: &str| {
-                let pool = c.pool_of(ni).map(|p| p.name.as_str());
-                c.team_chain(&w.team).iter().all(|t| {
-                    let used = usage.team.get(&t.name).copied().unwrap_or(0.0);
-                    used + size as f64 <= t.ceiling() as f64 + EPS
-                        && t.quotas.iter().enumerate().all(|(qi, q)| {
-                            !q.covers(m, pool)
-                                || usage
-                                    .quota
-                                    .get(&(t.name.clone(), qi))
-                                    .copied()
-                                    .unwrap_or(0.0)
-                                    + size as f64
-                                    <= q.ceiling() as f64 + EPS
-                        })
-                })
-            };
-            for d in c.topology.domains_ref(tier) {
-                let mut per_node: BTreeMap<NodeIdx, u32> = BTreeMap::new();
-                for (ni, m, _) in &d.per_node {
-                    if accepts(m) && room(*ni, m) {
-                        let n = avail.get(&(*ni, m.as_str())).copied().unwrap_or(0);
-                        *per_node.entry(*ni).or_default() += n;
-                    }
-                }
-                // Nodes that can take one share (the class's GPUs per node).
-                let mut by_per: BTreeMap<u32, u32> = BTreeMap::new();
-                let per = gang_shape(c, w).1.clamp(1, size.max(1));
-                for n in per_node.values() {
-                    if *n >= per {
-                        *by_per.entry(per).or_default() += 1;
-                    }
-                }
-                if by_per
-                    .iter()
-                    .any(|(per, nodes)| *nodes >= size.max(1).div_ceil(*per))
-                {
-                    k.fail(Invariant::Priority, format!(
-                        "higher-priority `{}` left out while lower-priority classes hold capacity (it fits in `{}`)",
-                        w.name, d.name
-                    ));
-                    break;
+            if let Some(domain) = fits_in(c, w, &usage, &avail) {
+                k.fail(Invariant::Priority, format!(
+                    "higher-priority `{}` left out while lower-priority classes hold capacity (it fits in `{domain}`)",
+                    w.name
+                ));
+            }
+        }
+    }
+}
+
+/// Whole-GPU gang classes with replicas left out for capacity.
+fn left_out_for_capacity<'c>(c: &'c crate::model::Cluster, p: &Placement) -> Vec<&'c Workload> {
+    p.workloads
+        .iter()
+        .filter(|wp| {
+            wp.unplaced
+                .iter()
+                .any(|u| u.reason == crate::placement::UnplacedReason::Capacity)
+        })
+        .filter_map(|wp| c.workloads.iter().find(|w| w.name == wp.name))
+        .filter(|w| kind(w) == Kind::Gang && !w.packed())
+        .collect()
+}
+
+/// GPUs available to priority `mine` per (node, model): free on whole-GPU nodes, or
+/// held by lower-priority gangs on nodes that are not cordoned.
+fn available<'c>(
+    k: &Walk<'c>,
+    whole: &BTreeSet<NodeIdx>,
+    held: &[(i64, NodeIdx, u32)],
+    mine: i64,
+) -> BTreeMap<(NodeIdx, &'c str), u32> {
+    let c = k.c;
+    let mut avail: BTreeMap<(NodeIdx, &str), u32> = BTreeMap::new();
+    for &ni in whole {
+        for g in c.nodes[ni].usable_gpus() {
+            if !k.owner.contains_key(&(ni, g.index)) {
+                if let Some(m) = c.model_of(g) {
+                    *avail.entry((ni, m.name.as_str())).or_default() += 1;
                 }
             }
         }
     }
+    for &(v, ni, gi) in held {
+        if v < mine && !c.nodes[ni].cordon {
+            let model = c.nodes[ni]
+                .gpus
+                .iter()
+                .find(|g| g.index == gi)
+                .and_then(|g| c.model_of(g));
+            if let Some(m) = model {
+                *avail.entry((ni, m.name.as_str())).or_default() += 1;
+            }
+        }
+    }
+    avail
+}
+
+/// The first domain of the class's required tier where one more gang fits into
+/// `avail`, within its team's ceilings and quotas (no room there keeps it out, not
+/// capacity).
+fn fits_in(
+    c: &crate::model::Cluster,
+    w: &Workload,
+    usage: &Usage,
+    avail: &BTreeMap<(NodeIdx, &str), u32>,
+) -> Option<String> {
+    let tier = w.required_tier.unwrap_or(Tier::Cluster);
+    let (size, per) = gang_shape(c, w);
+    let per = per.clamp(1, size.max(1));
+    let accepts = |m: &str| {
+        c.models.get(m).is_some_and(|gm| {
+            w.accepts(m)
+                && w.memory
+                    .is_none_or(|mem| mem.0 <= gm.memory.0 * w.gpus_per_replica.max(1) as u64)
+        })
+    };
+    let room = |ni: NodeIdx, m: &str| {
+        let pool = c.pool_of(ni).map(|p| p.name.as_str());
+        c.team_chain(&w.team).iter().all(|t| {
+            let used = usage.team.get(&t.name).copied().unwrap_or(0.0);
+            used + size as f64 <= t.ceiling() as f64 + EPS
+                && t.quotas.iter().enumerate().all(|(qi, q)| {
+                    let used = usage.quota.get(&(t.name.clone(), qi)).copied();
+                    !q.covers(m, pool)
+                        || used.unwrap_or(0.0) + size as f64 <= q.ceiling() as f64 + EPS
+                })
+        })
+    };
+    for d in c.topology.domains_ref(tier) {
+        let mut per_node: BTreeMap<NodeIdx, u32> = BTreeMap::new();
+        for (ni, m, _) in &d.per_node {
+            if accepts(m) && room(*ni, m) {
+                let n = avail.get(&(*ni, m.as_str())).copied().unwrap_or(0);
+                *per_node.entry(*ni).or_default() += n;
+            }
+        }
+        // Nodes that can take one share (the class's GPUs per node).
+        let nodes = per_node.values().filter(|n| **n >= per).count() as u32;
+        if nodes > 0 && nodes >= size.max(1).div_ceil(per) {
+            return Some(d.name.clone());
+        }
+    }
+    None
 }
 
 pub(super) fn check_summary(k: &mut Walk, p: &Placement) {
