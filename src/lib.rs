@@ -2,38 +2,35 @@
 //!
 //! # Architecture
 //!
-//! Data flows one way; only `commands/`, `load` and `discover::nvml` touch the outside world:
+//! Layers, lowest first; a module uses only modules above it in this table (enforced
+//! by `tests/architecture.rs`; docs/architecture.md says where new work goes). Only
+//! `load` (the user's files), `apply` (the output folder and the state), `state`'s
+//! readers, `discover::nvml` (NVML at run time) and `commands` touch the outside world;
+//! only `commands` prints or reads the environment.
 //!
 //! ```text
-//! KDL files --load--> SourceMap --spec--> spanned spec (syntax, shapes, units)
-//!           --model--> typed Cluster (ids, units, topology graph) --validate--> Diagnostics
-//! Cluster --solve--> Assignment --placement::build--> Placement --check, view--> plan
-//! NVML / nvidia-smi outputs --discover--> Inventory --discover::kdl--> KDL (or JSON)
-//! Cluster + Placement --render--> scheduler files (k8s, volcano, kueue, slurm, mig)
-//! files + Placement + State --plan::build--> Plan (changes, disruption, rollout)
-//! Plan --apply--> output folder + State;  observations + layouts --drift--> Report
+//! KDL files --load--> SourceMap --spec--> spanned spec --model--> Cluster --validate--> Diagnostics
+//! Cluster (+ previous Placement) --solve--> Assignment --placement::build--> Placement
+//! Placement --placement::check--> Violations;  Cluster + Placement --render--> files
+//! files + Placement + State --plan::build--> Plan --apply--> output folder + State
+//! pipeline: check() = validate, solve, build, check; plan() = check, render, compare
+//! NVML / nvidia-smi outputs --discover--> Inventory --> KDL;  observations --drift--> Report
 //! ```
 //!
-//! | module | owns | reads from disk |
+//! | layer | module | owns |
 //! |---|---|---|
-//! | [`source`] | files, spans | - |
-//! | [`diag`] | the one diagnostic type, human + JSON rendering | - |
-//! | [`load`] | expanding paths into `*.kdl` files | the user's files and folders |
-//! | [`spec`] | KDL document -> spanned spec values, unknown names, units | - |
-//! | [`units`] | typed quantities: bytes, durations, bandwidth, ranges | - |
-//! | [`catalog`] | built-in GPU models, MIG profiles, placement rules | - |
-//! | [`model`] | the resolved cluster: nodes, GPUs, fabric, teams, workloads, topology graph | - |
-//! | [`validate`] | the rules (`GP0xx`), one per file, with their docs | - |
-//! | [`solve`] | model -> `Assignment` (ILP or greedy first-fit), MIG right-sizing | - |
-//! | [`placement`] | `Assignment` -> `Placement` value, reasons, independent checker, views | - |
-//! | [`render`] | Placement + Cluster -> files per target, through the templates in `templates/` (embedded) | - |
-//! | [`generate`] | synthetic clusters and demand as KDL text (pure, seeded) | - |
-//! | [`discover`] | NVML (behind the `GpuSource` trait) and `nvidia-smi` importers -> inventory, KDL, JSON | NVML at run time (`discover` only) |
-//! | [`state`] | the state file's format, digests, parsing | - |
-//! | [`plan`] | artifacts + placement vs state -> `Plan` (changes, disruption, rollout), views | - |
-//! | [`apply`] | state lock, stale-plan check, atomic writes of the output folder and state | the state; writes the output folder |
-//! | [`drift`] | observations (`discover` JSON, `mig -lgi`) vs declared and applied layouts | - |
-//! | [`commands`] | one file per subcommand: settings -> operation -> view -> exit code | via `load` |
+//! | base | [`source`], [`diag`], [`codes`], [`names`], [`units`], [`suggest`], [`load`] | files and spans, the one diagnostic type, the registry of codes, name rules, typed quantities, hints, reading `*.kdl` |
+//! | facts | [`catalog`] | built-in GPU models, MIG profiles, placement rules |
+//! | input | [`spec`] | KDL document -> spanned spec values |
+//! | model | [`model`] | the resolved cluster, pool modes, sizing, current MIG layouts, topology graph |
+//! | rules | [`validate`] | the rules (`GP0xx`), one file each |
+//! | solver | [`solve`] | model -> `Assignment` (ILP, greedy), the previous placement's value |
+//! | result | [`placement`] | `Assignment` -> `Placement`, reasons, the independent checker, previous/moves, views |
+//! | output | [`render`] | Placement + Cluster -> files per target (templates in `templates/`) |
+//! | change | [`state`], [`plan`] | the state file; artifacts + placement vs state -> `Plan` |
+//! | operation | [`pipeline`] | the one planning operation: settings in, plan, timings and diagnostics out |
+//! | effects | [`apply`], [`discover`], [`drift`], [`generate`] | atomic writes and the lock; NVML and `nvidia-smi` importers; drift; synthetic clusters and the openb import |
+//! | interface | [`cli`], [`commands`] | clap types and value parsers; one file per subcommand: arguments -> operation -> print -> exit code |
 
 pub mod apply;
 pub mod catalog;

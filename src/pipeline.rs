@@ -1,8 +1,8 @@
 //! The planning pipeline as one library operation: validate -> solve -> build the
 //! placement -> check it -> render every target -> compare with the state.
 //!
-//! Commands, tests and benches call the same two functions: [`check`] (through the
-//! checked placement: `render`, `drift`) and [`plan`] (`plan`, `apply PATH...`). Settings
+//! Commands, tests and benches call the same two functions: [`check()`] (through the
+//! checked placement: `render`, `drift`) and [`plan()`] (`plan`, `apply PATH...`). Settings
 //! come in as values, phase timings and diagnostics go out as data; nothing here reads
 //! the environment or prints. Progress ([`Event`]) is reported to a callback, so a
 //! command can show warnings and a spinner while the solver runs.

@@ -4,7 +4,7 @@
 //! layout of every MIG GPU and which replicas use which instances, the time-slice/MPS
 //! shares, what was admitted and what was not (with reasons in the user's terms), team
 //! usage, headroom per tier and the solver's summary. Produced by either solver
-//! (`solve::ilp`, `solve::greedy`), verified by the independent [`check`] module and
+//! (`solve::ilp`, `solve::greedy`), verified by the independent [`mod@check`] module and
 //! rendered by `views`. Everything is ordered (names, indexes) so that the same input
 //! gives byte-identical JSON.
 

@@ -263,6 +263,6 @@ pub fn record(a: &mut Assignment, w: usize, n: NodeIdx, gpus: Vec<u32>, whole: b
     }
     a.packed.push((w, n, gpus, 1));
     if a.node_mode[n].is_none() {
-        a.node_mode[n] = Some(crate::placement::PoolMode::WholeGpu);
+        a.node_mode[n] = Some(crate::model::PoolMode::WholeGpu);
     }
 }
