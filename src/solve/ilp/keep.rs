@@ -24,22 +24,35 @@ const ITEM_SHARE: f64 = 0.5;
 
 /// Adds the keep variables of `prev` to the master.
 pub fn add(m: &mut Master, prev: &Previous) {
-    let (c, p) = (m.c, m.p);
     let mut group_of: BTreeMap<NodeIdx, usize> = BTreeMap::new();
-    for (gi, g) in p.groups.iter().enumerate() {
+    for (gi, g) in m.p.groups.iter().enumerate() {
         for &n in &g.nodes {
             group_of.insert(n, gi);
         }
     }
-    // Node items per node, then per group.
+    let shape_of = m.p.shape_of();
+    let per_node = node_items(m, prev, &group_of, &shape_of);
+    add_pattern_keeps(m, &per_node, &group_of);
+    add_item_keeps(m, prev, &group_of, &shape_of);
+    add_replica_keeps(m, prev);
+    add_mode_keeps(m, prev, &group_of);
+}
+
+/// What each node of a group held before, as item counts: the node items of previous
+/// gangs (see [`item_of`]) and packed replicas (one per whole-GPU entry).
+fn node_items(
+    m: &Master,
+    prev: &Previous,
+    group_of: &BTreeMap<NodeIdx, usize>,
+    shape_of: &BTreeMap<usize, usize>,
+) -> BTreeMap<NodeIdx, BTreeMap<Item, u32>> {
     let mut per_node: BTreeMap<NodeIdx, BTreeMap<Item, u32>> = BTreeMap::new();
-    let shape_of = p.shape_of();
     for (w, gangs) in &prev.gangs {
         let Some(&si) = shape_of.get(w) else { continue };
         for g in gangs {
             for (n, gpus) in g {
                 let Some(&gi) = group_of.get(n) else { continue };
-                if let Some(item) = item_of(m, &group_of, gi, si, g, gpus) {
+                if let Some(item) = item_of(m, group_of, gi, si, g, gpus) {
                     *per_node.entry(*n).or_default().entry(item).or_default() += 1;
                 }
             }
@@ -58,14 +71,24 @@ pub fn add(m: &mut Master, prev: &Previous) {
                 .or_default() += reps;
         }
     }
+    per_node
+}
+
+/// Whole previous patterns: a node that keeps exactly what it held keeps its GPUs.
+/// Records each node's previous pattern, and per (group, pattern) a keep variable for
+/// the nodes that held it.
+fn add_pattern_keeps(
+    m: &mut Master,
+    per_node: &BTreeMap<NodeIdx, BTreeMap<Item, u32>>,
+    group_of: &BTreeMap<NodeIdx, usize>,
+) {
     let mut patterns: BTreeMap<(usize, Vec<(Item, u32)>), f64> = BTreeMap::new();
-    for (n, items) in &per_node {
+    for (n, items) in per_node {
         let gi = group_of[n];
         let q: Vec<(Item, u32)> = items.iter().map(|(i, k)| (*i, *k)).collect();
         m.prev_pattern.insert(*n, q.clone());
         *patterns.entry((gi, q)).or_default() += 1.0;
     }
-    // Whole previous patterns: a node that keeps exactly what it held keeps its GPUs.
     for ((gi, q), k) in patterns {
         if q.iter().any(|(i, _)| !m.items[gi].contains(i)) {
             continue;
@@ -79,14 +102,47 @@ pub fn add(m: &mut Master, prev: &Previous) {
             .sum();
         m.add_pattern_keep(gi, &q, k, KEEP_GPU * gpus.max(0.1));
     }
-    // Items per (group, shape or packed class), by the workload that held them.
+}
+
+/// Items per (group, shape or packed class), by the workload that held them: a keep
+/// variable per workload, together at most the items the group's patterns hold.
+fn add_item_keeps(
+    m: &mut Master,
+    prev: &Previous,
+    group_of: &BTreeMap<NodeIdx, usize>,
+    shape_of: &BTreeMap<usize, usize>,
+) {
+    let held = held_items(m, prev, group_of, shape_of);
+    for ((gi, key), by_w) in held {
+        if m.whole_nodes(gi).is_empty() {
+            continue;
+        }
+        let per_replica = match key {
+            KeepKey::Shape(s) => m.p.shapes[s as usize].shares.max(1) as f64,
+            KeepKey::Packed(_) => 1.0,
+        };
+        let list: Vec<(usize, f64, f64)> = by_w
+            .into_iter()
+            .map(|(w, (k, gpus))| (w, k, ITEM_SHARE * KEEP_GPU * gpus))
+            .collect();
+        m.add_item_keep(gi, key, &list, per_replica);
+    }
+}
+
+/// Per (group, keep key) and workload: the items it held there and the GPUs of one.
+fn held_items(
+    m: &Master,
+    prev: &Previous,
+    group_of: &BTreeMap<NodeIdx, usize>,
+    shape_of: &BTreeMap<usize, usize>,
+) -> BTreeMap<(usize, KeepKey), BTreeMap<usize, (f64, f64)>> {
     let mut held: BTreeMap<(usize, KeepKey), BTreeMap<usize, (f64, f64)>> = BTreeMap::new();
     for (w, gangs) in &prev.gangs {
         let Some(&si) = shape_of.get(w) else { continue };
         for g in gangs {
             for (n, gpus) in g {
                 let Some(&gi) = group_of.get(n) else { continue };
-                if item_of(m, &group_of, gi, si, g, gpus).is_some() {
+                if item_of(m, group_of, gi, si, g, gpus).is_some() {
                     let e = held
                         .entry((gi, KeepKey::Shape(si as u32)))
                         .or_default()
@@ -113,21 +169,12 @@ pub fn add(m: &mut Master, prev: &Previous) {
             e.1 = weight;
         }
     }
-    for ((gi, key), by_w) in held {
-        if m.whole_nodes(gi).is_empty() {
-            continue;
-        }
-        let per_replica = match key {
-            KeepKey::Shape(s) => p.shapes[s as usize].shares.max(1) as f64,
-            KeepKey::Packed(_) => 1.0,
-        };
-        let list: Vec<(usize, f64, f64)> = by_w
-            .into_iter()
-            .map(|(w, (k, gpus))| (w, k, ITEM_SHARE * KEEP_GPU * gpus))
-            .collect();
-        m.add_item_keep(gi, key, &list, per_replica);
-    }
-    // MIG and shared replicas per (class, GPU model), weighted by their GPU-equivalent.
+    held
+}
+
+/// MIG and shared replicas per (class, GPU model), weighted by their GPU-equivalent.
+fn add_replica_keeps(m: &mut Master, prev: &Previous) {
+    let (c, p) = (m.c, m.p);
     let model_at = |n: NodeIdx, g: u32| {
         c.nodes[n]
             .gpus
@@ -155,7 +202,10 @@ pub fn add(m: &mut Master, prev: &Previous) {
         let weight = p.equiv.get(&key).copied().unwrap_or(0.0).max(0.01);
         m.add_keep(k, KEEP_GPU * weight, &[(1.0, v)]);
     }
-    // Nodes per (group, pool mode).
+}
+
+/// Nodes per (group, pool mode).
+fn add_mode_keeps(m: &mut Master, prev: &Previous, group_of: &BTreeMap<NodeIdx, usize>) {
     let mut held: BTreeMap<(usize, PoolMode), f64> = BTreeMap::new();
     for (n, mode) in prev.node_mode.iter().enumerate() {
         if let (Some(mode), Some(&gi)) = (mode, group_of.get(&n)) {

@@ -326,9 +326,26 @@ fn pack_fractions(sizes: &[u32], loads: &[u32], gpus: usize) -> Option<Vec<usize
     if total > room {
         return None;
     }
+    let (used, mut bin) = first_fit(sizes, loads, &order);
+    if used <= gpus {
+        return Some(bin);
+    }
+    let mut load = loads.to_vec();
+    let mut st = Search {
+        order: &order,
+        sizes,
+        gpus,
+        budget: 200_000,
+    };
+    st.go(0, &mut load, &mut bin, total).then_some(bin)
+}
+
+/// First-fit decreasing (`order`: largest first) onto GPUs loaded with `loads`, opening
+/// new ones as needed: the GPUs used, and each fraction's GPU.
+fn first_fit(sizes: &[u32], loads: &[u32], order: &[usize]) -> (usize, Vec<usize>) {
     let mut load: Vec<u32> = loads.to_vec();
     let mut bin = vec![0usize; sizes.len()];
-    for &k in &order {
+    for &k in order {
         match load.iter().position(|l| l + sizes[k] <= 1000) {
             Some(b) => {
                 load[b] += sizes[k];
@@ -340,31 +357,36 @@ fn pack_fractions(sizes: &[u32], loads: &[u32], gpus: usize) -> Option<Vec<usize
             }
         }
     }
-    if load.len() <= gpus {
-        return Some(bin);
-    }
-    // Exhaustive: each fraction into an open GPU (distinct loads once) or a new one.
-    struct Search<'a> {
-        order: &'a [usize],
-        sizes: &'a [u32],
-        gpus: usize,
-        budget: u32,
-    }
-    fn go(st: &mut Search, i: usize, load: &mut Vec<u32>, bin: &mut [usize], left: u64) -> bool {
-        if i == st.order.len() {
+    (load.len(), bin)
+}
+
+/// The exhaustive fraction packing: each fraction (largest first) into an open GPU
+/// (GPUs of equal load tried once) or a new one, within a node budget.
+struct Search<'a> {
+    order: &'a [usize],
+    sizes: &'a [u32],
+    gpus: usize,
+    budget: u32,
+}
+
+impl Search<'_> {
+    /// Places fractions `i..` given the GPUs' `load` and `left` thousandths still to
+    /// place; fills `bin` and says whether it succeeded.
+    fn go(&mut self, i: usize, load: &mut Vec<u32>, bin: &mut [usize], left: u64) -> bool {
+        if i == self.order.len() {
             return true;
         }
-        if st.budget == 0 {
+        if self.budget == 0 {
             return false;
         }
-        st.budget -= 1;
+        self.budget -= 1;
         let room: u64 = load.iter().map(|l| (1000 - l) as u64).sum::<u64>()
-            + (st.gpus - load.len()) as u64 * 1000;
+            + (self.gpus - load.len()) as u64 * 1000;
         if left > room {
             return false;
         }
-        let k = st.order[i];
-        let s = st.sizes[k];
+        let k = self.order[i];
+        let s = self.sizes[k];
         let mut tried: Vec<u32> = Vec::new();
         for b in 0..load.len() {
             if load[b] + s > 1000 || tried.contains(&load[b]) {
@@ -373,29 +395,21 @@ fn pack_fractions(sizes: &[u32], loads: &[u32], gpus: usize) -> Option<Vec<usize
             tried.push(load[b]);
             load[b] += s;
             bin[k] = b;
-            if go(st, i + 1, load, bin, left - s as u64) {
+            if self.go(i + 1, load, bin, left - s as u64) {
                 return true;
             }
             load[b] -= s;
         }
-        if load.len() < st.gpus {
+        if load.len() < self.gpus {
             load.push(s);
             bin[k] = load.len() - 1;
-            if go(st, i + 1, load, bin, left - s as u64) {
+            if self.go(i + 1, load, bin, left - s as u64) {
                 return true;
             }
             load.pop();
         }
         false
     }
-    let mut load = loads.to_vec();
-    let mut st = Search {
-        order: &order,
-        sizes,
-        gpus,
-        budget: 200_000,
-    };
-    go(&mut st, 0, &mut load, &mut bin, total).then_some(bin)
 }
 
 #[cfg(test)]

@@ -114,7 +114,13 @@ pub fn dp_exact(shape: &NodeShape, items: &[Item], need: &impl Fn(Item) -> Need)
 /// One choice of a knapsack group: GPUs, value, item counts.
 type Choice = (usize, f64, Vec<(Item, u32)>);
 
-/// Exact pricing for whole-GPU items by dynamic programming over GPUs.
+/// A best value and the item counts that reach it.
+type Best = (f64, Vec<(Item, u32)>);
+
+/// Exact pricing for whole-GPU items by dynamic programming over GPUs: a knapsack of
+/// the unbound items and shares over any GPUs ([`fill_any`]), NVLink-bound gangs per
+/// domain ([`fill_nvlink`], [`fill_domains`]), and the best split of the node's GPUs
+/// between the two.
 pub fn dp(
     shape: &NodeShape,
     items: &[Item],
@@ -122,6 +128,43 @@ pub fn dp(
     need: &impl Fn(Item) -> Need,
 ) -> Priced {
     let total = shape.gpus() as usize;
+    let (groups, bound_items) = choice_groups(total, items, vals, need);
+    let any = fill_any(&groups, total);
+    let nv = fill_nvlink(shape, &bound_items, vals, need);
+    let f = fill_domains(shape, &nv);
+    let mut best = (0.0, Vec::new());
+    for (left, (v, counts)) in &f {
+        let cand = v + any[(*left).min(total)].0;
+        if cand > best.0 + 1e-12 {
+            let mut c = counts.clone();
+            c.extend(any[(*left).min(total)].1.iter().copied());
+            best = (cand, c);
+        }
+    }
+    let counts = merge(best.1);
+    let pattern = pattern::fit(shape, &counts, need);
+    let value = if pattern.is_some() {
+        vals.of(&counts)
+    } else {
+        0.0
+    };
+    Priced {
+        pattern,
+        value,
+        bound: best.0.max(0.0),
+    }
+}
+
+/// The choice groups of the "anywhere" knapsack over `total` GPUs: each whole-GPU item
+/// that is not NVLink-bound (1, 2, ... of it), and the shares of each (shape, mode)
+/// (full and partial share counts together, for their "at least j gangs" values); and
+/// the NVLink-bound items apart.
+fn choice_groups(
+    total: usize,
+    items: &[Item],
+    vals: &Values,
+    need: &impl Fn(Item) -> Need,
+) -> (Vec<Vec<Choice>>, Vec<Item>) {
     let net = |i: &Item| vals.net.get(i).copied().unwrap_or(0.0);
     // Choice groups for the "anywhere" knapsack: each is a list of (gpus, value, counts).
     let mut groups: Vec<Vec<Choice>> = Vec::new();
@@ -152,37 +195,55 @@ pub fn dp(
         }
     }
     for (full, part) in pairs.into_values() {
-        let gf = full.map_or(0, |i| need(i).gpus as usize);
-        let gp = part.map_or(0, |i| need(i).gpus as usize);
-        let mut choices = Vec::new();
-        let max_f = total.checked_div(gf).unwrap_or(0);
-        for f in 0..=max_f {
-            let left = total - f * gf;
-            let max_p = left.checked_div(gp).unwrap_or(0);
-            for q in 0..=max_p {
-                if f + q == 0 {
-                    continue;
-                }
-                let mut counts = Vec::new();
-                if f > 0 {
-                    counts.push((full.expect("full share"), f as u32));
-                }
-                if q > 0 {
-                    counts.push((part.expect("partial share"), q as u32));
-                }
-                let v = vals.of(&counts);
-                if v > 0.0 {
-                    choices.push((f * gf + q * gp, v, counts));
-                }
-            }
-        }
+        let choices = share_choices(total, full, part, vals, need);
         if !choices.is_empty() {
             groups.push(choices);
         }
     }
-    // any[t]: best value with at most t GPUs, and the counts.
-    let mut any: Vec<(f64, Vec<(Item, u32)>)> = vec![(0.0, Vec::new()); total + 1];
-    for choices in &groups {
+    (groups, bound_items)
+}
+
+/// Every count of full and partial shares of one (shape, mode) that fits `total` GPUs
+/// and is worth something.
+fn share_choices(
+    total: usize,
+    full: Option<Item>,
+    part: Option<Item>,
+    vals: &Values,
+    need: &impl Fn(Item) -> Need,
+) -> Vec<Choice> {
+    let gf = full.map_or(0, |i| need(i).gpus as usize);
+    let gp = part.map_or(0, |i| need(i).gpus as usize);
+    let mut choices = Vec::new();
+    let max_f = total.checked_div(gf).unwrap_or(0);
+    for f in 0..=max_f {
+        let left = total - f * gf;
+        let max_p = left.checked_div(gp).unwrap_or(0);
+        for q in 0..=max_p {
+            if f + q == 0 {
+                continue;
+            }
+            let mut counts = Vec::new();
+            if f > 0 {
+                counts.push((full.expect("full share"), f as u32));
+            }
+            if q > 0 {
+                counts.push((part.expect("partial share"), q as u32));
+            }
+            let v = vals.of(&counts);
+            if v > 0.0 {
+                choices.push((f * gf + q * gp, v, counts));
+            }
+        }
+    }
+    choices
+}
+
+/// `any[t]`: the best value of the choice groups (at most one choice each) with at most
+/// `t` GPUs, and its counts.
+fn fill_any(groups: &[Vec<Choice>], total: usize) -> Vec<Best> {
+    let mut any: Vec<Best> = vec![(0.0, Vec::new()); total + 1];
+    for choices in groups {
         let prev = any.clone();
         for t in 0..=total {
             for (g, v, counts) in choices {
@@ -197,12 +258,23 @@ pub fn dp(
             }
         }
     }
-    // NVLink-bound gangs, per domain: nv[u] best value with at most u GPUs (unbounded).
+    any
+}
+
+/// NVLink-bound gangs in one domain: `nv[u]`, the best value with at most `u` GPUs
+/// (unbounded counts), up to the largest domain.
+fn fill_nvlink(
+    shape: &NodeShape,
+    bound_items: &[Item],
+    vals: &Values,
+    need: &impl Fn(Item) -> Need,
+) -> Vec<Best> {
+    let net = |i: &Item| vals.net.get(i).copied().unwrap_or(0.0);
     let max_dom = shape.domains.iter().copied().max().unwrap_or(0) as usize;
-    let mut nv: Vec<(f64, Vec<(Item, u32)>)> = vec![(0.0, Vec::new()); max_dom + 1];
+    let mut nv: Vec<Best> = vec![(0.0, Vec::new()); max_dom + 1];
     for u in 1..=max_dom {
         nv[u] = nv[u - 1].clone();
-        for i in &bound_items {
+        for i in bound_items {
             let g = need(*i).gpus as usize;
             if g > 0 && g <= u && net(i) > 0.0 {
                 let cand = nv[u - g].0 + net(i);
@@ -214,11 +286,16 @@ pub fn dp(
             }
         }
     }
-    // Domains: f[leftover] = best NVLink value with that many GPUs left for the rest.
-    let mut f: BTreeMap<usize, (f64, Vec<(Item, u32)>)> = BTreeMap::from([(0, (0.0, Vec::new()))]);
+    nv
+}
+
+/// Over the node's domains: `f[leftover]`, the best NVLink value with that many GPUs
+/// left for the rest.
+fn fill_domains(shape: &NodeShape, nv: &[Best]) -> BTreeMap<usize, Best> {
+    let mut f: BTreeMap<usize, Best> = BTreeMap::from([(0, (0.0, Vec::new()))]);
     for &size in &shape.domains {
         let size = size as usize;
-        let mut next: BTreeMap<usize, (f64, Vec<(Item, u32)>)> = BTreeMap::new();
+        let mut next: BTreeMap<usize, Best> = BTreeMap::new();
         for (left, (v, counts)) in &f {
             for (used, (nv_value, nv_counts)) in nv.iter().enumerate().take(size + 1) {
                 let cand = v + nv_value;
@@ -232,27 +309,7 @@ pub fn dp(
         }
         f = next;
     }
-    let mut best = (0.0, Vec::new());
-    for (left, (v, counts)) in &f {
-        let cand = v + any[(*left).min(total)].0;
-        if cand > best.0 + 1e-12 {
-            let mut c = counts.clone();
-            c.extend(any[(*left).min(total)].1.iter().copied());
-            best = (cand, c);
-        }
-    }
-    let counts = merge(best.1);
-    let pattern = pattern::fit(shape, &counts, need);
-    let value = if pattern.is_some() {
-        vals.of(&counts)
-    } else {
-        0.0
-    };
-    Priced {
-        pattern,
-        value,
-        bound: best.0.max(0.0),
-    }
+    f
 }
 
 /// Sums the counts of equal items (sorted).
@@ -329,7 +386,7 @@ pub fn greedy(
 }
 
 /// Exact pricing by a small MIP over the node: counts of whole-GPU items, NVLink-bound
-/// gangs per domain, fractional replicas per GPU, CPU and memory.
+/// gangs per domain, fractional replicas per GPU, CPU and memory ([`NodeMip`]).
 pub fn mip(
     shape: &NodeShape,
     items: &[Item],
@@ -337,97 +394,8 @@ pub fn mip(
     need: &impl Fn(Item) -> Need,
     time_limit: f64,
 ) -> Priced {
-    let net = |i: &Item| vals.net.get(i).copied().unwrap_or(0.0);
-    let g_total = shape.gpus() as f64;
-    let mut lp = Lp::default();
-    let inf = f64::INFINITY;
-    let gpu_row = lp.row(-inf, g_total);
-    let cpu_row = shape.cpu.map(|c| lp.row(-inf, c as f64));
-    let mem_row = shape.mem.map(|m| lp.row(-inf, m as f64));
-    let dom_rows: Vec<usize> = shape
-        .domains
-        .iter()
-        .map(|d| lp.row(-inf, *d as f64))
-        .collect();
-    let ngpu = shape.gpus() as usize;
-    // Fractional GPUs: f_j, with their load rows and symmetry.
-    let frac: Vec<Item> = items
-        .iter()
-        .copied()
-        .filter(|i| need(*i).milli > 0 && net(i) > 0.0)
-        .collect();
-    let mut load_rows = Vec::new();
-    let mut f_cols = Vec::new();
-    if !frac.is_empty() {
-        for j in 0..ngpu {
-            let f = lp.col(0.0, 0.0, 1.0, true);
-            lp.set(gpu_row, f, 1.0);
-            let row = lp.row(-inf, 0.0);
-            lp.set(row, f, -1000.0);
-            load_rows.push(row);
-            f_cols.push(f);
-            if j > 0 {
-                let sym = lp.row(-inf, 0.0);
-                lp.set(sym, f_cols[j], 1.0);
-                lp.set(sym, f_cols[j - 1], -1.0);
-            }
-        }
-    }
-    // Item columns: (item, domain or GPU index, col).
-    let mut cols: Vec<(Item, usize)> = Vec::new();
-    let mut col_ids: Vec<usize> = Vec::new();
-    let mut shares: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
-    for &i in items {
-        let n = need(i);
-        let v = net(&i);
-        if v <= 0.0 {
-            continue;
-        }
-        if n.milli > 0 {
-            for (j, &load) in load_rows.iter().enumerate() {
-                let x = lp.col(-v, 0.0, (1000 / n.milli.max(1)) as f64, true);
-                lp.set(load, x, n.milli as f64);
-                add_cpu_mem(&mut lp, cpu_row, mem_row, x, n);
-                cols.push((i, j));
-                col_ids.push(x);
-            }
-            continue;
-        }
-        if n.nvlink {
-            for (d, size) in shape.domains.iter().enumerate() {
-                if n.gpus == 0 || n.gpus > *size {
-                    continue;
-                }
-                let x = lp.col(-v, 0.0, (*size / n.gpus) as f64, true);
-                lp.set(dom_rows[d], x, n.gpus as f64);
-                lp.set(gpu_row, x, n.gpus as f64);
-                cols.push((i, d));
-                col_ids.push(x);
-            }
-            continue;
-        }
-        let ub = shape.gpus().checked_div(n.gpus).map_or(1e6, |k| k as f64);
-        let x = lp.col(-v, 0.0, ub, true);
-        lp.set(gpu_row, x, n.gpus as f64);
-        add_cpu_mem(&mut lp, cpu_row, mem_row, x, n);
-        if let Item::Share { s, m, .. } = i {
-            shares.entry((s, m)).or_default().push(x);
-        }
-        cols.push((i, usize::MAX));
-        col_ids.push(x);
-    }
-    // "At least j gangs": e_j = 1 when the node holds j or more shares of (s, m).
-    for ((s, m), xs) in &shares {
-        for (j, d) in vals.gr.get(&(*s, *m)).map(Vec::as_slice).unwrap_or(&[]) {
-            let e = lp.col(-d, 0.0, 1.0, true);
-            let row = lp.row(-inf, (*j - 1) as f64);
-            for x in xs {
-                lp.set(row, *x, 1.0);
-            }
-            lp.set(row, e, -g_total.max(1.0));
-        }
-    }
-    let mut live = Live::new(&lp, true);
+    let node = NodeMip::build(shape, items, vals, need);
+    let mut live = Live::new(&node.lp, true);
     live.option_f64("time_limit", time_limit.max(0.01));
     live.option_f64("mip_rel_gap", 1e-6);
     let sol = live.run(true);
@@ -444,7 +412,7 @@ pub fn mip(
         };
     }
     let mut chosen: Vec<(Item, usize, u32)> = Vec::new();
-    for ((i, at), x) in cols.iter().zip(&col_ids) {
+    for ((i, at), x) in node.cols.iter().zip(&node.col_ids) {
         let k = sol.x[*x].round().max(0.0) as u32;
         if k > 0 {
             chosen.push((*i, *at, k));
@@ -463,6 +431,178 @@ pub fn mip(
         pattern,
         value,
         bound: bound.max(value),
+    }
+}
+
+/// The pricing MIP of one node (minimising minus the value), with its item columns.
+struct NodeMip {
+    lp: Lp,
+    /// Per item column: the item and where it sits (the GPU index of a fraction, the
+    /// NVLink domain of a bound gang, `usize::MAX` otherwise).
+    cols: Vec<(Item, usize)>,
+    col_ids: Vec<usize>,
+}
+
+/// The node's capacity rows in the pricing MIP.
+struct NodeRows {
+    gpu: usize,
+    cpu: Option<usize>,
+    mem: Option<usize>,
+    domains: Vec<usize>,
+    /// The fractional load of each GPU (when some item is a fraction).
+    load: Vec<usize>,
+}
+
+impl NodeMip {
+    /// The capacity rows, a column per item (per GPU for a fraction, per domain for an
+    /// NVLink-bound gang) and the "at least j gangs" columns of shares.
+    fn build(
+        shape: &NodeShape,
+        items: &[Item],
+        vals: &Values,
+        need: &impl Fn(Item) -> Need,
+    ) -> NodeMip {
+        let mut node = NodeMip {
+            lp: Lp::default(),
+            cols: Vec::new(),
+            col_ids: Vec::new(),
+        };
+        let rows = node.rows(shape, items, vals, need);
+        let shares = node.item_columns(shape, items, vals, need, &rows);
+        node.gang_thresholds(shape, vals, &shares);
+        node
+    }
+
+    /// The GPU, CPU, memory and domain rows; with fractional items, a column per GPU
+    /// ("holds fractions", ordered for symmetry) and its load row.
+    fn rows(
+        &mut self,
+        shape: &NodeShape,
+        items: &[Item],
+        vals: &Values,
+        need: &impl Fn(Item) -> Need,
+    ) -> NodeRows {
+        let net = |i: &Item| vals.net.get(i).copied().unwrap_or(0.0);
+        let g_total = shape.gpus() as f64;
+        let lp = &mut self.lp;
+        let inf = f64::INFINITY;
+        let gpu_row = lp.row(-inf, g_total);
+        let cpu_row = shape.cpu.map(|c| lp.row(-inf, c as f64));
+        let mem_row = shape.mem.map(|m| lp.row(-inf, m as f64));
+        let dom_rows: Vec<usize> = shape
+            .domains
+            .iter()
+            .map(|d| lp.row(-inf, *d as f64))
+            .collect();
+        let ngpu = shape.gpus() as usize;
+        // Fractional GPUs: f_j, with their load rows and symmetry.
+        let frac: Vec<Item> = items
+            .iter()
+            .copied()
+            .filter(|i| need(*i).milli > 0 && net(i) > 0.0)
+            .collect();
+        let mut load_rows = Vec::new();
+        let mut f_cols = Vec::new();
+        if !frac.is_empty() {
+            for j in 0..ngpu {
+                let f = lp.col(0.0, 0.0, 1.0, true);
+                lp.set(gpu_row, f, 1.0);
+                let row = lp.row(-inf, 0.0);
+                lp.set(row, f, -1000.0);
+                load_rows.push(row);
+                f_cols.push(f);
+                if j > 0 {
+                    let sym = lp.row(-inf, 0.0);
+                    lp.set(sym, f_cols[j], 1.0);
+                    lp.set(sym, f_cols[j - 1], -1.0);
+                }
+            }
+        }
+        NodeRows {
+            gpu: gpu_row,
+            cpu: cpu_row,
+            mem: mem_row,
+            domains: dom_rows,
+            load: load_rows,
+        }
+    }
+
+    /// A column per item worth something: per GPU for a fraction, per domain for an
+    /// NVLink-bound gang, one otherwise. Returns the share columns per (shape, mode).
+    fn item_columns(
+        &mut self,
+        shape: &NodeShape,
+        items: &[Item],
+        vals: &Values,
+        need: &impl Fn(Item) -> Need,
+        rows: &NodeRows,
+    ) -> BTreeMap<(u32, u32), Vec<usize>> {
+        let net = |i: &Item| vals.net.get(i).copied().unwrap_or(0.0);
+        let lp = &mut self.lp;
+        let (cpu_row, mem_row) = (rows.cpu, rows.mem);
+        let mut shares: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
+        for &i in items {
+            let n = need(i);
+            let v = net(&i);
+            if v <= 0.0 {
+                continue;
+            }
+            if n.milli > 0 {
+                for (j, &load) in rows.load.iter().enumerate() {
+                    let x = lp.col(-v, 0.0, (1000 / n.milli.max(1)) as f64, true);
+                    lp.set(load, x, n.milli as f64);
+                    add_cpu_mem(lp, cpu_row, mem_row, x, n);
+                    self.cols.push((i, j));
+                    self.col_ids.push(x);
+                }
+                continue;
+            }
+            if n.nvlink {
+                for (d, size) in shape.domains.iter().enumerate() {
+                    if n.gpus == 0 || n.gpus > *size {
+                        continue;
+                    }
+                    let x = lp.col(-v, 0.0, (*size / n.gpus) as f64, true);
+                    lp.set(rows.domains[d], x, n.gpus as f64);
+                    lp.set(rows.gpu, x, n.gpus as f64);
+                    self.cols.push((i, d));
+                    self.col_ids.push(x);
+                }
+                continue;
+            }
+            let ub = shape.gpus().checked_div(n.gpus).map_or(1e6, |k| k as f64);
+            let x = lp.col(-v, 0.0, ub, true);
+            lp.set(rows.gpu, x, n.gpus as f64);
+            add_cpu_mem(lp, cpu_row, mem_row, x, n);
+            if let Item::Share { s, m, .. } = i {
+                shares.entry((s, m)).or_default().push(x);
+            }
+            self.cols.push((i, usize::MAX));
+            self.col_ids.push(x);
+        }
+        shares
+    }
+
+    /// "At least j gangs": `e_j = 1` when the node holds `j` or more shares of (s, m),
+    /// valued at the dual of its row.
+    fn gang_thresholds(
+        &mut self,
+        shape: &NodeShape,
+        vals: &Values,
+        shares: &BTreeMap<(u32, u32), Vec<usize>>,
+    ) {
+        let g_total = shape.gpus() as f64;
+        let lp = &mut self.lp;
+        for ((s, m), xs) in shares {
+            for (j, d) in vals.gr.get(&(*s, *m)).map(Vec::as_slice).unwrap_or(&[]) {
+                let e = lp.col(-d, 0.0, 1.0, true);
+                let row = lp.row(-f64::INFINITY, (*j - 1) as f64);
+                for x in xs {
+                    lp.set(row, *x, 1.0);
+                }
+                lp.set(row, e, -g_total.max(1.0));
+            }
+        }
     }
 }
 
@@ -559,8 +699,23 @@ pub fn lagrangian(
         return (f64::INFINITY, None);
     }
     let gpus = shape.gpus() as usize;
+    let (best, arg) = multipliers(&list, gpus, cap_c, cap_m);
+    // The relaxation's packing at the best multipliers, trimmed to CPU and memory.
+    let (_, counts) = node_best(gpus, &list, arg.0, arg.1);
+    let column = trim(shape, merge(counts), vals, need, (cap_c, cap_m));
+    (best.max(0.0), column)
+}
+
+/// The coordinate-wise search of the Lagrangian multipliers of CPU (`cap_c`) and
+/// memory (`cap_m`): the best bound found and its multipliers.
+fn multipliers(
+    list: &[(Item, Need, f64)],
+    gpus: usize,
+    cap_c: Option<f64>,
+    cap_m: Option<f64>,
+) -> (f64, (f64, f64)) {
     let eval = |lc: f64, lm: f64| -> f64 {
-        node_best(gpus, &list, lc, lm).0 + lc * cap_c.unwrap_or(0.0) + lm * cap_m.unwrap_or(0.0)
+        node_best(gpus, list, lc, lm).0 + lc * cap_c.unwrap_or(0.0) + lm * cap_m.unwrap_or(0.0)
     };
     // Largest useful multipliers: past them every item using the resource is worthless.
     let max_ratio = |f: fn(&Need) -> u64| {
@@ -600,10 +755,21 @@ pub fn lagrangian(
             }
         }
     }
-    // The relaxation's packing at the best multipliers, trimmed to CPU and memory.
-    let (_, counts) = node_best(gpus, &list, arg.0, arg.1);
-    let mut counts = merge(counts);
-    let column = loop {
+    (best, arg)
+}
+
+/// The pattern of `counts` once trimmed to fit the node (CPU `caps.0`, memory
+/// `caps.1`): while it does not fit, one unit of the item worth least per unit of the
+/// scarcest resource goes. `None` when nothing is left.
+fn trim(
+    shape: &NodeShape,
+    mut counts: Vec<(Item, u32)>,
+    vals: &Values,
+    need: &impl Fn(Item) -> Need,
+    (cap_c, cap_m): (Option<f64>, Option<f64>),
+) -> Option<Pattern> {
+    let gpus = shape.gpus() as usize;
+    loop {
         if let Some(p) = pattern::fit(shape, &counts, need) {
             break (!counts.is_empty()).then_some(p);
         }
@@ -632,8 +798,7 @@ pub fn lagrangian(
             }
             None => break None,
         }
-    };
-    (best.max(0.0), column)
+    }
 }
 
 /// The argmin of a convex function on `[lo, hi]` (golden-section search).

@@ -10,6 +10,7 @@ use crate::catalog::MigProfile;
 use crate::model::PoolMode;
 use crate::model::sizing::{self, Usage};
 use crate::model::{Cluster, NodeIdx, Tier};
+use crate::solve::Layouts;
 use std::collections::BTreeMap;
 
 /// Gang shapes are keyed by (gang GPUs, GPUs per node, modes, acceptable models, the
@@ -29,9 +30,6 @@ type GroupKey = (
     Vec<(u32, Vec<&'static str>)>,
     NodeShape,
 );
-
-/// MIG layouts per (node, GPU).
-pub use crate::solve::Layouts;
 
 #[derive(Clone, Debug)]
 pub struct Group {
@@ -121,6 +119,9 @@ impl Problem {
         p
     }
 
+    /// The demand of every workload some group can run with at least one replica: its
+    /// GPU-equivalents per model, and its gang shape, MIG profiles, shared or packed
+    /// demand.
     fn demand(&mut self, c: &Cluster) {
         let mut shapes: BTreeMap<ShapeKey, Shape> = BTreeMap::new();
         for (wi, w) in c.workloads.iter().enumerate() {
@@ -146,47 +147,10 @@ impl Problem {
             }
             match sizing::usage(w, maxg) {
                 Usage::Gang { gpus, per_node } => {
-                    let per_node = if w.kind == crate::spec::WorkloadKind::Training {
-                        c.gang_per_node(w)
-                    } else {
-                        per_node.max(1)
-                    };
-                    let shares = gpus.div_ceil(per_node);
-                    let modes = modes(w.required_tier, w.preferred_tier, gpus, per_node, &eligible);
-                    if modes.is_empty() {
-                        continue;
+                    if let Some((key, shape)) = gang_shape(c, w, gpus, per_node, &models, &eligible)
+                    {
+                        shapes.entry(key).or_insert(shape).workloads.push(wi);
                     }
-                    let key_modes: Vec<(Tier, bool)> =
-                        modes.iter().map(|m| (m.tier, m.node_local)).collect();
-                    let quota_teams: Vec<String> = c
-                        .team_chain(&w.team)
-                        .iter()
-                        .filter(|t| {
-                            t.quotas
-                                .iter()
-                                .any(|q| q.model.is_some() && q.burst.is_some())
-                        })
-                        .map(|t| t.name.clone())
-                        .collect();
-                    shapes
-                        .entry((
-                            gpus,
-                            per_node,
-                            key_modes,
-                            models.clone(),
-                            quota_teams.clone(),
-                        ))
-                        .or_insert_with(|| Shape {
-                            quota_teams,
-                            gpus,
-                            per_node,
-                            shares,
-                            modes,
-                            models: models.clone(),
-                            workloads: Vec::new(),
-                        })
-                        .workloads
-                        .push(wi);
                 }
                 Usage::Mig => {
                     let per: BTreeMap<String, &'static MigProfile> = models
@@ -300,6 +264,56 @@ fn modes(
     v
 }
 
+/// The shape of a gang workload `w` of `gpus` GPUs (`per_node` per node as sized) on
+/// `models`, with its key (workloads left empty); `None` when no mode can place it.
+fn gang_shape(
+    c: &Cluster,
+    w: &crate::model::Workload,
+    gpus: u32,
+    per_node: u32,
+    models: &[String],
+    eligible: &[&Group],
+) -> Option<(ShapeKey, Shape)> {
+    let per_node = if w.kind == crate::spec::WorkloadKind::Training {
+        c.gang_per_node(w)
+    } else {
+        per_node.max(1)
+    };
+    let shares = gpus.div_ceil(per_node);
+    let modes = modes(w.required_tier, w.preferred_tier, gpus, per_node, eligible);
+    if modes.is_empty() {
+        return None;
+    }
+    let key_modes: Vec<(Tier, bool)> = modes.iter().map(|m| (m.tier, m.node_local)).collect();
+    let quota_teams: Vec<String> = c
+        .team_chain(&w.team)
+        .iter()
+        .filter(|t| {
+            t.quotas
+                .iter()
+                .any(|q| q.model.is_some() && q.burst.is_some())
+        })
+        .map(|t| t.name.clone())
+        .collect();
+    let key = (
+        gpus,
+        per_node,
+        key_modes,
+        models.to_vec(),
+        quota_teams.clone(),
+    );
+    let shape = Shape {
+        quota_teams,
+        gpus,
+        per_node,
+        shares,
+        modes,
+        models: models.to_vec(),
+        workloads: Vec::new(),
+    };
+    Some((key, shape))
+}
+
 /// Whether a group can hold gangs of `gpus` in `mode`.
 pub fn group_fits(g: &Group, mode: &Mode, gpus: u32, per_node: u32) -> bool {
     if g.gpus < per_node.min(gpus) {
@@ -333,7 +347,59 @@ fn fixed_layouts(c: &Cluster) -> Layouts {
     out
 }
 
+/// The groups of identical nodes (see [`GroupKey`]), in the name order of their first
+/// node.
 fn groups(c: &Cluster, fixed: &Layouts, current: &Layouts) -> Vec<Group> {
+    let mut groups: Vec<Group> = group_nodes(c, fixed, current)
+        .into_iter()
+        .map(
+            |((_, mnnvl, _, usable, pin, fixed_node, _, shape), nodes)| {
+                let n0 = nodes[0];
+                let node = &c.nodes[n0];
+                let mut domain = BTreeMap::new();
+                for t in [Tier::Leaf, Tier::Spine, Tier::Core] {
+                    let v = c.topology.ancestor_at(c, n0, t);
+                    domain.insert(t, format!("{}#{}", t.as_str(), v.index()));
+                }
+                if !mnnvl.is_empty() {
+                    domain.insert(Tier::Nvlink, format!("nvlink#{mnnvl}"));
+                }
+                let nvlink = if mnnvl.is_empty() {
+                    largest_nvlink_domain(node)
+                } else {
+                    usable
+                };
+                Group {
+                    model: node
+                        .usable_gpus()
+                        .find_map(|g| g.model.clone())
+                        .unwrap_or_default(),
+                    current: current_kinds(current, n0),
+                    nodes,
+                    gpus: usable,
+                    nvlink,
+                    pinned: pin,
+                    fixed_mig: fixed_node.is_some(),
+                    domain,
+                    ord: 0,
+                    shape,
+                }
+            },
+        )
+        .collect();
+    groups.sort_by(|a, b| c.nodes[a.nodes[0]].name.cmp(&c.nodes[b.nodes[0]].name));
+    for (i, g) in groups.iter_mut().enumerate() {
+        g.ord = i;
+    }
+    groups
+}
+
+/// The nodes with usable GPUs by their [`GroupKey`].
+fn group_nodes(
+    c: &Cluster,
+    fixed: &Layouts,
+    current: &Layouts,
+) -> BTreeMap<GroupKey, Vec<NodeIdx>> {
     let pinned: BTreeMap<NodeIdx, PoolMode> = c
         .pools
         .iter()
@@ -389,61 +455,30 @@ fn groups(c: &Cluster, fixed: &Layouts, current: &Layouts) -> Vec<Group> {
             .or_default()
             .push(ni);
     }
-    let mut groups: Vec<Group> = by_key
-        .into_iter()
-        .map(
-            |((_, mnnvl, _, usable, pin, fixed_node, _, shape), nodes)| {
-                let n0 = nodes[0];
-                let mut kinds: Vec<(Vec<&'static MigProfile>, u32)> = Vec::new();
-                for (_, ps) in current.range((n0, 0)..=(n0, u32::MAX)) {
-                    match kinds.iter_mut().find(|(l, _)| l == ps) {
-                        Some((_, k)) => *k += 1,
-                        None => kinds.push((ps.clone(), 1)),
-                    }
-                }
-                let node = &c.nodes[n0];
-                let mut domain = BTreeMap::new();
-                for t in [Tier::Leaf, Tier::Spine, Tier::Core] {
-                    let v = c.topology.ancestor_at(c, n0, t);
-                    domain.insert(t, format!("{}#{}", t.as_str(), v.index()));
-                }
-                if !mnnvl.is_empty() {
-                    domain.insert(Tier::Nvlink, format!("nvlink#{mnnvl}"));
-                }
-                let nvlink = if mnnvl.is_empty() {
-                    let mut sizes: BTreeMap<usize, u32> = BTreeMap::new();
-                    for g in node.usable_gpus() {
-                        if let Some(d) = g.nvlink_domain {
-                            *sizes.entry(d).or_default() += 1;
-                        }
-                    }
-                    sizes.values().copied().max().unwrap_or(1)
-                } else {
-                    usable
-                };
-                Group {
-                    nodes,
-                    model: node
-                        .usable_gpus()
-                        .find_map(|g| g.model.clone())
-                        .unwrap_or_default(),
-                    gpus: usable,
-                    nvlink,
-                    pinned: pin,
-                    fixed_mig: fixed_node.is_some(),
-                    domain,
-                    ord: 0,
-                    current: kinds,
-                    shape,
-                }
-            },
-        )
-        .collect();
-    groups.sort_by(|a, b| c.nodes[a.nodes[0]].name.cmp(&c.nodes[b.nodes[0]].name));
-    for (i, g) in groups.iter_mut().enumerate() {
-        g.ord = i;
+    by_key
+}
+
+/// The distinct current layouts of node `n`'s GPUs, with how many GPUs have each.
+fn current_kinds(current: &Layouts, n: NodeIdx) -> Vec<(Vec<&'static MigProfile>, u32)> {
+    let mut kinds: Vec<(Vec<&'static MigProfile>, u32)> = Vec::new();
+    for (_, ps) in current.range((n, 0)..=(n, u32::MAX)) {
+        match kinds.iter_mut().find(|(l, _)| l == ps) {
+            Some((_, k)) => *k += 1,
+            None => kinds.push((ps.clone(), 1)),
+        }
     }
-    groups
+    kinds
+}
+
+/// The usable GPUs of a node's largest node-local NVLink domain (1 without one).
+fn largest_nvlink_domain(node: &crate::model::Node) -> u32 {
+    let mut sizes: BTreeMap<usize, u32> = BTreeMap::new();
+    for g in node.usable_gpus() {
+        if let Some(d) = g.nvlink_domain {
+            *sizes.entry(d).or_default() += 1;
+        }
+    }
+    sizes.values().copied().max().unwrap_or(1)
 }
 
 /// Valid layouts of a model using only allowed profiles that nothing else fits into

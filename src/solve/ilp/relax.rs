@@ -56,46 +56,67 @@ pub fn bound(m: &Master, obj: &Objective, pool: &mut Pool, deadline: std::time::
     }
     let mut caps: BTreeMap<usize, Caps> = BTreeMap::new();
     for &g in &gs {
-        for pc in &m.patterns[g] {
-            lp.hi[pc.col] = 0.0;
-        }
-        let shape = &m.p.groups[g].shape;
-        let size = m.p.groups[g].nodes.len() as f64;
-        let w = lp.col(0.0, 0.0, size, false);
-        if let Some(r) = m.conv_row(g) {
-            lp.set(r, w, 1.0);
-        }
-        if let Some(r) = m.whole_keep_row(g) {
-            lp.set(r, w, -1.0);
-        }
-        let gpu = lp.row(-INF, 0.0);
-        lp.set(gpu, w, -(shape.gpus() as f64));
-        let cpu = shape.cpu.map(|c| {
-            let r = lp.row(-INF, 0.0);
-            lp.set(r, w, -(c as f64));
-            r
-        });
-        let mem = shape.mem.map(|c| {
-            let r = lp.row(-INF, 0.0);
-            lp.set(r, w, -(c as f64));
-            r
-        });
-        let cp = Caps { gpu, cpu, mem };
-        for &i in &m.items[g] {
-            if m.need(i).milli == 0 {
-                let entries = entries(m, g, &cp, &[(i, 1)]);
-                let col = lp.col(m.item_cost(g, i, obj), 0.0, INF, false);
-                for (r, v) in entries {
-                    lp.set(r, col, v);
-                }
-            }
-        }
-        seed_fills(m, g, pool);
-        for f in pool.fills.get(&g).cloned().unwrap_or_default() {
-            add_fill(&mut lp, m, g, &cp, &f, obj);
-        }
+        let cp = relax_group(&mut lp, m, g, obj, pool);
         caps.insert(g, cp);
     }
+    generate(lp, m, obj, pool, &caps, deadline)
+}
+
+/// Replaces group `g`'s pattern columns in `lp`: its whole-GPU nodes, their GPU, CPU and
+/// memory rows, a column per whole-GPU item and one per fill in the pool (the fills of
+/// the group's patterns added first).
+fn relax_group(lp: &mut Lp, m: &Master, g: usize, obj: &Objective, pool: &mut Pool) -> Caps {
+    for pc in &m.patterns[g] {
+        lp.hi[pc.col] = 0.0;
+    }
+    let shape = &m.p.groups[g].shape;
+    let size = m.p.groups[g].nodes.len() as f64;
+    let w = lp.col(0.0, 0.0, size, false);
+    if let Some(r) = m.conv_row(g) {
+        lp.set(r, w, 1.0);
+    }
+    if let Some(r) = m.whole_keep_row(g) {
+        lp.set(r, w, -1.0);
+    }
+    let gpu = lp.row(-INF, 0.0);
+    lp.set(gpu, w, -(shape.gpus() as f64));
+    let cpu = shape.cpu.map(|c| {
+        let r = lp.row(-INF, 0.0);
+        lp.set(r, w, -(c as f64));
+        r
+    });
+    let mem = shape.mem.map(|c| {
+        let r = lp.row(-INF, 0.0);
+        lp.set(r, w, -(c as f64));
+        r
+    });
+    let cp = Caps { gpu, cpu, mem };
+    for &i in &m.items[g] {
+        if m.need(i).milli == 0 {
+            let entries = entries(m, g, &cp, &[(i, 1)]);
+            let col = lp.col(m.item_cost(g, i, obj), 0.0, INF, false);
+            for (r, v) in entries {
+                lp.set(r, col, v);
+            }
+        }
+    }
+    seed_fills(m, g, pool);
+    for f in pool.fills.get(&g).cloned().unwrap_or_default() {
+        add_fill(lp, m, g, &cp, &f, obj);
+    }
+    cp
+}
+
+/// Column generation over fills on the relaxed `lp` of the groups in `caps`, until no
+/// fill improves or the deadline passes; the LP value plus the Lasdon term.
+fn generate(
+    mut lp: Lp,
+    m: &Master,
+    obj: &Objective,
+    pool: &mut Pool,
+    caps: &BTreeMap<usize, Caps>,
+    deadline: std::time::Instant,
+) -> f64 {
     let mut live = Live::new(&lp, false);
     loop {
         let sol = live.run(false);
@@ -107,8 +128,7 @@ pub fn bound(m: &Master, obj: &Objective, pool: &mut Pool, deadline: std::time::
         // Lasdon: a group's fills use at most its GPUs, so no column can improve the
         // objective by more than (GPUs) x (its reduced cost): a valid bound at any round.
         let mut lasdon = 0.0;
-        for &g in &gs {
-            let cp = &caps[&g];
+        for (&g, cp) in caps {
             let (value, fill) = best_fill(m, g, cp, &sol.duals, obj);
             // rc = -value - dual(gpu row).
             let rc = -value - sol.duals[cp.gpu];

@@ -8,29 +8,46 @@
 use super::master::{Master, Objective};
 use super::pattern::{self, Item};
 use crate::model::NodeIdx;
-use crate::model::PoolMode;
 use crate::solve::pack::{self, Bins, Policy};
 use std::collections::BTreeMap;
 
 /// Adds the seed's patterns; returns a solution of the master holding it (`None` when
 /// there are no packed classes or it does not satisfy the master's rows).
 pub fn packed(m: &mut Master) -> Option<Vec<f64>> {
-    let (c, p) = (m.c, m.p);
-    if p.packed.is_empty() {
+    if m.p.packed.is_empty() {
         return None;
     }
-    // Whole-GPU nodes of groups that hold packed items, by group.
+    let group_of = packed_nodes(m);
+    let on = place(m, &group_of);
+    let cols = pattern_columns(m, &on, &group_of);
+    let x = solution(m, &on, &group_of, &cols)?;
+    m.lp.feasible(&x, 1e-6).then_some(x)
+}
+
+/// Contents of a node: replicas per packed item.
+type Contents = BTreeMap<NodeIdx, BTreeMap<Item, u32>>;
+
+/// Whole-GPU nodes of groups that hold packed items (and are not packed by volume),
+/// with their group.
+fn packed_nodes(m: &Master) -> BTreeMap<NodeIdx, usize> {
     let mut group_of: BTreeMap<NodeIdx, usize> = BTreeMap::new();
     for (g, items) in m.items.iter().enumerate() {
         if items.iter().any(|i| matches!(i, Item::Packed { .. })) && !m.volume.contains_key(&g) {
-            for &n in &p.groups[g].nodes {
+            for &n in &m.p.groups[g].nodes {
                 group_of.insert(n, g);
             }
         }
     }
+    group_of
+}
+
+/// Every packed replica, highest priority and largest first, on the best-aligned node
+/// whose group can hold it, while the team's ceilings and quotas allow.
+fn place(m: &Master, group_of: &BTreeMap<NodeIdx, usize>) -> Contents {
+    let (c, p) = (m.c, m.p);
     let nodes: Vec<NodeIdx> = group_of.keys().copied().collect();
     let mut bins = Bins::new(c, &Default::default(), nodes.iter().copied());
-    let mut on: BTreeMap<NodeIdx, BTreeMap<Item, u32>> = BTreeMap::new();
+    let mut on = Contents::new();
     let mut ledger = Ledger::default();
     for w in pack::largest_first(c, p.packed.keys().copied()) {
         let wl = &c.workloads[w];
@@ -53,10 +70,19 @@ pub fn packed(m: &mut Master) -> Option<Vec<f64>> {
             *on.entry(n).or_default().entry(item).or_default() += 1;
         }
     }
-    // Node contents -> patterns; the solution counts them.
-    let mut x = vec![0.0; 0];
+    on
+}
+
+/// The pattern column of each node's contents (added when new), with how many nodes
+/// hold it.
+fn pattern_columns(
+    m: &mut Master,
+    on: &Contents,
+    group_of: &BTreeMap<NodeIdx, usize>,
+) -> Vec<(usize, f64)> {
+    let p = m.p;
     let mut per_group: BTreeMap<(usize, Vec<(Item, u32)>), f64> = BTreeMap::new();
-    for (n, items) in &on {
+    for (n, items) in on {
         let g = group_of[n];
         let counts: Vec<(Item, u32)> = items.iter().map(|(i, k)| (*i, *k)).collect();
         *per_group.entry((g, counts)).or_default() += 1.0;
@@ -76,9 +102,22 @@ pub fn packed(m: &mut Master) -> Option<Vec<f64>> {
         };
         cols.push((col, k));
     }
-    x.resize(m.lp.cols(), 0.0);
+    cols
+}
+
+/// The master's solution of the seed: the pattern columns, the rest of every group on
+/// the empty pattern (or another mode), and the packed and admitted replicas. `None`
+/// when a column is not a pattern column.
+fn solution(
+    m: &Master,
+    on: &Contents,
+    group_of: &BTreeMap<NodeIdx, usize>,
+    cols: &[(usize, f64)],
+) -> Option<Vec<f64>> {
+    let p = m.p;
+    let mut x = vec![0.0; m.lp.cols()];
     let mut used: BTreeMap<usize, f64> = BTreeMap::new();
-    for (col, k) in &cols {
+    for (col, k) in cols {
         x[*col] += k;
         let g = m.group_of_col(*col)?;
         *used.entry(g).or_default() += k;
@@ -111,8 +150,7 @@ pub fn packed(m: &mut Master) -> Option<Vec<f64>> {
             x[a] += k;
         }
     }
-    let _ = PoolMode::WholeGpu;
-    m.lp.feasible(&x, 1e-6).then_some(x)
+    Some(x)
 }
 
 /// Team usage of the seed, in GPU-equivalents (ceilings and per-model quotas).

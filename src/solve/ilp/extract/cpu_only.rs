@@ -2,16 +2,16 @@
 //! last on the CPU and memory the GPU work leaves on whole-GPU nodes: first where they
 //! were, then on the node whose free resources align best with their request.
 
-use super::super::master::Master;
-use super::ByMode;
+use super::Ctx;
 use crate::model::NodeIdx;
 use crate::model::PoolMode;
 use crate::solve::Assignment;
 use crate::solve::pack::{self, Bins, Policy};
-use crate::solve::previous::Previous;
 
-pub fn place(m: &Master, by_mode: &ByMode, prev: Option<&Previous>, a: &mut Assignment) {
-    let (c, p) = (m.c, m.p);
+/// The CPU-only packed classes (largest first) onto the whole-GPU nodes, each replica
+/// first where it was.
+pub fn place(cx: &Ctx, a: &mut Assignment) {
+    let (c, p, prev) = (cx.m.c, cx.m.p, cx.prev);
     let classes: Vec<usize> = pack::largest_first(
         c,
         p.packed
@@ -22,7 +22,8 @@ pub fn place(m: &Master, by_mode: &ByMode, prev: Option<&Previous>, a: &mut Assi
     if classes.is_empty() {
         return;
     }
-    let mut whole: Vec<NodeIdx> = by_mode
+    let mut whole: Vec<NodeIdx> = cx
+        .by_mode
         .iter()
         .filter(|((_, mode), _)| *mode == PoolMode::WholeGpu)
         .flat_map(|(_, nodes)| nodes.iter().copied())

@@ -30,6 +30,22 @@ fn val(x: &[f64], col: usize) -> u64 {
     x.get(col).copied().unwrap_or(0.0).round().max(0.0) as u64
 }
 
+/// What every extraction step reads: the master, its solution, the nodes of each
+/// (group, pool mode) and the previous placement.
+struct Ctx<'a> {
+    m: &'a Master<'a>,
+    x: &'a [f64],
+    by_mode: &'a ByMode,
+    prev: Option<&'a Previous>,
+}
+
+impl Ctx<'_> {
+    /// The solution's value of column `col`, as a count.
+    fn val(&self, col: usize) -> u64 {
+        val(self.x, col)
+    }
+}
+
 /// Workloads in admission order: higher priority first, then name.
 pub fn order(c: &Cluster, ws: impl IntoIterator<Item = usize>) -> Vec<usize> {
     let mut v: Vec<usize> = ws.into_iter().collect();
@@ -62,10 +78,16 @@ pub fn assignment(m: &Master, x: &[f64], prev: Option<&Previous>) -> Assignment 
             }
         }
     }
-    whole::place(m, x, &by_mode, prev, &mut a);
-    mig::place(m, x, &by_mode, prev, &mut a);
-    shared::place(m, x, &by_mode, prev, &mut a);
-    cpu_only::place(m, &by_mode, prev, &mut a);
+    let cx = Ctx {
+        m,
+        x,
+        by_mode: &by_mode,
+        prev,
+    };
+    whole::place(&cx, &mut a);
+    mig::place(&cx, &mut a);
+    shared::place(&cx, &mut a);
+    cpu_only::place(&cx, &mut a);
     a
 }
 

@@ -7,9 +7,9 @@
 //! placement, nodes first take the pattern closest to what they held, instances the GPUs
 //! they had, and previous gangs re-form on their shares before the rest is dealt.
 
-use super::super::master::Master;
+use super::super::master::{Master, partial_size};
 use super::super::pattern::{self, Item, Slots};
-use super::{ByMode, order, val};
+use super::{Ctx, order};
 use crate::model::NodeIdx;
 use crate::model::PoolMode;
 use crate::solve::previous::Previous;
@@ -41,17 +41,17 @@ struct Placed {
     gpus: Vec<u32>,
 }
 
+/// What each node held before: (key, GPUs) per instance.
+type Held = BTreeMap<NodeIdx, Vec<(Key, Vec<u32>)>>;
+
 /// What each node held before and may keep: (key, GPUs) per instance. A class that now
 /// admits fewer replicas than it had releases its last ones (their nodes take new work
 /// first), so the nodes of the replicas it keeps are not taken from under them.
-fn previous_contents(
-    m: &Master,
-    x: &[f64],
-    pv: &Previous,
-) -> BTreeMap<NodeIdx, Vec<(Key, Vec<u32>)>> {
+fn previous_contents(cx: &Ctx, pv: &Previous) -> Held {
+    let m = cx.m;
     let shape_of = m.p.shape_of();
-    let admitted = |w: usize| m.a.get(&w).map(|a| val(x, *a)).unwrap_or(0) as usize;
-    let mut out: BTreeMap<NodeIdx, Vec<(Key, Vec<u32>)>> = BTreeMap::new();
+    let admitted = |w: usize| m.a.get(&w).map(|a| cx.val(*a)).unwrap_or(0) as usize;
+    let mut out = Held::new();
     for (w, gangs) in &pv.gangs {
         let Some(&s) = shape_of.get(w) else { continue };
         for g in gangs.iter().take(admitted(*w)) {
@@ -78,23 +78,26 @@ fn previous_contents(
 }
 
 /// Places the whole-GPU part of the solution into `a`.
-pub fn place(m: &Master, x: &[f64], by_mode: &ByMode, prev: Option<&Previous>, a: &mut Assignment) {
-    let before = prev
-        .map(|pv| previous_contents(m, x, pv))
+pub fn place(cx: &Ctx, a: &mut Assignment) {
+    let m = cx.m;
+    let before = cx
+        .prev
+        .map(|pv| previous_contents(cx, pv))
         .unwrap_or_default();
     let mut placed: Vec<Placed> = Vec::new();
     for gi in 0..m.p.groups.len() {
-        let nodes = by_mode
+        let nodes = cx
+            .by_mode
             .get(&(gi, PoolMode::WholeGpu))
             .map(Vec::as_slice)
             .unwrap_or(&[]);
         if m.volume.contains_key(&gi) {
-            for (n, pat) in volume_nodes(m, x, gi, nodes, &before) {
+            for (n, pat) in volume_nodes(cx, gi, nodes, &before) {
                 placed.extend(layout(m, gi, n, &pat, before.get(&n).map(Vec::as_slice)));
             }
             continue;
         }
-        for (n, pi) in patterns_to_nodes(m, x, gi, nodes, &before) {
+        for (n, pi) in patterns_to_nodes(cx, gi, nodes, &before) {
             let pat = &m.patterns[gi][pi].pattern;
             placed.extend(layout(m, gi, n, pat, before.get(&n).map(Vec::as_slice)));
         }
@@ -102,60 +105,25 @@ pub fn place(m: &Master, x: &[f64], by_mode: &ByMode, prev: Option<&Previous>, a
     for p in &placed {
         a.node_mode[p.node] = Some(PoolMode::WholeGpu);
     }
-    gangs(m, x, &placed, prev, a);
-    packed(m, x, &placed, a);
+    gangs(cx, &placed, a);
+    packed(cx, &placed, a);
 }
 
 /// Which pattern each whole-GPU node of group `gi` takes: nodes that held something take
 /// the pattern closest to it, the rest take the remaining patterns (used ones first).
 fn patterns_to_nodes(
-    m: &Master,
-    x: &[f64],
+    cx: &Ctx,
     gi: usize,
     nodes: &[NodeIdx],
-    before: &BTreeMap<NodeIdx, Vec<(Key, Vec<u32>)>>,
+    before: &Held,
 ) -> Vec<(NodeIdx, usize)> {
+    let m = cx.m;
     let pats = &m.patterns[gi];
-    let mut left: Vec<u64> = pats.iter().map(|pc| val(x, pc.col)).collect();
-    let weight = |pi: usize, held: &[(Key, Vec<u32>)]| -> u64 {
-        let mut have: BTreeMap<Key, Vec<u32>> = BTreeMap::new();
-        for (item, k) in &pats[pi].pattern.items {
-            let g = m.need(*item).gpus.max(1);
-            for _ in 0..*k {
-                have.entry(key(*item)).or_default().push(g);
-            }
-        }
-        let mut score = 0;
-        for (k, gpus) in held {
-            if let Some(list) = have.get_mut(k) {
-                if let Some(i) = list.iter().position(|g| *g as usize == gpus.len().max(1)) {
-                    score += list.remove(i) as u64;
-                }
-            }
-        }
-        score
-    };
-    let mut out = Vec::with_capacity(nodes.len());
-    let mut free: Vec<NodeIdx> = Vec::new();
+    let mut left: Vec<u64> = pats.iter().map(|pc| cx.val(pc.col)).collect();
+    let weight = |pi: usize, held: &[(Key, Vec<u32>)]| closeness(m, &pats[pi].pattern, held);
     // Nodes whose previous pattern is still wanted take it back.
-    let mut pending: Vec<NodeIdx> = Vec::new();
-    for &n in nodes {
-        // Only nodes whose previous work is all still admitted.
-        let held = before.get(&n).map_or(0, Vec::len) as u32;
-        let same = m
-            .prev_pattern
-            .get(&n)
-            .filter(|q| q.iter().map(|(_, k)| *k).sum::<u32>() == held)
-            .and_then(|q| pats.iter().position(|pc| pc.pattern.items == *q))
-            .filter(|pi| left[*pi] > 0);
-        match same {
-            Some(pi) => {
-                left[pi] -= 1;
-                out.push((n, pi));
-            }
-            None => pending.push(n),
-        }
-    }
+    let (mut out, pending) = same_patterns(m, gi, nodes, before, &mut left);
+    let mut free: Vec<NodeIdx> = Vec::new();
     for n in pending {
         let held = before.get(&n).map(Vec::as_slice).unwrap_or(&[]);
         let best = (!held.is_empty())
@@ -192,19 +160,73 @@ fn patterns_to_nodes(
     out
 }
 
+/// The nodes of group `gi` whose previous pattern (all of its work still admitted) the
+/// solution still has `left`, with that pattern (taken from `left`); and the other
+/// nodes.
+fn same_patterns(
+    m: &Master,
+    gi: usize,
+    nodes: &[NodeIdx],
+    before: &Held,
+    left: &mut [u64],
+) -> (Vec<(NodeIdx, usize)>, Vec<NodeIdx>) {
+    let pats = &m.patterns[gi];
+    let mut out = Vec::with_capacity(nodes.len());
+    let mut pending: Vec<NodeIdx> = Vec::new();
+    for &n in nodes {
+        // Only nodes whose previous work is all still admitted.
+        let held = before.get(&n).map_or(0, Vec::len) as u32;
+        let same = m
+            .prev_pattern
+            .get(&n)
+            .filter(|q| q.iter().map(|(_, k)| *k).sum::<u32>() == held)
+            .and_then(|q| pats.iter().position(|pc| pc.pattern.items == *q))
+            .filter(|pi| left[*pi] > 0);
+        match same {
+            Some(pi) => {
+                left[pi] -= 1;
+                out.push((n, pi));
+            }
+            None => pending.push(n),
+        }
+    }
+    (out, pending)
+}
+
+/// How close a pattern is to what a node `held`: the GPUs of the held instances it has
+/// an instance of the same key and size for.
+fn closeness(m: &Master, pat: &pattern::Pattern, held: &[(Key, Vec<u32>)]) -> u64 {
+    let mut have: BTreeMap<Key, Vec<u32>> = BTreeMap::new();
+    for (item, k) in &pat.items {
+        let g = m.need(*item).gpus.max(1);
+        for _ in 0..*k {
+            have.entry(key(*item)).or_default().push(g);
+        }
+    }
+    let mut score = 0;
+    for (k, gpus) in held {
+        if let Some(list) = have.get_mut(k) {
+            if let Some(i) = list.iter().position(|g| *g as usize == gpus.len().max(1)) {
+                score += list.remove(i) as u64;
+            }
+        }
+    }
+    score
+}
+
 /// Item counts of a volume-packed group onto its whole-GPU nodes: first back to the
 /// nodes that held them, then largest first onto the first node with room (exact:
 /// power-of-two sizes on power-of-two nodes); each node's items as a pattern.
 fn volume_nodes(
-    m: &Master,
-    x: &[f64],
+    cx: &Ctx,
     gi: usize,
     nodes: &[NodeIdx],
-    before: &BTreeMap<NodeIdx, Vec<(Key, Vec<u32>)>>,
+    before: &Held,
 ) -> Vec<(NodeIdx, pattern::Pattern)> {
+    let m = cx.m;
     let vc = &m.volume[&gi];
     let total = m.group_shape(gi).gpus();
-    let mut left: BTreeMap<Item, u64> = vc.count.iter().map(|(i, c)| (*i, val(x, *c))).collect();
+    let mut left: BTreeMap<Item, u64> = vc.count.iter().map(|(i, c)| (*i, cx.val(*c))).collect();
     let mut free: Vec<u32> = vec![total; nodes.len()];
     let mut on: Vec<BTreeMap<Item, u32>> = vec![BTreeMap::new(); nodes.len()];
     for (k, n) in nodes.iter().enumerate() {
@@ -350,12 +372,14 @@ fn keep_layout(
     places.into_iter().collect()
 }
 
+/// Gangs per shape, each with the workload it held before.
+type ShapeGangs = BTreeMap<usize, Vec<(GangNodes, Option<usize>)>>;
+
 /// Gangs from local instances and dealt shares, then onto workloads.
-fn gangs(m: &Master, x: &[f64], placed: &[Placed], prev: Option<&Previous>, a: &mut Assignment) {
-    let (c, p) = (m.c, m.p);
+fn gangs(cx: &Ctx, placed: &[Placed], a: &mut Assignment) {
     // Gangs per shape: (nodes, workload it held before).
-    let mut per_shape: BTreeMap<usize, Vec<(GangNodes, Option<usize>)>> = BTreeMap::new();
-    let prev_owner = previous_owner(prev);
+    let mut per_shape = ShapeGangs::new();
+    let prev_owner = previous_owner(cx.prev);
     for pl in placed {
         if let Item::Local { s, .. } = pl.item {
             let g = vec![(pl.node, pl.gpus.clone())];
@@ -363,6 +387,19 @@ fn gangs(m: &Master, x: &[f64], placed: &[Placed], prev: Option<&Previous>, a: &
             per_shape.entry(s as usize).or_default().push((g, owner));
         }
     }
+    deal_shares(cx, placed, &prev_owner, &mut per_shape);
+    onto_workloads(cx, per_shape, a);
+}
+
+/// The share slots of each (shape, mode, domain), dealt to as many gangs as the solution
+/// has there (previous gangs re-formed first), into `per_shape`.
+fn deal_shares(
+    cx: &Ctx,
+    placed: &[Placed],
+    prev_owner: &BTreeMap<GangNodes, usize>,
+    per_shape: &mut ShapeGangs,
+) {
+    let (m, p) = (cx.m, cx.m.p);
     // Share slots per (shape, mode, domain).
     let group_of: BTreeMap<NodeIdx, usize> = p
         .groups
@@ -383,27 +420,31 @@ fn gangs(m: &Master, x: &[f64], placed: &[Placed], prev: Option<&Previous>, a: &
         }
     }
     for ((s, mi, d), list) in slots {
-        let k = m.y.get(&(s, mi, d)).map(|y| val(x, *y)).unwrap_or(0) as usize;
+        let k = m.y.get(&(s, mi, d)).map(|y| cx.val(*y)).unwrap_or(0) as usize;
         let shares = p.shapes[s].shares as usize;
         let owners: BTreeMap<GangNodes, usize> = prev_owner
             .iter()
             .filter(|(g, w)| g.len() == shares && p.shapes[s].workloads.contains(w))
             .map(|(g, w)| (g.clone(), *w))
             .collect();
-        let full = shares - usize::from(super::super::master::partial_size(&p.shapes[s]).is_some());
-        let formed = deal(&list, k, full, prev.map(|_| &owners));
+        let full = shares - usize::from(partial_size(&p.shapes[s]).is_some());
+        let formed = deal(&list, k, full, cx.prev.map(|_| &owners));
         for (g, owner) in formed {
             per_shape.entry(s).or_default().push((g, owner));
         }
     }
-    // Onto workloads: a gang returns to the class it held before, the rest go in
-    // admission order.
+}
+
+/// Gangs onto workloads: a gang returns to the class it held before, the rest go in
+/// admission order, as many per class as the solution admits.
+fn onto_workloads(cx: &Ctx, per_shape: ShapeGangs, a: &mut Assignment) {
+    let (m, c, p) = (cx.m, cx.m.c, cx.m.p);
     let mut replica: BTreeMap<usize, u32> = BTreeMap::new();
     for (s, mut list) in per_shape {
         let mut want: BTreeMap<usize, u64> = p.shapes[s]
             .workloads
             .iter()
-            .map(|w| (*w, m.a.get(w).map(|v| val(x, *v)).unwrap_or(0)))
+            .map(|w| (*w, m.a.get(w).map(|v| cx.val(*v)).unwrap_or(0)))
             .collect();
         let mut out: Vec<(usize, GangNodes)> = Vec::new();
         list.retain(
@@ -580,10 +621,10 @@ fn round_robin(list: &[Slot], k: usize, full: usize) -> Option<Vec<GangNodes>> {
 
 /// Packed replicas: a fractional replica per GPU (counted), a whole-GPU replica per
 /// entry, CPU-only replicas counted per node.
-fn packed(m: &Master, x: &[f64], placed: &[Placed], a: &mut Assignment) {
+fn packed(cx: &Ctx, placed: &[Placed], a: &mut Assignment) {
     let mut counted: BTreeMap<(usize, NodeIdx, Vec<u32>), u32> = BTreeMap::new();
     // At most what is admitted (a pattern may hold more than its class needs).
-    let mut left: BTreeMap<usize, u64> = m.a.iter().map(|(w, a)| (*w, val(x, *a))).collect();
+    let mut left: BTreeMap<usize, u64> = cx.m.a.iter().map(|(w, a)| (*w, cx.val(*a))).collect();
     for pl in placed {
         let Item::Packed { w } = pl.item else {
             continue;

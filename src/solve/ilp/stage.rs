@@ -1,0 +1,446 @@
+//! One stage of the lexicographic solve: the per-GPU relaxation's bound ([`relax`]),
+//! column generation on the master's LP relaxation ([`generate`], pricing each group by
+//! [`price`]), then the integer program over the generated columns, started from the
+//! better of the previous stage's solution and the LP's fixed neighbourhood, and
+//! enriched with columns while it falls short of the bound ([`enrich`]).
+
+use super::lp::{self, Live, Solution, Status};
+use super::master::{Master, Objective};
+use super::pattern::Pattern;
+use super::{pricing, relative_gap, relax, step_of};
+use std::time::Instant;
+
+/// Column-generation rounds per stage.
+const MAX_ROUNDS: usize = 400;
+/// Rounds of column enrichment after a stage's integer program.
+const ENRICH_ROUNDS: usize = 3;
+/// A column improves when its reduced cost is below this.
+const RC_TOL: f64 = 1e-7;
+
+/// What one stage gives.
+pub(super) struct StageOut {
+    pub x: Vec<f64>,
+    /// Seconds of the per-GPU relaxation's bound (0 when no group needs it).
+    pub relax_s: f64,
+    /// Objective of `x` (minimisation form).
+    pub objective: f64,
+    /// A valid lower bound on the stage's optimum over all patterns.
+    pub bound: f64,
+    pub status: Status,
+    pub rounds: usize,
+    pub lp_s: f64,
+    pub mip_s: f64,
+}
+
+/// One stage: column generation on the LP relaxation, then the integer program over
+/// the generated columns.
+pub(super) fn run(
+    m: &mut Master,
+    obj: &Objective,
+    warm: Option<&[f64]>,
+    budget: f64,
+    gap: f64,
+    complete: &[bool],
+    pool: &mut relax::Pool,
+) -> Result<StageOut, String> {
+    let t = Instant::now();
+    m.lp.cost = m.costs(obj);
+    let lp = lp_phase(m, obj, budget, complete, pool, t);
+    let mip = Mip::new(m, obj, gap, &lp, budget);
+    // First the integer program around the LP optimum: integer columns the LP holds at
+    // an integer value stay there. Often as good as the bound allows, and then done.
+    let start = starting_point(m, warm, &lp.x, (budget - lp.lp_s) * 0.5);
+    let mut live = Live::new(&m.lp, true);
+    mip.configure(&mut live);
+    if let Some(sx) = &start {
+        if mip.close(m.lp.objective(sx)) {
+            let objective = m.lp.objective(sx);
+            return Ok(StageOut {
+                relax_s: lp.relax_s,
+                x: sx.clone(),
+                objective,
+                bound: lp.bound.min(objective),
+                status: Status::Optimal,
+                rounds: lp.rounds,
+                lp_s: lp.lp_s,
+                mip_s: mip.t.elapsed().as_secs_f64(),
+            });
+        }
+        live.start(sx);
+    }
+    let sol = live.run(true);
+    if !matches!(sol.status, Status::Optimal | Status::Limit) {
+        return Err(format!(
+            "HiGHS ended the stage with status {:?}",
+            sol.status
+        ));
+    }
+    let x = round_integers(&m.lp, &sol.x);
+    if !m.lp.feasible(&x, 1e-5) {
+        return Err("the rounded integer solution violates the master".into());
+    }
+    let (mut x, sol) = enrich(m, &mip, x, sol);
+    if x.len() < m.lp.cols() {
+        x.resize(m.lp.cols(), 0.0);
+    }
+    let objective = m.lp.objective(&x);
+    // The MIP's own bound holds for all placements only when every group's patterns are
+    // all present.
+    let bound = if all_complete(m, complete) && sol.bound.is_finite() {
+        lp.bound.max(sol.bound)
+    } else {
+        lp.bound
+    }
+    .min(objective);
+    Ok(StageOut {
+        relax_s: lp.relax_s,
+        x,
+        objective,
+        bound,
+        status: sol.status,
+        rounds: lp.rounds,
+        lp_s: lp.lp_s,
+        mip_s: mip.t.elapsed().as_secs_f64(),
+    })
+}
+
+/// Whether every group that has patterns has all of them as columns.
+fn all_complete(m: &Master, complete: &[bool]) -> bool {
+    (0..m.patterns.len()).all(|g| complete[g] || m.patterns[g].is_empty())
+}
+
+/// What a stage's LP phase gives.
+struct LpPhase {
+    /// A valid lower bound on the stage's optimum (`NEG_INFINITY`: none).
+    bound: f64,
+    /// Column-generation rounds.
+    rounds: usize,
+    /// The last LP solution (empty when no column generation ran).
+    x: Vec<f64>,
+    /// Seconds of the per-GPU relaxation's bound.
+    relax_s: f64,
+    /// Seconds of the whole LP phase, the relaxation's included.
+    lp_s: f64,
+}
+
+/// The LP phase of a stage begun at `t`: the per-GPU relaxation's bound, then column
+/// generation unless every pattern is a column.
+fn lp_phase(
+    m: &mut Master,
+    obj: &Objective,
+    budget: f64,
+    complete: &[bool],
+    pool: &mut relax::Pool,
+    t: Instant,
+) -> LpPhase {
+    // With every pattern present there is nothing to generate: the integer program's own
+    // bound is the bound.
+    let all_complete = all_complete(m, complete);
+    // Groups with fractional classes: the per-GPU relaxation's bound, often far tighter
+    // than what node-pattern pricing can prove in time. First, so that node pricing
+    // cannot starve it.
+    let deadline = t + std::time::Duration::from_secs_f64(budget * 0.2);
+    let relaxed = relax::bound(m, obj, pool, deadline);
+    let relax_s = t.elapsed().as_secs_f64();
+    let (mut bound, rounds, x) = if all_complete {
+        (f64::NEG_INFINITY, 0, Vec::new())
+    } else {
+        generate(m, obj, complete, Instant::now(), budget * 0.4)
+    };
+    bound = bound.max(relaxed);
+    LpPhase {
+        bound,
+        rounds,
+        x,
+        relax_s,
+        lp_s: t.elapsed().as_secs_f64(),
+    }
+}
+
+/// What a stage's integer programs share: the objective, when to stop, and the clock.
+struct Mip<'o> {
+    obj: &'o Objective,
+    /// The relative gap asked for.
+    gap: f64,
+    /// The LP phase's bound.
+    bound: f64,
+    /// An admission stage's resolution (see [`step_of`]); `None` for compaction.
+    step: Option<f64>,
+    /// The stage's seconds, and those its LP phase took.
+    budget: f64,
+    lp_s: f64,
+    /// When the integer phase began.
+    t: Instant,
+}
+
+impl<'o> Mip<'o> {
+    fn new(m: &Master, obj: &'o Objective, gap: f64, lp: &LpPhase, budget: f64) -> Mip<'o> {
+        let t = Instant::now();
+        let step = match obj {
+            Objective::Admit { ws, .. } => Some(step_of(m, ws)),
+            Objective::Compact => None,
+        };
+        Mip {
+            obj,
+            gap,
+            bound: lp.bound,
+            step,
+            budget,
+            lp_s: lp.lp_s,
+            t,
+        }
+    }
+
+    /// Whether `objective` is as good as the bound allows: within half the admission
+    /// resolution, or within the relative gap for compaction.
+    fn close(&self, objective: f64) -> bool {
+        self.bound.is_finite()
+            && match self.step {
+                Some(step) => objective <= self.bound + step * 0.5,
+                None => relative_gap(objective, self.bound) <= self.gap.max(0.0),
+            }
+    }
+
+    /// The time limit (what is left of the stage's budget) and gaps of an integer
+    /// program.
+    fn configure(&self, live: &mut Live) {
+        live.option_f64(
+            "time_limit",
+            (self.budget - self.lp_s - self.t.elapsed().as_secs_f64()).max(0.05),
+        );
+        live.option_f64("mip_rel_gap", self.gap.max(0.0));
+        if let Some(step) = self.step {
+            // Admission is exact to half its resolution (see `step_of`), whatever the
+            // relative gap: a higher-priority replica is never left out within "the gap".
+            live.option_f64("mip_rel_gap", 0.0);
+            live.option_f64("mip_abs_gap", step * 0.5);
+        }
+    }
+}
+
+/// The integer program's starting solution: the previous stage's (`warm`) when it
+/// satisfies the master's rows now, or the LP's fixed neighbourhood's when that is better
+/// (searched within `time_limit` seconds).
+fn starting_point(
+    m: &Master,
+    warm: Option<&[f64]>,
+    x_lp: &[f64],
+    time_limit: f64,
+) -> Option<Vec<f64>> {
+    let mut start: Option<Vec<f64>> = warm.map(|w| {
+        let mut v = w.to_vec();
+        v.resize(m.lp.cols(), 0.0);
+        v
+    });
+    start = start.filter(|v| m.lp.feasible(v, 1e-6));
+    if !x_lp.is_empty() {
+        if let Some(xh) = fixed_neighbourhood(m, x_lp, time_limit) {
+            let better = start
+                .as_ref()
+                .is_none_or(|s| m.lp.objective(&xh) < m.lp.objective(s) - 1e-9);
+            if better {
+                start = Some(xh);
+            }
+        }
+    }
+    start
+}
+
+/// Price-and-branch can miss integer solutions the generated columns do not hold:
+/// extends the used patterns with what is not admitted yet and solves again, from the
+/// solution found (so it never gets worse), for at most [`ENRICH_ROUNDS`] rounds, until
+/// the solution is close to the bound or the stage's time is up.
+fn enrich(m: &mut Master, mip: &Mip, mut x: Vec<f64>, mut sol: Solution) -> (Vec<f64>, Solution) {
+    for _ in 0..ENRICH_ROUNDS {
+        let before = m.lp.objective(&x);
+        if mip.close(before) || mip.t.elapsed().as_secs_f64() > mip.budget {
+            break;
+        }
+        if m.enrich(&x, mip.obj) == 0 {
+            break;
+        }
+        let mut again = Live::new(&m.lp, true);
+        mip.configure(&mut again);
+        let mut init = x.clone();
+        init.resize(m.lp.cols(), 0.0);
+        again.start(&init);
+        let next = again.run(true);
+        if !matches!(next.status, Status::Optimal | Status::Limit) {
+            break;
+        }
+        let nx = round_integers(&m.lp, &next.x);
+        if !m.lp.feasible(&nx, 1e-5) || m.lp.objective(&nx) > before - 1e-9 {
+            x = init;
+            break;
+        }
+        x = nx;
+        sol = next;
+    }
+    (x, sol)
+}
+
+/// The integer program with every pattern column that is integral in the LP solution
+/// `x_lp` fixed there (the other columns free): a small problem whose solutions are
+/// solutions of the master.
+fn fixed_neighbourhood(m: &Master, x_lp: &[f64], time_limit: f64) -> Option<Vec<f64>> {
+    let mut lp = m.lp.clone();
+    let mut free = 0;
+    for j in m
+        .patterns
+        .iter()
+        .flatten()
+        .filter(|pc| !pc.pattern.items.is_empty())
+        .map(|pc| pc.col)
+    {
+        let v = x_lp[j];
+        if (v - v.round()).abs() < 1e-6 {
+            lp.lo[j] = v.round();
+            lp.hi[j] = v.round();
+        } else {
+            free += 1;
+        }
+    }
+    if free == 0 {
+        return None; // nothing to search: the full program is as small
+    }
+    let mut live = Live::new(&lp, true);
+    live.option_f64("time_limit", time_limit.max(0.05));
+    live.option_f64("mip_rel_gap", 1e-6);
+    let sol = live.run(true);
+    if !matches!(sol.status, Status::Optimal | Status::Limit) {
+        return None;
+    }
+    let x = round_integers(&m.lp, &sol.x);
+    m.lp.feasible(&x, 1e-5).then_some(x)
+}
+
+/// Integer columns rounded (HiGHS returns them within its tolerance), the others as
+/// they are.
+fn round_integers(lp: &lp::Lp, x: &[f64]) -> Vec<f64> {
+    x.iter()
+        .enumerate()
+        .map(|(j, v)| {
+            if lp.integer.get(j).copied().unwrap_or(false) {
+                v.round()
+            } else {
+                *v
+            }
+        })
+        .collect()
+}
+
+/// Column generation: solves the LP, prices every incomplete group, adds improving
+/// patterns, until none improves or the time is up. Returns a valid lower bound on the
+/// LP over all patterns and the rounds run.
+fn generate(
+    m: &mut Master,
+    obj: &Objective,
+    complete: &[bool],
+    start: Instant,
+    budget: f64,
+) -> (f64, usize, Vec<f64>) {
+    let mut live = Live::new(&m.lp, false);
+    let mut rounds = 0;
+    loop {
+        let sol = live.run(false);
+        if sol.status != Status::Optimal {
+            return (f64::NEG_INFINITY, rounds, Vec::new());
+        }
+        rounds += 1;
+        let out_of_time = start.elapsed().as_secs_f64() > budget || rounds >= MAX_ROUNDS;
+        let mut added = 0;
+        let mut lasdon = 0.0;
+        let mut exact = true;
+        let open: Vec<usize> = (0..m.patterns.len())
+            .filter(|g| !complete[*g] && !m.patterns[*g].is_empty())
+            .collect();
+        for g in open {
+            let priced = price(m, g, &sol.duals, obj, out_of_time);
+            let c0 = m.pattern_constant(g, &sol.duals);
+            // rc(p) = -value(p) + c0; the best rc is at least -bound + c0.
+            if !priced.bound.is_finite() {
+                exact = false;
+            } else {
+                let size = m.p.groups[g].nodes.len() as f64;
+                lasdon += size * (-priced.bound + c0).min(0.0);
+            }
+            if out_of_time {
+                continue;
+            }
+            if let Some(pat) = priced.pattern.filter(|_| -priced.value + c0 < -RC_TOL) {
+                if let Some(col) = m.add_pattern(g, pat, obj) {
+                    live.add_col(
+                        m.lp.cost[col],
+                        m.lp.lo[col],
+                        m.lp.hi[col],
+                        &m.lp.entries[col],
+                    );
+                    added += 1;
+                }
+            }
+        }
+        if added == 0 || out_of_time {
+            let bound = if exact {
+                sol.objective + lasdon
+            } else {
+                f64::NEG_INFINITY
+            };
+            let mut x = sol.x;
+            x.resize(m.lp.cols(), 0.0);
+            return (bound, rounds, x);
+        }
+    }
+}
+
+/// The best pattern of group `g` under `duals`: exact dynamic programming for whole-GPU
+/// items; else a greedy fill and, when that does not improve, a small MIP, with the
+/// Lagrangian bound ([`pricing::lagrangian`]) keeping the bound valid and tight.
+/// `bound_only`: no column wanted, only the bound.
+fn price(
+    m: &Master,
+    g: usize,
+    duals: &[f64],
+    obj: &Objective,
+    bound_only: bool,
+) -> pricing::Priced {
+    let vals = m.values(g, duals, obj);
+    let shape = m.group_shape(g).clone();
+    let items = &m.items[g];
+    let need = |i| m.need(i);
+    if pricing::dp_exact(&shape, items, &need) {
+        return pricing::dp(&shape, items, &vals, &need);
+    }
+    let (lagrangian, column) = pricing::lagrangian(&shape, items, &vals, &need);
+    let c0 = m.pattern_constant(g, duals);
+    if bound_only || -lagrangian + c0 >= -RC_TOL {
+        // Nothing can improve (or only the bound is wanted).
+        return pricing::Priced {
+            pattern: None,
+            value: 0.0,
+            bound: lagrangian,
+        };
+    }
+    // Candidates: the greedy fill and the Lagrangian packing; the better one if it
+    // improves, else an exact small MIP.
+    let greedy = pricing::greedy(&shape, items, &vals, &need);
+    let from_bound = column.map(|p| {
+        let v = vals.of(&p.items);
+        (p, v)
+    });
+    let mut best: Option<(Pattern, f64)> = greedy.pattern.map(|p| (p, greedy.value));
+    if let Some((p, v)) = from_bound {
+        if best.as_ref().is_none_or(|b| v > b.1) {
+            best = Some((p, v));
+        }
+    }
+    if let Some((p, v)) = best.filter(|(_, v)| -v + c0 < -RC_TOL) {
+        return pricing::Priced {
+            pattern: Some(p),
+            value: v,
+            bound: lagrangian.max(v),
+        };
+    }
+    let mut exact = pricing::mip(&shape, items, &vals, &need, 3.0);
+    exact.bound = exact.bound.min(lagrangian).max(exact.value);
+    exact
+}
