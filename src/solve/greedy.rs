@@ -416,7 +416,7 @@ fn place_gang(
                 continue;
             }
             let node = &c.nodes[ni];
-            let per_node = if w.kind == crate::spec::WorkloadKind::Training {
+            let per_node = if w.kind == crate::model::WorkloadKind::Training {
                 c.gang_per_node(w)
             } else {
                 gpus

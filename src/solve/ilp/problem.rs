@@ -274,7 +274,7 @@ fn gang_shape(
     models: &[String],
     eligible: &[&Group],
 ) -> Option<(ShapeKey, Shape)> {
-    let per_node = if w.kind == crate::spec::WorkloadKind::Training {
+    let per_node = if w.kind == crate::model::WorkloadKind::Training {
         c.gang_per_node(w)
     } else {
         per_node.max(1)
