@@ -192,7 +192,8 @@ fn cli_writes_a_folder_and_refuses_a_full_one() {
     assert!(dir.join("fabric.kdl").exists());
     let second = run(&[]);
     assert_eq!(second.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&second.stderr).contains("GP900"));
+    // A full output folder is GP904 (GP900 is for the generator's options, below).
+    assert!(String::from_utf8_lossy(&second.stderr).contains("GP904"));
     assert!(run(&["--force"]).status.success());
     let v = std::process::Command::new(bin)
         .arg("validate")
