@@ -4,8 +4,10 @@
 //! temporary folder holding a copy of `tests/fixtures/apply/v1` (then `v2`), so the
 //! output shows relative paths only; snapshots hold exit code, stdout and stderr.
 
+mod common;
+
+use common::Scratch;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -14,53 +16,18 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 /// A scratch folder with the configuration `v1` copied to `cluster/`.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Self {
-        let d = std::env::temp_dir().join(format!("gpuplan-apply-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(d.join("cluster")).unwrap();
-        let s = Scratch(d);
-        s.use_config("v1");
-        s
-    }
-    fn use_config(&self, v: &str) {
-        std::fs::copy(
-            fixture(v).join("cluster.kdl"),
-            self.0.join("cluster/cluster.kdl"),
-        )
-        .unwrap();
-    }
-    fn path(&self, p: &str) -> PathBuf {
-        self.0.join(p)
-    }
-    fn run(&self, args: &[&str]) -> (i32, String, String) {
-        self.run_env(args, &[])
-    }
-    fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_gpuplan"));
-        c.args(args)
-            .current_dir(&self.0)
-            .env("NO_COLOR", "1")
-            .env_remove("CI")
-            .env_remove("GPUPLAN_TEST_FAIL_AFTER");
-        for (k, v) in env {
-            c.env(k, v);
-        }
-        let o = c.output().expect("run gpuplan");
-        (
-            o.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
-    }
+fn scratch(tag: &str) -> Scratch {
+    let s = Scratch::new(&format!("apply-{tag}"));
+    use_config(&s, "v1");
+    s
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// Puts the configuration `v` (`v1`, `v2`) in `cluster/`.
+fn use_config(s: &Scratch, v: &str) {
+    s.copy_in(
+        &format!("tests/fixtures/apply/{v}/cluster.kdl"),
+        "cluster/cluster.kdl",
+    );
 }
 
 /// Exit code, stdout and stderr as one snapshot text.
@@ -69,7 +36,7 @@ fn transcript(r: &(i32, String, String)) -> String {
 }
 
 fn snapshot(name: &str, text: &str) {
-    let mut settings = insta::Settings::clone_current();
+    let mut settings = common::snapshot_settings();
     settings.add_filter(
         r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
         "[lineage]",
@@ -116,7 +83,7 @@ fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn first_apply_into_an_empty_state() {
-    let s = Scratch::new("first");
+    let s = scratch("first");
     let r = s.run(&apply_args(&["--auto-approve"]));
     snapshot("first_apply", &transcript(&r));
     assert_eq!(r.0, 0);
@@ -141,7 +108,7 @@ fn first_apply_into_an_empty_state() {
 
 #[test]
 fn no_op_plan_exits_0_with_detailed_exitcode() {
-    let s = Scratch::new("noop");
+    let s = scratch("noop");
     assert_eq!(s.run(&apply_args(&["--auto-approve"])).0, 0);
     let r = s.run(&plan_args(&[]));
     assert_eq!(r.0, 0, "{}", r.2);
@@ -158,9 +125,9 @@ fn no_op_plan_exits_0_with_detailed_exitcode() {
 
 #[test]
 fn change_exits_2_with_diff_and_disruption() {
-    let s = Scratch::new("change");
+    let s = scratch("change");
     assert_eq!(s.run(&apply_args(&["--auto-approve"])).0, 0);
-    s.use_config("v2");
+    use_config(&s, "v2");
     let r = s.run(&plan_args(&[]));
     assert_eq!(r.0, 2, "{}", r.2);
     let changes = &r.1[r.1.find("\nchanges\n").expect("changes section")..];
@@ -189,7 +156,7 @@ fn change_exits_2_with_diff_and_disruption() {
 
 #[test]
 fn saved_plan_applies_exactly_and_stale_plans_are_refused() {
-    let s = Scratch::new("stale");
+    let s = scratch("stale");
     // A saved plan applies without a prompt, and records serial 1.
     let (code, _, err) = s.run(&plan_args(&["-o", "p1.json"]));
     assert_eq!(code, 2, "{err}");
@@ -210,7 +177,7 @@ fn saved_plan_applies_exactly_and_stale_plans_are_refused() {
     snapshot("stale_state", &transcript(&r));
     // A plan whose inputs changed afterwards.
     assert_eq!(s.run(&plan_args(&["-o", "p2.json"])).0, 0);
-    s.use_config("v2");
+    use_config(&s, "v2");
     let before = std::fs::read(s.path(".gpuplan/state.json")).unwrap();
     let r = s.run(&["apply", "p2.json", "--out-dir", "out"]);
     assert_eq!(r.0, 1);
@@ -232,7 +199,7 @@ fn saved_plan_applies_exactly_and_stale_plans_are_refused() {
 
 #[test]
 fn dry_run_writes_nothing() {
-    let s = Scratch::new("dry");
+    let s = scratch("dry");
     let r = s.run(&apply_args(&["--dry-run"]));
     assert_eq!(r.0, 0, "{}", r.2);
     let stderr_tail: String =
@@ -253,11 +220,11 @@ fn dry_run_writes_nothing() {
 
 #[test]
 fn interrupted_apply_leaves_old_state_and_files_intact() {
-    let s = Scratch::new("interrupt");
+    let s = scratch("interrupt");
     assert_eq!(s.run(&apply_args(&["--auto-approve"])).0, 0);
     let state_before = std::fs::read(s.path(".gpuplan/state.json")).unwrap();
     let files_before = tree(&s.path("out"));
-    s.use_config("v2");
+    use_config(&s, "v2");
     let r = s.run_env(
         &apply_args(&["--auto-approve", "--quiet"]),
         &[("GPUPLAN_TEST_FAIL_AFTER", "5")],
@@ -286,7 +253,7 @@ fn interrupted_apply_leaves_old_state_and_files_intact() {
 
 #[test]
 fn drift_from_recorded_observations() {
-    let s = Scratch::new("drift");
+    let s = scratch("drift");
     assert_eq!(s.run(&apply_args(&["--auto-approve"])).0, 0);
     let observed = fixture("observed");
     let obs = observed.to_str().unwrap();
@@ -323,7 +290,7 @@ fn plan_json_is_byte_identical_across_runs_and_file_order() {
         .map(|e| e.unwrap().path().to_string_lossy().into_owned())
         .collect();
     files.sort();
-    let s = Scratch::new("bytes");
+    let s = scratch("bytes");
     let run = |files: &[String], solver: &str| {
         let mut args = vec!["plan", "--format", "json", "--quiet", "--solver", solver];
         args.extend(files.iter().map(String::as_str));
@@ -346,7 +313,7 @@ fn plan_json_is_byte_identical_across_runs_and_file_order() {
 
 #[test]
 fn bad_state_and_held_lock_are_diagnostics() {
-    let s = Scratch::new("lock");
+    let s = scratch("lock");
     std::fs::create_dir_all(s.path(".gpuplan")).unwrap();
     std::fs::write(s.path(".gpuplan/state.json"), "{ not json").unwrap();
     let r = s.run(&plan_args(&[]));
@@ -369,18 +336,12 @@ fn bad_state_and_held_lock_are_diagnostics() {
 /// moves the gang, flips pool modes (drain) and switches MIG off where it was on (reset).
 #[test]
 fn disruption_lists_moved_gangs_and_pool_mode_changes() {
-    use gpuplan::solve::{self, Options, SolverKind};
     let text = std::fs::read_to_string(fixture("v1").join("cluster.kdl")).unwrap();
+    // Greedy's placements as built ([`common::unchecked`]): the disruption is computed
+    // from two placements, not from the checker's verdict on them.
     let plan_of = |text: &str| {
-        let mut sources = gpuplan::source::SourceMap::new();
-        sources.add("c.kdl", text.to_string());
-        let c = gpuplan::validate::validate(&sources).model.expect("model");
-        let opts = Options {
-            solver: SolverKind::Greedy,
-            ..Options::default()
-        };
-        let (a, info) = solve::run(&c, &opts);
-        let p = gpuplan::placement::build(&c, &a, &info);
+        let c = common::load_text(text);
+        let p = common::unchecked(&c, gpuplan::solve::SolverKind::Greedy);
         (c, p)
     };
     let (_, before) = plan_of(&text);

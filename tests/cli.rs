@@ -1,34 +1,18 @@
 //! CLI contract: exit codes, stdout/stderr split, JSON output, and every bundled
 //! example validating cleanly.
 
+mod common;
+
+use common::{examples, gpuplan};
 use std::path::Path;
-use std::process::Command;
-
-fn gpuplan(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_gpuplan"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run gpuplan")
-}
-
-fn examples() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir("examples")
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.path().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
 
 #[test]
 fn every_example_is_valid_without_warnings() {
     let ex = examples();
     assert!(ex.len() >= 4, "expected at least 4 examples, found {ex:?}");
     for e in ex {
-        let out = gpuplan(&["validate", &e, "--format", "json"]);
+        let e = e.to_str().unwrap();
+        let out = gpuplan(&["validate", e, "--format", "json"]);
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
         assert_eq!(out.status.code(), Some(0), "{e}: {json:#}");
         assert_eq!(json["error_count"], 0, "{e}: {json:#}");
@@ -128,9 +112,8 @@ fn apply_without_a_plan_or_out_dir_is_a_usage_error() {
 /// not panic. The binary starting at all shows libnvidia-ml is not linked at build time.
 #[test]
 fn discover_without_nvml_exits_1_with_a_diagnostic() {
-    let out = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+    let out = common::command()
         .arg("discover")
-        .env("NO_COLOR", "1")
         .env_remove("LD_LIBRARY_PATH")
         .output()
         .expect("run gpuplan");

@@ -10,26 +10,14 @@
 
 mod common;
 
-use common::{Scratch, codes};
+use common::{Scratch, codes, load_text, plan};
 use gpuplan::model::Cluster;
 use gpuplan::placement::{self, Placement};
 use gpuplan::solve::{self, Options, SolverKind};
-use gpuplan::source::SourceMap;
 
-fn model(text: &str) -> Cluster {
-    let mut s = SourceMap::new();
-    s.add("c.kdl", text.to_string());
-    let outcome = gpuplan::validate::validate(&s);
-    let errors: Vec<_> = outcome
-        .diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-    outcome.model.unwrap()
-}
-
-fn plan(c: &Cluster, opts: &Options) -> Placement {
+/// Plans with special solver options (`pipeline::place` takes the command's settings
+/// only): solve, build, and the checker must accept the placement.
+fn plan_with(c: &Cluster, opts: &Options) -> Placement {
     let (a, info) = solve::run(c, opts);
     let p = placement::build(c, &a, &info);
     let errors = placement::check(c, &p);
@@ -70,10 +58,10 @@ inference "big" team="ml" priority="p" {
 
 #[test]
 fn a_loose_relaxation_the_search_cannot_close_is_reported_as_a_gap() {
-    let c = model(LOOSE);
+    let c = load_text(LOOSE);
     // Column generation only: the integer program over generated patterns proves
     // nothing about patterns it does not hold, so only the LP bound counts.
-    let p = plan(
+    let p = plan_with(
         &c,
         &Options {
             enumerate: false,
@@ -92,7 +80,7 @@ fn a_loose_relaxation_the_search_cannot_close_is_reported_as_a_gap() {
     assert!(s.levels[0].gap > 0.0);
     // With every pattern enumerated the same instance is proven optimal: gap 0 is
     // then true of the placement.
-    let p = plan(&c, &Options::default());
+    let p = plan(&c, SolverKind::Ilp);
     assert_eq!(p.solver.objective, 7.0);
     assert_eq!(p.solver.gap, Some(0.0), "{:?}", p.solver);
     assert_eq!(p.solver.status, gpuplan::solve::SolveStatus::Optimal);
@@ -103,7 +91,8 @@ fn a_loose_relaxation_the_search_cannot_close_is_reported_as_a_gap() {
 /// difference as a gap and is not `optimal`.
 #[test]
 fn the_gap_compares_the_bound_with_the_final_placement() {
-    let c = model(LOOSE);
+    let c = load_text(LOOSE);
+    // The raw assignment, tampered with before the placement is built.
     let (a, info) = solve::run(&c, &Options::default());
     let mut lost = a.clone();
     lost.gangs.clear();
@@ -114,13 +103,7 @@ fn the_gap_compares_the_bound_with_the_final_placement() {
     assert_eq!(p.solver.gap, Some(1.0));
     assert_eq!(p.solver.status, gpuplan::solve::SolveStatus::Feasible);
     // Greedy proves nothing: no bound, no gap.
-    let g = plan(
-        &c,
-        &Options {
-            solver: SolverKind::Greedy,
-            ..Options::default()
-        },
-    );
+    let g = plan(&c, SolverKind::Greedy);
     assert_eq!((g.solver.bound, g.solver.gap), (None, None));
     assert_eq!(g.solver.status, gpuplan::solve::SolveStatus::Heuristic);
 }
@@ -145,22 +128,11 @@ fn issue14_one_gpu_down_is_planned_in_full() {
 /// ILP's own placement reaches it where it says `optimal`).
 #[test]
 fn every_example_reports_bounds_its_placement_respects() {
-    for dir in [
-        "examples/small-lab",
-        "examples/superpod-h100",
-        "examples/mixed-inference",
-        "examples/gb200-nvl72",
-    ] {
-        let (sources, _) = gpuplan::load::load_paths(&[std::path::PathBuf::from(dir)]);
-        let c = gpuplan::validate::validate(&sources).model.unwrap();
-        let p = plan(&c, &Options::default());
-        let g = plan(
-            &c,
-            &Options {
-                solver: SolverKind::Greedy,
-                ..Options::default()
-            },
-        );
+    for dir in common::examples() {
+        let c = common::load_dir(&dir);
+        let dir = dir.display();
+        let p = plan(&c, SolverKind::Ilp);
+        let g = plan(&c, SolverKind::Greedy);
         let s = &p.solver;
         for (l, gl) in s.levels.iter().zip(&g.solver.levels) {
             assert!(l.bound + 1e-6 >= l.admitted, "{dir}: {l:?}");

@@ -1,7 +1,9 @@
 //! `gpuplan generate superpod`: determinism, validity, structure, speed.
 
+mod common;
+
+use common::{gpuplan, sources};
 use gpuplan::generate::{Mix, SuperpodOptions, superpod, superpod_with_stats};
-use gpuplan::source::SourceMap;
 use gpuplan::validate::validate;
 use std::time::Instant;
 
@@ -11,14 +13,6 @@ fn opts(gpus: u64, mix: Mix) -> SuperpodOptions {
         mix,
         ..SuperpodOptions::default()
     }
-}
-
-fn sources(files: &[(String, String)]) -> SourceMap {
-    let mut s = SourceMap::new();
-    for (name, text) in files {
-        s.add(name.clone(), text.as_str());
-    }
-    s
 }
 
 /// Validates the files; panics with every diagnostic unless there are none.
@@ -178,9 +172,8 @@ fn valid_at_100k_gpus() {
 fn cli_writes_a_folder_and_refuses_a_full_one() {
     let dir = std::env::temp_dir().join(format!("gpuplan-gen-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let bin = env!("CARGO_BIN_EXE_gpuplan");
     let run = |extra: &[&str]| {
-        std::process::Command::new(bin)
+        common::command()
             .args(["generate", "superpod", "--gpus", "64", "-o"])
             .arg(&dir)
             .args(extra)
@@ -192,30 +185,21 @@ fn cli_writes_a_folder_and_refuses_a_full_one() {
     assert!(dir.join("fabric.kdl").exists());
     let second = run(&[]);
     assert_eq!(second.status.code(), Some(1));
+    // A full output folder is GP904 (GP900 is for the generator's options, below).
     assert!(String::from_utf8_lossy(&second.stderr).contains("GP904"));
     assert!(run(&["--force"]).status.success());
-    let v = std::process::Command::new(bin)
-        .arg("validate")
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let v = gpuplan(&[std::ffi::OsStr::new("validate"), dir.as_os_str()]);
     assert!(v.status.success(), "{v:?}");
     let _ = std::fs::remove_dir_all(&dir);
 
-    let stdout = std::process::Command::new(bin)
-        .args(["generate", "superpod", "--gpus", "16", "--mix", "mixed"])
-        .output()
-        .unwrap();
+    let stdout = gpuplan(&["generate", "superpod", "--gpus", "16", "--mix", "mixed"]);
     assert!(stdout.status.success());
     let text = String::from_utf8(stdout.stdout).unwrap();
     assert!(text.starts_with("// ==== cluster.kdl ====\n"));
     // The concatenation is one valid configuration too.
     assert_clean(&[("all.kdl".to_string(), text)]);
 
-    let zero = std::process::Command::new(bin)
-        .args(["generate", "superpod", "--gpus", "0"])
-        .output()
-        .unwrap();
+    let zero = gpuplan(&["generate", "superpod", "--gpus", "0"]);
     assert_eq!(zero.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&zero.stderr).contains("GP900"));
 }

@@ -7,9 +7,9 @@
 //!    lexicographic optimum of admitted GPU-equivalents per priority level. Its witness
 //!    passes the checker; it is at least greedy's admission; the ILP must reach it, per
 //!    feature family, and its plan must pass the checker.
-//! 2. On random valid clusters (gangs, MIG inference, time-slice dev, whole-GPU
-//!    inference, teams with parents) the ILP admits at least as much as greedy,
-//!    lexicographically by priority level, and passes the checker.
+//! 2. On random valid clusters (`common::arb`: gangs, MIG inference, time-slice dev,
+//!    whole-GPU inference, teams with parents) the ILP admits at least as much as
+//!    greedy, lexicographically by priority level, and passes the checker.
 //! 3. Metamorphic: more capacity never admits less; declaration order and file split
 //!    never change the JSON; the same input gives byte-identical JSON.
 //! 4. The examples and `generate superpod` at 64 and 256 GPUs for every mix: the ILP plan
@@ -31,46 +31,28 @@ mod common;
 mod oracle;
 mod tiny;
 
+use common::arb::{Spec, decls, spec};
 use gpuplan::model::Cluster;
 use gpuplan::placement::{self, Placement};
 use gpuplan::solve::{self, Options, SolverKind};
-use gpuplan::source::SourceMap;
 use oracle::{lex_geq, per_level};
 use proptest::prelude::*;
 use tiny::{Mix, Tiny, What};
 
 // ------------------------------------------------------------------ helpers
 
-fn validate(files: &[(String, String)]) -> Result<Cluster, Vec<String>> {
-    let mut sources = SourceMap::new();
-    for (name, text) in files {
-        sources.add(name.clone(), text.clone());
-    }
-    let outcome = gpuplan::validate::validate(&sources);
-    let errors: Vec<String> = outcome
-        .diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .map(|d| d.message.clone())
-        .collect();
-    if errors.is_empty() {
-        Ok(outcome.model.expect("model"))
-    } else {
-        Err(errors)
-    }
-}
-
 fn one(text: &str) -> Result<Cluster, Vec<String>> {
-    validate(&[("prop.kdl".to_string(), text.to_string())])
+    common::try_load(&common::sources(&[(
+        "prop.kdl".to_string(),
+        text.to_string(),
+    )]))
 }
 
+/// The solver's raw plan, not verified ([`common::unchecked`]): these properties judge it
+/// with the checker themselves, and `pipeline::place` would hide an ILP placement that
+/// fails the checker behind greedy's.
 fn plan(c: &Cluster, solver: SolverKind) -> Placement {
-    let opts = Options {
-        solver,
-        ..Options::default()
-    };
-    let (a, info) = solve::run(c, &opts);
-    placement::build(c, &a, &info)
+    common::unchecked(c, solver)
 }
 
 /// The placement as JSON with the timing blanked.
@@ -483,127 +465,6 @@ fn oracle_on_team_ceilings_with_a_parent() {
 
 // ------------------------------------------------------------------ 2-3. random clusters
 
-#[derive(Clone, Debug)]
-struct Spec {
-    a_nodes: u32,
-    b_nodes: u32,
-    gpus: u32,
-    model_b: bool,
-    down: Option<u32>,
-    ceilings: (u32, u32),
-    gangs: Vec<(u32, u32, u8, u8)>,
-    mig: Vec<(u32, u32, u8)>,
-    shared: Vec<(u32, u32, u8)>,
-    whole: Vec<(u32, u32, u8)>,
-}
-
-fn spec() -> impl Strategy<Value = Spec> {
-    (
-        (
-            1u32..4,
-            1u32..4,
-            prop::sample::select(vec![2u32, 4, 8]),
-            any::<bool>(),
-        ),
-        (prop::option::of(0u32..2), (1u32..40, 1u32..40)),
-        prop::collection::vec((1u32..4, 1u32..3, 0u8..3, 0u8..3), 0..3),
-        prop::collection::vec((1u32..12, 4u32..40, 0u8..3), 0..3),
-        prop::collection::vec((1u32..10, 1u32..5, 0u8..3), 0..2),
-        prop::collection::vec((1u32..5, 1u32..3, 0u8..3), 0..2),
-    )
-        .prop_map(
-            |((a, b, g, mb), (down, ceilings), gangs, mig, shared, whole)| Spec {
-                a_nodes: a,
-                b_nodes: b,
-                gpus: g,
-                model_b: mb,
-                down,
-                ceilings,
-                gangs,
-                mig,
-                shared,
-                whole,
-            },
-        )
-}
-
-/// The configuration, with `extra` more nodes in leaf b (same class), as top-level
-/// declarations (one string each).
-fn decls(s: &Spec, extra: u32) -> Vec<String> {
-    let model_b = if s.model_b {
-        "a100-sxm4-80gb"
-    } else {
-        "h100-sxm5-80gb"
-    };
-    let (g, gm, a) = (s.gpus, s.gpus - 1, s.a_nodes);
-    let b = s.b_nodes + extra;
-    let c0 = s.ceilings.0.max(s.ceilings.1).max(2);
-    let c1 = s.ceilings.1.min(s.ceilings.0.max(2)).max(1);
-    let mut v = vec![
-        "cluster \"prop\"\n".to_string(),
-        format!(
-            "node-class \"ca\" {{\n    cpu sockets=1 cores-per-socket=8 threads-per-core=1\n    memory \"256GiB\"\n    gpus {g} model=\"h100-sxm5-80gb\"\n    nvlink-domain gpus=\"0-{gm}\"\n}}\n"
-        ),
-        format!(
-            "node-class \"cb\" {{\n    cpu sockets=1 cores-per-socket=8 threads-per-core=1\n    memory \"256GiB\"\n    gpus {g} model=\"{model_b}\"\n}}\n"
-        ),
-        format!(
-            "nodes \"a-[1-{a}]\" class=\"ca\" {}\n",
-            match s.down {
-                Some(i) => format!("{{\n    node \"a-1\" gpus-down=\"{i}\"\n}}"),
-                None => String::new(),
-            }
-        ),
-        format!("nodes \"b-[1-{b}]\" class=\"cb\"\n"),
-        format!(
-            "fabric {{\n    spine \"sp\" {{\n        leaf \"leaf-a\" nodes=\"a-[1-{a}]\"\n        leaf \"leaf-b\" nodes=\"b-[1-{b}]\"\n    }}\n}}\n"
-        ),
-        format!("team \"org\" guarantee=2 burst={c0}\n"),
-        format!("team \"t1\" parent=\"org\" guarantee=1 burst={c1}\n"),
-        format!("team \"t2\" guarantee=1 burst={c1}\n"),
-        "priority \"p0\" value=300\n".to_string(),
-        "priority \"p1\" value=200\n".to_string(),
-        "priority \"p2\" value=100\n".to_string(),
-    ];
-    let team = |i: usize| if i % 2 == 0 { "t1" } else { "t2" };
-    let tiers = ["node", "leaf", "cluster"];
-    for (i, (nodes, reps, prio, tier)) in s.gangs.iter().enumerate() {
-        // The tier depends on the base cluster only (so that `extra` adds capacity and
-        // nothing else).
-        let tier = if *nodes > s.a_nodes.max(s.b_nodes) {
-            "cluster"
-        } else {
-            tiers[*tier as usize]
-        };
-        let nodes = if tier == "node" { 1 } else { *nodes };
-        v.push(format!(
-            "training \"gang{i}\" team=\"{}\" priority=\"p{prio}\" replicas={reps} {{\n    gang gpus={} gpus-per-node={g}\n    topology required=\"{tier}\"\n}}\n",
-            team(i),
-            nodes * g
-        ));
-    }
-    for (i, (reps, mem, prio)) in s.mig.iter().enumerate() {
-        v.push(format!(
-            "inference \"mig{i}\" team=\"{}\" priority=\"p{prio}\" replicas={reps} {{\n    memory \"{mem}GiB\"\n    isolation \"mig\"\n}}\n",
-            team(i + 1)
-        ));
-    }
-    for (i, (reps, per, prio)) in s.shared.iter().enumerate() {
-        v.push(format!(
-            "dev \"nb{i}\" team=\"{}\" priority=\"p{prio}\" replicas={reps} {{\n    share \"time-slice\" per-gpu={per}\n    memory \"8GiB\"\n}}\n",
-            team(i)
-        ));
-    }
-    for (i, (reps, gpus, prio)) in s.whole.iter().enumerate() {
-        v.push(format!(
-            "inference \"whole{i}\" team=\"{}\" priority=\"p{prio}\" replicas={reps} {{\n    memory \"40GiB\"\n    isolation \"whole-gpu\"\n    gpus {}\n}}\n",
-            team(i + 1),
-            (*gpus).min(g)
-        ));
-    }
-    v
-}
-
 fn spec_model(s: &Spec, extra: u32) -> Result<(String, Cluster), TestCaseError> {
     let text = decls(s, extra).concat();
     match one(&text) {
@@ -667,7 +528,7 @@ proptest! {
             .enumerate()
             .map(|(k, t)| (format!("part-{}.kdl", files - k), t))
             .collect();
-        let shuffled = validate(&named).map_err(|e| TestCaseError::fail(format!("{e:?}\n{named:#?}")))?;
+        let shuffled = common::try_load(&common::sources(&named)).map_err(|e| TestCaseError::fail(format!("{e:?}\n{named:#?}")))?;
         let other = json(&plan(&shuffled, SolverKind::Ilp));
         prop_assert!(base == other, "declaration order changed the plan\n{text}\n--- reordered:\n{named:#?}\n--- base:\n{base}\n--- reordered plan:\n{other}");
         // The same input twice.
@@ -698,17 +559,8 @@ fn compare_on(name: &str, c: &Cluster) {
 
 #[test]
 fn ilp_beats_greedy_on_the_examples() {
-    for dir in [
-        "examples/small-lab",
-        "examples/superpod-h100",
-        "examples/mixed-inference",
-        "examples/gb200-nvl72",
-    ] {
-        let (sources, d) = gpuplan::load::load_paths(&[dir.into()]);
-        assert!(d.is_empty(), "{dir}");
-        let o = gpuplan::validate::validate(&sources);
-        assert!(!o.has_errors(), "{dir}");
-        compare_on(dir, &o.model.unwrap());
+    for dir in common::examples() {
+        compare_on(&dir.display().to_string(), &common::load_dir(&dir));
     }
 }
 
@@ -723,7 +575,8 @@ fn ilp_beats_greedy_on_generated_superpods() {
                 ..SuperpodOptions::default()
             })
             .unwrap();
-            let c = validate(&files).unwrap_or_else(|e| panic!("{gpus} {mix:?}: {e:?}"));
+            let c = common::try_load(&common::sources(&files))
+                .unwrap_or_else(|e| panic!("{gpus} {mix:?}: {e:?}"));
             compare_on(&format!("superpod {gpus} {}", mix.as_str()), &c);
         }
     }

@@ -1,24 +1,15 @@
 //! The ILP solves every example and places at least as much as greedy.
 
-use gpuplan::solve::{self, Options, SolverKind};
+mod common;
 
-fn load(dir: &str) -> gpuplan::model::Cluster {
-    let (sources, d) = gpuplan::load::load_paths(&[dir.into()]);
-    assert!(d.is_empty());
-    let o = gpuplan::validate::validate(&sources);
-    assert!(!o.has_errors(), "{dir}");
-    o.model.unwrap()
-}
+use gpuplan::solve::{self, Options, SolverKind};
 
 #[test]
 fn ilp_solves_every_example() {
-    for dir in [
-        "examples/small-lab",
-        "examples/superpod-h100",
-        "examples/mixed-inference",
-        "examples/gb200-nvl72",
-    ] {
-        let c = load(dir);
+    for dir in common::examples() {
+        let c = common::load_dir(&dir);
+        let dir = dir.display();
+        // The raw solver output: which solver answered, and what it assigned.
         let (a, info) = solve::run(
             &c,
             &Options {

@@ -1,12 +1,14 @@
 //! The malformed corpus (`tests/malformed/`): every file is rejected with coded, spanned
 //! diagnostics, by the library and by the binary, and nothing panics.
 
+mod common;
+
+use common::gpuplan;
 use gpuplan::diag::{Diagnostic, Report};
 use gpuplan::load::load_paths;
 use gpuplan::validate::validate;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/malformed")
@@ -141,14 +143,6 @@ fn every_file_yields_coded_spanned_errors() {
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
 
-fn run_bin(args: &[&std::ffi::OsStr]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_gpuplan"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn binary_exits_1_with_json_on_every_file() {
     let expected = expected_codes();
@@ -156,7 +150,7 @@ fn binary_exits_1_with_json_on_every_file() {
     for path in corpus_files() {
         let file = name(&path);
         let checked = parse_level(&expected[&file]) || strict();
-        let human = run_bin(&["validate".as_ref(), path.as_os_str()]);
+        let human = gpuplan(&["validate".as_ref(), path.as_os_str()]);
         let code = human.status.code();
         if code == Some(101) || code.is_none() {
             failures.push(format!(
@@ -166,7 +160,7 @@ fn binary_exits_1_with_json_on_every_file() {
         } else if checked && code != Some(1) {
             failures.push(format!("{file}: exit {code:?}, expected 1"));
         }
-        let json = run_bin(&[
+        let json = gpuplan(&[
             "validate".as_ref(),
             "--format".as_ref(),
             "json".as_ref(),
@@ -202,7 +196,7 @@ fn path_edge_cases() {
     let missing = tmp.join("does-not-exist.kdl");
 
     // An empty file: no panic, whatever the verdict.
-    let out = run_bin(&["validate".as_ref(), empty_file.as_os_str()]);
+    let out = gpuplan(&["validate".as_ref(), empty_file.as_os_str()]);
     assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
     let (sources, diags) = load_paths(std::slice::from_ref(&empty_file));
     assert!(diags.is_empty());
@@ -217,9 +211,9 @@ fn path_edge_cases() {
             diags.iter().any(|d| d.code == "GP000" && d.is_error()),
             "{diags:?}"
         );
-        let out = run_bin(&["validate".as_ref(), p.as_os_str()]);
+        let out = gpuplan(&["validate".as_ref(), p.as_os_str()]);
         assert_eq!(out.status.code(), Some(1), "{}: {out:?}", p.display());
-        let json = run_bin(&[
+        let json = gpuplan(&[
             "validate".as_ref(),
             "--format".as_ref(),
             "json".as_ref(),

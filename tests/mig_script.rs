@@ -4,6 +4,8 @@
 //! first configuration, idempotency, destroying only what must change, dry run, the
 //! refuse-on-processes path, an old driver and a GPU that needs a reset.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -41,7 +43,7 @@ impl Node {
         std::fs::create_dir_all(dir.join("kdl")).unwrap();
         std::fs::write(dir.join("kdl/cluster.kdl"), CLUSTER).unwrap();
         let out = dir.join("out");
-        let r = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        let r = common::command()
             .args(["--quiet", "render"])
             .arg(dir.join("kdl"))
             .args(["--target", "mig", "--out-dir"])

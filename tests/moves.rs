@@ -4,57 +4,21 @@
 //! admission must be the same (keeping never costs a replica), moves must not be more,
 //! and on the scenarios below gangs must not move at all.
 
+mod common;
+
+use common::{gpuplan_in, load, load_dir, sources};
 use gpuplan::generate::superpod::{Mix, SuperpodOptions, superpod};
 use gpuplan::model::Cluster;
-use gpuplan::pipeline::{self, Settings};
 use gpuplan::placement::previous::{moves as moved, resolve};
 use gpuplan::placement::{Moves, Placement};
-use gpuplan::source::SourceMap;
+use gpuplan::solve::SolverKind;
 use std::path::PathBuf;
 
-fn model(sources: &SourceMap) -> Cluster {
-    let outcome = gpuplan::validate::validate(sources);
-    let errors: Vec<_> = outcome
-        .diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-    outcome.model.expect("model")
-}
-
-fn files_of(files: &[(String, String)]) -> SourceMap {
-    let mut s = SourceMap::new();
-    for (p, t) in files {
-        s.add(p, t.clone());
-    }
-    s
-}
-
-fn example(dir: &str) -> Vec<(String, String)> {
-    let (sources, diags) = gpuplan::load::load_paths(&[PathBuf::from(dir)]);
-    assert!(diags.is_empty(), "{diags:#?}");
-    sources
-        .files()
-        .iter()
-        .map(|f| (f.path.clone(), f.text.to_string()))
-        .collect()
-}
-
-/// Plans as `gpuplan plan` does after validation ([`pipeline::place`]: the independent
-/// checker included) and returns the placement with its moves.
+/// Plans as `gpuplan plan` does after validation ([`common::plan_from`]:
+/// `pipeline::place`, the independent checker included) and returns the placement with
+/// its moves.
 fn plan(c: &Cluster, prev: Option<&Placement>) -> Placement {
-    match pipeline::place(c, prev, &Settings::default(), &mut |_| {}) {
-        Ok((p, _)) => {
-            assert_ne!(
-                p.solver.status,
-                gpuplan::solve::SolveStatus::Fallback,
-                "checker failed"
-            );
-            p
-        }
-        Err((d, _)) => panic!("{d:#?}"),
-    }
+    common::plan_from(c, prev, SolverKind::Ilp)
 }
 
 /// Moves from `before` to `after`, both resolved against `c`.
@@ -98,13 +62,9 @@ fn compare(after: &Cluster, p0: &Placement) -> (Moves, Moves, Placement) {
 
 #[test]
 fn same_input_moves_nothing() {
-    for dir in [
-        "examples/superpod-h100",
-        "examples/mixed-inference",
-        "examples/gb200-nvl72",
-        "examples/small-lab",
-    ] {
-        let c = model(&files_of(&example(dir)));
+    for dir in common::examples() {
+        let c = load_dir(&dir);
+        let dir = dir.display();
         let p0 = plan(&c, None);
         let p1 = plan(&c, Some(&p0));
         let m = p1.moves.clone().unwrap();
@@ -159,9 +119,9 @@ fn new_class_moves_no_gang() {
         (Mix::Mixed, 7, 1),
     ] {
         let base = superpod_files(mix, 512, seed);
-        let c0 = model(&files_of(&base));
+        let c0 = load(&sources(&base));
         let p0 = plan(&c0, None);
-        let c1 = model(&files_of(&with_extra(
+        let c1 = load(&sources(&with_extra(
             &base,
             r#"training "aaa-urgent" team="foundation" priority="production" {
     gang gpus=16 gpus-per-node=8
@@ -181,8 +141,7 @@ fn new_class_moves_no_gang() {
 /// A cordoned node: only the work on it has to go somewhere else.
 #[test]
 fn cordoned_node_moves_only_its_work() {
-    let base = example("examples/superpod-h100");
-    let c0 = model(&files_of(&base));
+    let c0 = load_dir("examples/superpod-h100");
     let p0 = plan(&c0, None);
     // The node of the first node-local gang.
     let busy = p0
@@ -226,7 +185,7 @@ fn cordoned_node_moves_only_its_work() {
 fn inference_changes_keep_layouts_and_replicas() {
     for (mix, seed) in [(Mix::Inference, 3), (Mix::Mixed, 4)] {
         let base = superpod_files(mix, 512, seed);
-        let c0 = model(&files_of(&base));
+        let c0 = load(&sources(&base));
         let p0 = plan(&c0, None);
         // Drop the last inference class.
         let mut changed = base.clone();
@@ -240,7 +199,7 @@ fn inference_changes_keep_layouts_and_replicas() {
                 break;
             }
         }
-        let c1 = model(&files_of(&changed));
+        let c1 = load(&sources(&changed));
         assert!(c1.workloads.len() < c0.workloads.len());
         let (with, without, _) = compare(&c1, &p0);
         assert_eq!(with.gangs_moved, 0, "{mix:?}/{seed}: {with:?}");
@@ -255,7 +214,7 @@ fn inference_changes_keep_layouts_and_replicas() {
 #[test]
 fn deterministic_with_previous() {
     let base = superpod_files(Mix::Mixed, 256, 5);
-    let c = model(&files_of(&base));
+    let c = load(&sources(&base));
     let p0 = plan(&c, None);
     let a = serde_json::to_string(&plan(&c, Some(&p0))).unwrap();
     let b = serde_json::to_string(&plan(&c, Some(&p0))).unwrap();
@@ -268,16 +227,6 @@ fn deterministic_with_previous() {
     assert_eq!(strip(&a), strip(&b));
 }
 
-fn gpuplan(args: &[&str], dir: &std::path::Path) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("CI")
-        .output()
-        .expect("run gpuplan")
-}
-
 /// `plan --previous FILE` takes a saved plan; an unreadable one is GP903; it conflicts
 /// with `--no-previous`.
 #[test]
@@ -288,14 +237,15 @@ fn previous_file_on_the_command_line() {
     let dir = std::env::temp_dir().join(format!("gpuplan-moves-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let a = gpuplan(&["plan", example, "--quiet", "-o", "p0.json"], &dir);
+    let a = gpuplan_in(&dir, &["plan", example, "--quiet", "-o", "p0.json"]);
     assert_eq!(
         a.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&a.stderr)
     );
-    let b = gpuplan(
+    let b = gpuplan_in(
+        &dir,
         &[
             "plan",
             example,
@@ -305,7 +255,6 @@ fn previous_file_on_the_command_line() {
             "--format",
             "json",
         ],
-        &dir,
     );
     assert_eq!(
         b.status.code(),
@@ -317,7 +266,7 @@ fn previous_file_on_the_command_line() {
     let m = &v["placement"]["moves"];
     assert_eq!(m["gangs_moved"], 0, "{m}");
     assert!(m["gangs_kept"].as_u64().unwrap() > 0, "{m}");
-    let h = gpuplan(&["plan", example, "--quiet", "--previous", "p0.json"], &dir);
+    let h = gpuplan_in(&dir, &["plan", example, "--quiet", "--previous", "p0.json"]);
     assert!(
         String::from_utf8_lossy(&h.stdout)
             .contains("since the previous placement: 9 gangs kept, 0 moved"),
@@ -325,19 +274,19 @@ fn previous_file_on_the_command_line() {
         String::from_utf8_lossy(&h.stdout)
     );
     // No state and no --previous: no moves reported.
-    let c = gpuplan(&["plan", example, "--quiet", "--format", "json"], &dir);
+    let c = gpuplan_in(&dir, &["plan", example, "--quiet", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&c.stdout).unwrap();
     assert!(v["placement"].get("moves").is_none());
     std::fs::write(dir.join("bad.json"), "{ not json").unwrap();
-    let d = gpuplan(
-        &["plan", example, "--quiet", "--previous", "bad.json"],
+    let d = gpuplan_in(
         &dir,
+        &["plan", example, "--quiet", "--previous", "bad.json"],
     );
     assert_eq!(d.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&d.stderr).contains("GP903"));
-    let e = gpuplan(
-        &["plan", example, "--previous", "p0.json", "--no-previous"],
+    let e = gpuplan_in(
         &dir,
+        &["plan", example, "--previous", "p0.json", "--no-previous"],
     );
     assert_eq!(e.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&e.stderr).contains("cannot be used with"));

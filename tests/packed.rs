@@ -2,11 +2,12 @@
 //! memory and GPU shares per node, the checker rejects plans that do not, and
 //! `gpuplan import openb` turns the Alibaba trace's CSV lists into a plannable cluster.
 
-use gpuplan::model::Cluster;
+mod common;
+
+use common::{gpuplan, load_text, plan};
 use gpuplan::placement::{self, Placement};
-use gpuplan::solve::{self, Options, SolverKind};
+use gpuplan::solve::SolverKind;
 use gpuplan::source::SourceMap;
-use std::process::Command;
 
 const CLUSTER: &str = r#"
 cluster "pk"
@@ -34,31 +35,6 @@ inference "a-cpu" team="t" priority="p" replicas=4 {
 }
 "#;
 
-fn load(text: &str) -> Cluster {
-    let mut sources = SourceMap::new();
-    sources.add("test.kdl", text.to_string());
-    let outcome = gpuplan::validate::validate(&sources);
-    let errors: Vec<_> = outcome
-        .diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-    outcome.model.expect("model")
-}
-
-fn plan(c: &Cluster, solver: SolverKind) -> Placement {
-    let opts = Options {
-        solver,
-        ..Options::default()
-    };
-    let (a, info) = solve::run(c, &opts);
-    let p = placement::build(c, &a, &info);
-    let errors = placement::check(c, &p);
-    assert!(errors.is_empty(), "{solver:?}: {errors:#?}");
-    p
-}
-
 fn placed(p: &Placement, name: &str) -> u32 {
     p.workloads
         .iter()
@@ -69,7 +45,7 @@ fn placed(p: &Placement, name: &str) -> u32 {
 
 #[test]
 fn both_solvers_respect_cpu_memory_and_gpu_shares() {
-    let c = load(CLUSTER);
+    let c = load_text(CLUSTER);
     for solver in [SolverKind::Ilp, SolverKind::Greedy] {
         let p = plan(&c, solver);
         // CPU per node: 16 cores; every placement lists its node.
@@ -92,7 +68,7 @@ fn both_solvers_respect_cpu_memory_and_gpu_shares() {
 fn the_ilp_leaves_cpu_only_pods_the_room_gpus_do_not_need() {
     // Greedy goes in name order: the CPU-only class `a-cpu` takes 32 of the 48 cores
     // first, and the GPU classes starve. The ILP admits GPU work first.
-    let c = load(CLUSTER);
+    let c = load_text(CLUSTER);
     let ilp = plan(&c, SolverKind::Ilp);
     let greedy = plan(&c, SolverKind::Greedy);
     assert_eq!(placed(&ilp, "half") + placed(&ilp, "whole"), 7);
@@ -105,7 +81,7 @@ fn a_class_without_cpu_on_its_nodes_is_limited_by_gpus_only() {
     let text = CLUSTER
         .replace("    cpu sockets=1 cores-per-socket=16\n", "")
         .replace("    memory \"64GiB\"\n", "");
-    let c = load(&text);
+    let c = load_text(&text);
     let p = plan(&c, SolverKind::Ilp);
     assert_eq!(placed(&p, "half"), 5);
     assert_eq!(placed(&p, "whole"), 2);
@@ -114,7 +90,7 @@ fn a_class_without_cpu_on_its_nodes_is_limited_by_gpus_only() {
 
 #[test]
 fn the_checker_rejects_overfull_gpus_and_nodes() {
-    let c = load(CLUSTER);
+    let c = load_text(CLUSTER);
     let good = plan(&c, SolverKind::Ilp);
     let half = good
         .workloads
@@ -184,14 +160,6 @@ fn fraction_and_gpus_zero_are_validated() {
     assert!(msgs.iter().any(|m| m.contains("gpus 0")), "{msgs:?}");
 }
 
-fn gpuplan(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_gpuplan"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run gpuplan")
-}
-
 #[test]
 fn import_openb_writes_a_cluster_that_plans() {
     let dir = std::env::temp_dir().join(format!("gpuplan-openb-{}", std::process::id()));
@@ -225,7 +193,7 @@ fn import_openb_writes_a_cluster_that_plans() {
         v.extend_from_slice(extra);
         v.iter().map(|s| s.to_string()).collect::<Vec<_>>()
     };
-    let run = |a: Vec<String>| gpuplan(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let run = |a: Vec<String>| gpuplan(&a);
     let o = run(args(&["--seed", "7"]));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let first = std::fs::read_to_string(out_dir.join("workloads.kdl")).unwrap();

@@ -5,8 +5,11 @@
 //! additionalProperties, items, minimum, local `$ref`). `additionalProperties: false`
 //! everywhere means a new field in `Placement` fails here until the schema has it.
 
+mod common;
+
+use common::{load_text, unchecked};
 use gpuplan::placement;
-use gpuplan::solve::{self, Options, SolverKind};
+use gpuplan::solve::SolverKind;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -116,15 +119,10 @@ fn assert_valid_placement(what: &str, v: &Value) {
 
 #[test]
 fn every_example_plan_matches_the_schema() {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir("examples")
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
+    let dirs = common::examples();
     assert!(dirs.len() >= 4);
     for d in dirs {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        let out = common::command()
             .args(["plan", "--format", "json", "--solver", "greedy", "--quiet"])
             .arg(&d)
             .output()
@@ -150,24 +148,15 @@ priority "p" value=1
 training "big" team="t" priority="p" replicas=3 { gang gpus=2 gpus-per-node=2; }
 inference "small" team="t" priority="p" replicas=2 { memory "5GiB"; isolation "mig"; }
 "#;
-    let mut sources = gpuplan::source::SourceMap::new();
-    sources.add("t.kdl", text.to_string());
-    let c = gpuplan::validate::validate(&sources).model.expect("model");
-    let opts = Options {
-        solver: SolverKind::Greedy,
-        ..Options::default()
-    };
-    let (a, info) = solve::run(&c, &opts);
-    let p = placement::build(&c, &a, &info);
+    // Raw placements ([`common::unchecked`]): the schema covers whatever is built.
+    let c = load_text(text);
+    let p = unchecked(&c, SolverKind::Greedy);
     assert!(p.workloads.iter().any(|w| !w.unplaced.is_empty()));
     assert_valid_placement("tiny", &serde_json::to_value(&p).unwrap());
     // With current MIG layouts the plan lists what survives and what is destroyed.
-    let mut sources = gpuplan::source::SourceMap::new();
     let current = "mig { layout \"1g.10gb*7\" nodes=\"n-1\" current=#true; }\n";
-    sources.add("t.kdl", format!("{text}{current}"));
-    let c = gpuplan::validate::validate(&sources).model.expect("model");
-    let (a, info) = solve::run(&c, &Options::default());
-    let p = placement::build(&c, &a, &info);
+    let c = load_text(&format!("{text}{current}"));
+    let p = unchecked(&c, SolverKind::Ilp);
     assert!(!p.mig_changes.is_empty());
     assert_valid_placement(
         "tiny with current layouts",
@@ -227,13 +216,12 @@ fn a_plan_with_changes_and_disruption_matches_the_schema() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let run = |v: &str, args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        common::command()
             .arg(args[0])
             .arg(root.join(v))
             .args(&args[1..])
             .args(["--solver", "greedy", "--quiet"])
             .current_dir(&dir)
-            .env_remove("CI")
             .output()
             .unwrap()
     };
@@ -277,11 +265,8 @@ inference "cpu" team="t" priority="p" replicas=1 {
     requests cpu=2 memory="4GiB"
 }
 "#;
-    let mut sources = gpuplan::source::SourceMap::new();
-    sources.add("t.kdl", text.to_string());
-    let c = gpuplan::validate::validate(&sources).model.expect("model");
-    let (a, info) = solve::run(&c, &Options::default());
-    let p = placement::build(&c, &a, &info);
+    let c = load_text(text);
+    let p = unchecked(&c, SolverKind::Ilp);
     assert!(p.workloads.iter().all(|w| !w.packed.is_empty()));
     assert_valid_placement("packed", &serde_json::to_value(&p).unwrap());
 }

@@ -4,32 +4,37 @@
 //! the same numbers in every target), and the CLI's atomic out-dir handling.
 //!
 //! Review snapshot changes with `cargo insta review` (or `INSTA_UPDATE=always`).
+//! gpuplan's version in the files' headers is filtered out (`gpuplan [version]`,
+//! `common::snapshot_settings`).
 
+mod common;
+
+use common::gpuplan;
 use gpuplan::model::Cluster;
-use gpuplan::placement::{self, Placement};
+use gpuplan::placement::Placement;
 use gpuplan::render::{self, Files, Target};
-use gpuplan::solve::{self, Options};
+use gpuplan::solve::SolverKind;
 use serde_yaml::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::Command;
 
-const EXAMPLES: [&str; 4] = [
-    "gb200-nvl72",
-    "mixed-inference",
-    "small-lab",
-    "superpod-h100",
-];
+/// Every example: its name (`small-lab`) and its model with the checked ILP plan, as
+/// `gpuplan render` plans it.
+fn examples() -> Vec<(String, Cluster, Placement)> {
+    common::examples()
+        .into_iter()
+        .map(|dir| {
+            let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+            let (c, p) = plan(&dir);
+            (name, c, p)
+        })
+        .collect()
+}
 
-fn plan(example: &str) -> (Cluster, Placement) {
-    let (sources, diags) =
-        gpuplan::load::load_paths(&[PathBuf::from(format!("examples/{example}"))]);
-    assert!(diags.is_empty(), "{diags:#?}");
-    let outcome = gpuplan::validate::validate(&sources);
-    assert!(!outcome.diagnostics.iter().any(|d| d.is_error()));
-    let c = outcome.model.expect("model");
-    let (a, info) = solve::run(&c, &Options::default());
-    let p = placement::build(&c, &a, &info);
+fn plan(dir: &Path) -> (Cluster, Placement) {
+    let c = common::load_dir(dir);
+    let p = common::plan(&c, SolverKind::Ilp);
     (c, p)
 }
 
@@ -53,8 +58,8 @@ fn bundle(files: &Files, dir: &str) -> String {
 
 #[test]
 fn golden_every_target_on_every_example() {
-    for ex in EXAMPLES {
-        let (c, p) = plan(ex);
+    let _version = common::snapshot_settings().bind_to_scope();
+    for (ex, c, p) in examples() {
         let files = render_all(&c, &p);
         for t in Target::ALL {
             let text = bundle(&files, t.dir());
@@ -134,224 +139,288 @@ fn expand(ranges: &str) -> BTreeSet<String> {
     out
 }
 
-#[test]
-fn every_target_states_the_same_numbers() {
-    for ex in EXAMPLES {
-        let (c, p) = plan(ex);
-        let files = render_all(&c, &p);
-        let k8s = docs(&files, "k8s/");
-        let volcano = docs(&files, "volcano/");
-        let kueue = docs(&files, "kueue/");
-        let sacct = &files["slurm/sacctmgr.sh"];
-        let conf = &files["slurm/slurm.conf"];
+/// One example's plan and rendered files, the YAML documents of each target parsed.
+struct Targets<'a> {
+    ex: &'a str,
+    c: &'a Cluster,
+    p: &'a Placement,
+    files: &'a Files,
+    k8s: Vec<Value>,
+    volcano: Vec<Value>,
+    kueue: Vec<Value>,
+}
 
-        // Teams: guarantee and ceiling.
-        for t in &p.teams {
-            let (g, ceil) = (t.guarantee as i64, t.ceiling as i64);
-            let rq = kind(&k8s, "ResourceQuota")
-                .into_iter()
-                .find(|d| d["metadata"]["namespace"].as_str() == Some(&t.name))
-                .unwrap_or_else(|| panic!("{ex}: no quota for {}", t.name));
-            assert_eq!(
-                num(&rq["spec"]["hard"]["requests.nvidia.com/gpu"]),
-                ceil,
-                "{ex} {} k8s",
-                t.name
-            );
-            let q = kind(&volcano, "Queue")
-                .into_iter()
-                .find(|d| name(d) == t.name)
-                .unwrap();
-            assert_eq!(
-                num(&q["spec"]["capability"]["nvidia.com/gpu"]),
-                ceil,
-                "{ex} {} volcano",
-                t.name
-            );
-            assert_eq!(
-                num(&q["spec"]["deserved"]["nvidia.com/gpu"]),
-                g,
-                "{ex} {} volcano",
-                t.name
-            );
-            assert_eq!(
-                num(&q["spec"]["guarantee"]["resource"]["nvidia.com/gpu"]),
-                g
-            );
-            let cq = kind(&kueue, "ClusterQueue")
-                .into_iter()
-                .find(|d| name(d) == t.name)
-                .unwrap();
-            let mut nominal = 0;
-            for grp in cq["spec"]["resourceGroups"].as_sequence().unwrap() {
-                for fl in grp["flavors"].as_sequence().unwrap() {
-                    for r in fl["resources"].as_sequence().unwrap() {
-                        if r["name"].as_str() == Some("nvidia.com/gpu") {
-                            nominal += num(&r["nominalQuota"]);
-                            assert_eq!(
-                                num(&r["borrowingLimit"]),
-                                ceil - g,
-                                "{ex} {} kueue",
-                                t.name
-                            );
-                        }
-                    }
-                }
-            }
-            // Declared quotas that cover no whole-GPU pool (MIG / shared pools, models only
-            // found there) are not whole-GPU nominal quota.
-            let whole: Vec<(String, Option<String>)> = p
-                .pools
-                .iter()
-                .filter(|np| np.mode == gpuplan::placement::PoolMode::WholeGpu)
-                .map(|np| {
-                    let n = c.node(&np.node).unwrap();
-                    let m = n
-                        .gpus
-                        .iter()
-                        .find_map(|g| g.model.clone())
-                        .unwrap_or_default();
-                    (m, np.pool.clone())
-                })
-                .collect();
-            let elsewhere: i64 = c.teams[&t.name]
-                .quotas
-                .iter()
-                .filter(|q| !whole.iter().any(|(m, pool)| q.covers(m, pool.as_deref())))
-                .map(|q| q.guarantee as i64)
-                .sum();
-            assert_eq!(nominal, g - elsewhere, "{ex} {} kueue nominal", t.name);
-            assert!(
-                sacct.contains(&format!(
-                    "where name={} set Fairshare={} GrpTRES=gres/gpu={ceil}",
-                    t.name,
-                    g.max(1)
-                )),
-                "{ex} {} slurm",
-                t.name
-            );
-        }
-
-        // Priorities: same value, same order.
-        let mut model: Vec<(i64, String)> = c
-            .priorities
-            .iter()
-            .map(|p| (p.value, p.name.clone()))
-            .collect();
-        model.sort_by(|a, b| b.cmp(a));
-        for (targets, k) in [(&k8s, "PriorityClass"), (&kueue, "WorkloadPriorityClass")] {
-            let mut got: Vec<(i64, String)> = kind(targets, k)
-                .iter()
-                .map(|d| (num(&d["value"]), name(d)))
-                .collect();
-            got.sort_by(|a, b| b.cmp(a));
-            assert_eq!(got, model, "{ex} {k}");
-        }
-        for (v, n) in &model {
-            assert!(
-                sacct.contains(&format!("where name={n} set Priority={v} ")),
-                "{ex} qos {n}"
-            );
-        }
-
-        // Pools: the same nodes in the plan, the node labels and the Slurm partitions.
-        let mut plan_pools: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for np in &p.pools {
-            let pool = np
-                .pool
-                .clone()
-                .unwrap_or_else(|| np.mode.as_str().to_string());
-            plan_pools.entry(pool).or_default().insert(np.node.clone());
-        }
-        let mut labelled: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for n in kind(&k8s, "Node") {
-            let pool = n["metadata"]["labels"]["gpuplan.io/pool"]
-                .as_str()
-                .unwrap()
-                .to_string();
-            labelled.entry(pool).or_default().insert(name(n));
-        }
-        let partitions: BTreeMap<String, BTreeSet<String>> = slurm_fields(conf, "PartitionName=")
-            .into_iter()
-            .map(|f| (f["PartitionName"].clone(), expand(&f["Nodes"])))
-            .collect();
-        assert_eq!(labelled, plan_pools, "{ex} k8s node labels");
-        assert_eq!(partitions, plan_pools, "{ex} slurm partitions");
-        let flavor_pools: BTreeSet<String> = kind(&kueue, "ResourceFlavor")
-            .iter()
-            .map(|f| {
-                f["spec"]["nodeLabels"]["gpuplan.io/pool"]
-                    .as_str()
-                    .unwrap()
-                    .to_string()
-            })
-            .collect();
-        assert_eq!(
-            flavor_pools,
-            plan_pools.keys().cloned().collect(),
-            "{ex} kueue flavors"
-        );
-
-        // Training gangs: pods and GPUs per pod.
-        for w in p.workloads.iter().filter(|w| w.kind == "training") {
-            let g = &w.gangs[0];
-            let (pods, per_pod) = (g.nodes.len() as i64, g.nodes[0].gpus.len() as i64);
-            let vj = kind(&volcano, "Job")
-                .into_iter()
-                .find(|d| name(d) == w.name)
-                .unwrap();
-            assert_eq!(
-                num(&vj["spec"]["minAvailable"]),
-                pods,
-                "{ex} {} volcano",
-                w.name
-            );
-            assert_eq!(num(&vj["spec"]["tasks"][0]["replicas"]), pods);
-            let lim =
-                &vj["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"]["limits"];
-            assert_eq!(
-                num(&lim["nvidia.com/gpu"]),
-                per_pod,
-                "{ex} {} volcano gpus",
-                w.name
-            );
-            for (docs, what) in [(&k8s, "k8s"), (&kueue, "kueue")] {
-                let j = kind(docs, "Job")
-                    .into_iter()
-                    .find(|d| name(d) == w.name && d["apiVersion"].as_str() == Some("batch/v1"))
-                    .unwrap_or_else(|| panic!("{ex} {} {what}", w.name));
-                assert_eq!(
-                    num(&j["spec"]["parallelism"]),
-                    pods,
-                    "{ex} {} {what}",
-                    w.name
-                );
-                let lim = &j["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
-                assert_eq!(
-                    num(&lim["nvidia.com/gpu"]),
-                    per_pod,
-                    "{ex} {} {what}",
-                    w.name
-                );
-            }
-            let sb = &files[&format!("slurm/examples/{}.sbatch", w.name)];
-            assert!(
-                sb.contains(&format!("#SBATCH --nodes={pods}\n")),
-                "{ex} {} slurm",
-                w.name
-            );
-            assert!(
-                sb.contains(&format!(":{per_pod}\n")),
-                "{ex} {} slurm gres",
-                w.name
-            );
+impl<'a> Targets<'a> {
+    fn new(ex: &'a str, c: &'a Cluster, p: &'a Placement, files: &'a Files) -> Self {
+        Targets {
+            ex,
+            c,
+            p,
+            files,
+            k8s: docs(files, "k8s/"),
+            volcano: docs(files, "volcano/"),
+            kueue: docs(files, "kueue/"),
         }
     }
 }
 
 #[test]
+fn every_target_states_the_same_numbers() {
+    for (ex, c, p) in examples() {
+        let files = render_all(&c, &p);
+        let t = Targets::new(&ex, &c, &p, &files);
+        teams_agree(&t);
+        priorities_agree(&t);
+        pools_agree(&t);
+        gangs_agree(&t);
+    }
+}
+
+/// Teams: guarantee and ceiling.
+fn teams_agree(x: &Targets) {
+    let Targets {
+        ex,
+        c,
+        p,
+        files,
+        k8s,
+        volcano,
+        kueue,
+    } = x;
+    let sacct = &files["slurm/sacctmgr.sh"];
+    for t in &p.teams {
+        let (g, ceil) = (t.guarantee as i64, t.ceiling as i64);
+        let rq = kind(k8s, "ResourceQuota")
+            .into_iter()
+            .find(|d| d["metadata"]["namespace"].as_str() == Some(&t.name))
+            .unwrap_or_else(|| panic!("{ex}: no quota for {}", t.name));
+        assert_eq!(
+            num(&rq["spec"]["hard"]["requests.nvidia.com/gpu"]),
+            ceil,
+            "{ex} {} k8s",
+            t.name
+        );
+        let q = kind(volcano, "Queue")
+            .into_iter()
+            .find(|d| name(d) == t.name)
+            .unwrap();
+        assert_eq!(
+            num(&q["spec"]["capability"]["nvidia.com/gpu"]),
+            ceil,
+            "{ex} {} volcano",
+            t.name
+        );
+        assert_eq!(
+            num(&q["spec"]["deserved"]["nvidia.com/gpu"]),
+            g,
+            "{ex} {} volcano",
+            t.name
+        );
+        assert_eq!(
+            num(&q["spec"]["guarantee"]["resource"]["nvidia.com/gpu"]),
+            g
+        );
+        let cq = kind(kueue, "ClusterQueue")
+            .into_iter()
+            .find(|d| name(d) == t.name)
+            .unwrap();
+        let mut nominal = 0;
+        for grp in cq["spec"]["resourceGroups"].as_sequence().unwrap() {
+            for fl in grp["flavors"].as_sequence().unwrap() {
+                for r in fl["resources"].as_sequence().unwrap() {
+                    if r["name"].as_str() == Some("nvidia.com/gpu") {
+                        nominal += num(&r["nominalQuota"]);
+                        assert_eq!(num(&r["borrowingLimit"]), ceil - g, "{ex} {} kueue", t.name);
+                    }
+                }
+            }
+        }
+        // Declared quotas that cover no whole-GPU pool (MIG / shared pools, models only
+        // found there) are not whole-GPU nominal quota.
+        let whole: Vec<(String, Option<String>)> = p
+            .pools
+            .iter()
+            .filter(|np| np.mode == gpuplan::placement::PoolMode::WholeGpu)
+            .map(|np| {
+                let n = c.node(&np.node).unwrap();
+                let m = n
+                    .gpus
+                    .iter()
+                    .find_map(|g| g.model.clone())
+                    .unwrap_or_default();
+                (m, np.pool.clone())
+            })
+            .collect();
+        let elsewhere: i64 = c.teams[&t.name]
+            .quotas
+            .iter()
+            .filter(|q| !whole.iter().any(|(m, pool)| q.covers(m, pool.as_deref())))
+            .map(|q| q.guarantee as i64)
+            .sum();
+        assert_eq!(nominal, g - elsewhere, "{ex} {} kueue nominal", t.name);
+        assert!(
+            sacct.contains(&format!(
+                "where name={} set Fairshare={} GrpTRES=gres/gpu={ceil}",
+                t.name,
+                g.max(1)
+            )),
+            "{ex} {} slurm",
+            t.name
+        );
+    }
+}
+
+/// Priorities: same value, same order.
+fn priorities_agree(x: &Targets) {
+    let Targets {
+        ex,
+        c,
+        files,
+        k8s,
+        kueue,
+        ..
+    } = x;
+    let sacct = &files["slurm/sacctmgr.sh"];
+    let mut model: Vec<(i64, String)> = c
+        .priorities
+        .iter()
+        .map(|p| (p.value, p.name.clone()))
+        .collect();
+    model.sort_by(|a, b| b.cmp(a));
+    for (targets, k) in [(k8s, "PriorityClass"), (kueue, "WorkloadPriorityClass")] {
+        let mut got: Vec<(i64, String)> = kind(targets, k)
+            .iter()
+            .map(|d| (num(&d["value"]), name(d)))
+            .collect();
+        got.sort_by(|a, b| b.cmp(a));
+        assert_eq!(got, model, "{ex} {k}");
+    }
+    for (v, n) in &model {
+        assert!(
+            sacct.contains(&format!("where name={n} set Priority={v} ")),
+            "{ex} qos {n}"
+        );
+    }
+}
+
+/// Pools: the same nodes in the plan, the node labels and the Slurm partitions.
+fn pools_agree(x: &Targets) {
+    let Targets {
+        ex,
+        p,
+        files,
+        k8s,
+        kueue,
+        ..
+    } = x;
+    let conf = &files["slurm/slurm.conf"];
+    let mut plan_pools: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for np in &p.pools {
+        let pool = np
+            .pool
+            .clone()
+            .unwrap_or_else(|| np.mode.as_str().to_string());
+        plan_pools.entry(pool).or_default().insert(np.node.clone());
+    }
+    let mut labelled: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for n in kind(k8s, "Node") {
+        let pool = n["metadata"]["labels"]["gpuplan.io/pool"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        labelled.entry(pool).or_default().insert(name(n));
+    }
+    let partitions: BTreeMap<String, BTreeSet<String>> = slurm_fields(conf, "PartitionName=")
+        .into_iter()
+        .map(|f| (f["PartitionName"].clone(), expand(&f["Nodes"])))
+        .collect();
+    assert_eq!(labelled, plan_pools, "{ex} k8s node labels");
+    assert_eq!(partitions, plan_pools, "{ex} slurm partitions");
+    let flavor_pools: BTreeSet<String> = kind(kueue, "ResourceFlavor")
+        .iter()
+        .map(|f| {
+            f["spec"]["nodeLabels"]["gpuplan.io/pool"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        flavor_pools,
+        plan_pools.keys().cloned().collect(),
+        "{ex} kueue flavors"
+    );
+}
+
+/// Training gangs: pods and GPUs per pod.
+fn gangs_agree(x: &Targets) {
+    let Targets {
+        ex,
+        p,
+        files,
+        k8s,
+        volcano,
+        kueue,
+        ..
+    } = x;
+    for w in p.workloads.iter().filter(|w| w.kind == "training") {
+        let g = &w.gangs[0];
+        let (pods, per_pod) = (g.nodes.len() as i64, g.nodes[0].gpus.len() as i64);
+        let vj = kind(volcano, "Job")
+            .into_iter()
+            .find(|d| name(d) == w.name)
+            .unwrap();
+        assert_eq!(
+            num(&vj["spec"]["minAvailable"]),
+            pods,
+            "{ex} {} volcano",
+            w.name
+        );
+        assert_eq!(num(&vj["spec"]["tasks"][0]["replicas"]), pods);
+        let lim =
+            &vj["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"]["limits"];
+        assert_eq!(
+            num(&lim["nvidia.com/gpu"]),
+            per_pod,
+            "{ex} {} volcano gpus",
+            w.name
+        );
+        for (docs, what) in [(k8s, "k8s"), (kueue, "kueue")] {
+            let j = kind(docs, "Job")
+                .into_iter()
+                .find(|d| name(d) == w.name && d["apiVersion"].as_str() == Some("batch/v1"))
+                .unwrap_or_else(|| panic!("{ex} {} {what}", w.name));
+            assert_eq!(
+                num(&j["spec"]["parallelism"]),
+                pods,
+                "{ex} {} {what}",
+                w.name
+            );
+            let lim = &j["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
+            assert_eq!(
+                num(&lim["nvidia.com/gpu"]),
+                per_pod,
+                "{ex} {} {what}",
+                w.name
+            );
+        }
+        let sb = &files[&format!("slurm/examples/{}.sbatch", w.name)];
+        assert!(
+            sb.contains(&format!("#SBATCH --nodes={pods}\n")),
+            "{ex} {} slurm",
+            w.name
+        );
+        assert!(
+            sb.contains(&format!(":{per_pod}\n")),
+            "{ex} {} slurm gres",
+            w.name
+        );
+    }
+}
+
+#[test]
 fn slurm_block_topology_only_from_24_05() {
-    let (c, p) = plan("gb200-nvl72");
+    let (c, p) = plan(Path::new("examples/gb200-nvl72"));
     let files = render_all(&c, &p);
     assert!(files["slurm/slurm.conf"].contains("TopologyPlugin=topology/block"));
     assert!(files["slurm/topology.conf"].contains("BlockSizes=18"));
@@ -368,16 +437,8 @@ fn slurm_block_topology_only_from_24_05() {
     assert!(old["slurm/slurm.conf"].contains("TopologyPlugin=topology/tree"));
     assert!(!old["slurm/topology.conf"].contains("Block"));
     // 23.11 (superpod-h100) stays on the tree plugin.
-    let (c, p) = plan("superpod-h100");
+    let (c, p) = plan(Path::new("examples/superpod-h100"));
     assert!(render_all(&c, &p)["slurm/slurm.conf"].contains("TopologyPlugin=topology/tree"));
-}
-
-fn gpuplan(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_gpuplan"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run gpuplan")
 }
 
 #[test]
@@ -439,8 +500,7 @@ fn cli_writes_and_replaces_its_own_folder_only() {
 
 #[test]
 fn every_rendered_script_parses_as_sh() {
-    for ex in EXAMPLES {
-        let (c, p) = plan(ex);
+    for (ex, c, p) in examples() {
         for (path, text) in render_all(&c, &p)
             .iter()
             .filter(|(p, _)| p.ends_with(".sh"))
@@ -469,8 +529,7 @@ fn every_rendered_script_parses_as_sh() {
 /// `../shared/reference/k8s-nvidia.md`), and say what the plan says for every node.
 #[test]
 fn mig_configs_follow_the_upstream_formats_and_the_plan() {
-    for ex in EXAMPLES {
-        let (c, p) = plan(ex);
+    for (ex, c, p) in examples() {
         let files = render_all(&c, &p);
         let mp: Value = serde_yaml::from_str(&files["mig/mig-parted.yaml"]).unwrap();
         assert_eq!(mp["version"].as_str(), Some("v1"), "{ex}");

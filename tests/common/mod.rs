@@ -1,12 +1,59 @@
-//! Helpers shared by the integration tests: a scratch folder that runs the real
-//! `gpuplan` binary, a snapshot of a folder tree, and the property-test configuration.
+//! Helpers shared by the integration tests: the one runner of the real `gpuplan` binary
+//! ([`command`], [`gpuplan`], [`gpuplan_in`], [`Scratch`]), the bundled examples and
+//! planning in-process ([`examples`], [`load_dir`], [`plan`]), a snapshot of a folder
+//! tree, insta's filters, the property-test configuration and the random-cluster
+//! generators ([`arb`]).
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod arb;
+
+use gpuplan::model::Cluster;
+use gpuplan::pipeline::{self, Settings};
+use gpuplan::placement::{self, Placement};
+use gpuplan::solve::{self, Options, SolveStatus, SolverKind};
+use gpuplan::source::SourceMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
+
+// ------------------------------------------------------------------ the binary
+
+/// The real `gpuplan` binary, ready to run: no colours (`NO_COLOR=1`), no CI detection
+/// (`CI` removed) and no test hooks (`GPUPLAN_TEST_FAIL_AFTER` removed). Every test that
+/// runs the binary starts here; add arguments, a working folder or more environment.
+pub fn command() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gpuplan"));
+    c.env("NO_COLOR", "1")
+        .env_remove("CI")
+        .env_remove("GPUPLAN_TEST_FAIL_AFTER");
+    c
+}
+
+/// Runs `gpuplan ARGS` in the current folder (the repository root).
+pub fn gpuplan<S: AsRef<OsStr>>(args: &[S]) -> Output {
+    command().args(args).output().expect("run gpuplan")
+}
+
+/// Runs `gpuplan ARGS` with `dir` as working folder.
+pub fn gpuplan_in<S: AsRef<OsStr>>(dir: impl AsRef<Path>, args: &[S]) -> Output {
+    command()
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run gpuplan")
+}
 
 /// What one run of the binary gave: exit code, stdout, stderr.
 pub type Run = (i32, String, String);
+
+/// An [`Output`] as a [`Run`] (exit code -1 when killed by a signal).
+pub fn run_of(o: &Output) -> Run {
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
 
 /// A temporary folder, removed on drop; commands run with it as working directory.
 pub struct Scratch(pub PathBuf);
@@ -44,19 +91,18 @@ impl Scratch {
 
     /// Runs `gpuplan ARGS` here, without colours, CI detection or test hooks.
     pub fn run(&self, args: &[&str]) -> Run {
-        let o = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
-            .args(args)
-            .current_dir(&self.0)
-            .env("NO_COLOR", "1")
-            .env_remove("CI")
-            .env_remove("GPUPLAN_TEST_FAIL_AFTER")
-            .output()
-            .expect("run gpuplan");
-        (
-            o.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
+        run_of(&gpuplan_in(&self.0, args))
+    }
+
+    /// [`Scratch::run`] with more environment (a test hook such as
+    /// `GPUPLAN_TEST_FAIL_AFTER`).
+    pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut c = command();
+        c.args(args).current_dir(&self.0);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        run_of(&c.output().expect("run gpuplan"))
     }
 
     /// Every file under the scratch folder (path, bytes), sorted; links as `-> target`.
@@ -154,4 +200,129 @@ pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {
         rng_seed: seed,
         ..Config::default()
     }
+}
+
+// ------------------------------------------------------------------ models and plans
+
+/// The bundled examples (`examples/*/`, relative to the repository root), sorted.
+pub fn examples() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir("examples")
+        .expect("run from the repository root")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The files (name, text) as one configuration.
+pub fn sources(files: &[(String, String)]) -> SourceMap {
+    let mut s = SourceMap::new();
+    for (name, text) in files {
+        s.add(name.clone(), text.as_str());
+    }
+    s
+}
+
+/// Validates `sources`: the model, or the messages of its errors (a generated cluster
+/// may be invalid; the caller decides what that means).
+pub fn try_load(sources: &SourceMap) -> Result<Cluster, Vec<String>> {
+    let outcome = gpuplan::validate::validate(sources);
+    let errors: Vec<String> = outcome
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.message.clone())
+        .collect();
+    if errors.is_empty() {
+        Ok(outcome.model.expect("model"))
+    } else {
+        Err(errors)
+    }
+}
+
+/// Validates `sources`; panics with every error unless there are none (warnings are
+/// allowed).
+pub fn load(sources: &SourceMap) -> Cluster {
+    let outcome = gpuplan::validate::validate(sources);
+    let errors: Vec<_> = outcome
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    outcome.model.expect("model")
+}
+
+/// The `*.kdl` files under `dir` (an example folder), loaded and validated without
+/// errors.
+pub fn load_dir(dir: impl AsRef<Path>) -> Cluster {
+    let (sources, diags) = gpuplan::load::load_paths(&[dir.as_ref().to_path_buf()]);
+    assert!(diags.is_empty(), "{}: {diags:#?}", dir.as_ref().display());
+    load(&sources)
+}
+
+/// One configuration file (`test.kdl`), validated without errors.
+pub fn load_text(text: &str) -> Cluster {
+    let mut sources = SourceMap::new();
+    sources.add("test.kdl", text.to_string());
+    load(&sources)
+}
+
+/// Plans a valid model as `gpuplan plan` does after validation ([`pipeline::place`]:
+/// solve, build the placement, verify it with the independent checker), with the
+/// default settings and `solver`. Panics when the placement fails the checker: GP901,
+/// or the ILP's placement giving way to greedy's (`status: fallback`), which a test
+/// must not mistake for the ILP's.
+pub fn plan(c: &Cluster, solver: SolverKind) -> Placement {
+    plan_from(c, None, solver)
+}
+
+/// [`plan`] moving as little as possible from `previous` (its moves reported).
+pub fn plan_from(c: &Cluster, previous: Option<&Placement>, solver: SolverKind) -> Placement {
+    let settings = Settings {
+        solver,
+        ..Settings::default()
+    };
+    match pipeline::place(c, previous, &settings, &mut |_| {}) {
+        Ok((p, _)) => {
+            assert_ne!(
+                p.solver.status,
+                SolveStatus::Fallback,
+                "{solver:?}: the placement failed the checker: {}",
+                p.solver.note.as_deref().unwrap_or("")
+            );
+            p
+        }
+        Err((d, _)) => panic!("{solver:?}: the placement fails the checker: {d:#?}"),
+    }
+}
+
+/// The solver's placement as built, with the default options and `solver`, and NOT
+/// verified: no checker, so no fall back to greedy either. For tests that judge the raw
+/// output themselves (the checker's violations in the failure message, the oracle's
+/// levels, a placement broken by hand) or plan models no checker would accept; every
+/// other test uses [`plan`].
+pub fn unchecked(c: &Cluster, solver: SolverKind) -> Placement {
+    let opts = Options {
+        solver,
+        ..Options::default()
+    };
+    let (a, info) = solve::run(c, &opts);
+    placement::build(c, &a, &info)
+}
+
+// ------------------------------------------------------------------ snapshots
+
+/// insta's filter for gpuplan's version (`gpuplan 0.1.0` in the headers of generated
+/// files): snapshots say `gpuplan [version]`, so a version bump rewrites none of them.
+pub const VERSION_FILTER: (&str, &str) = (r#"gpuplan \d+\.\d+\.\d+[^\s"]*"#, "gpuplan [version]");
+
+/// The current insta settings with [`VERSION_FILTER`]: bind them (`bind`,
+/// `bind_to_scope`) around every snapshot of rendered files.
+pub fn snapshot_settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.add_filter(VERSION_FILTER.0, VERSION_FILTER.1);
+    s
 }
