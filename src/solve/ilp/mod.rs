@@ -1,7 +1,7 @@
-//! The ILP solver: identical nodes form groups ([`problem`]); a master problem over node
-//! patterns ([`master`], [`pattern`]) is solved stage by stage ([`stage`]), each stage's
-//! LP by column generation ([`pricing`]) and then as an integer program over the
-//! generated columns; the integer solution is already a placement, which [`extract`]
+//! The ILP solver: identical nodes form groups (`problem`); a master problem over node
+//! patterns (`master`, `pattern`) is solved stage by stage (`stage`), each stage's
+//! LP by column generation (`pricing`) and then as an integer program over the
+//! generated columns; the integer solution is already a placement, which `extract`
 //! writes out.
 //!
 //! Stages are lexicographic: one per priority level, highest first, each maximising the
