@@ -30,6 +30,7 @@ use crate::model::Cluster;
 use crate::placement::Placement;
 use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// GP910: the plan cannot be expressed in a target (a name that is not a valid
@@ -194,22 +195,27 @@ fn environment() -> Environment<'static> {
         env.add_template(name, src)
             .unwrap_or_else(|e| panic!("built-in template {name} does not parse: {e:#}"));
     }
-    // `q`: a double-quoted string, valid in YAML and JSON.
-    env.add_filter("q", |v: String| {
-        serde_json::to_string(&v).unwrap_or_default()
-    });
-    // `sh`: a single-quoted shell word.
-    env.add_filter("sh", |v: String| {
-        if !v.is_empty()
-            && v.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
-        {
-            v
-        } else {
-            format!("'{}'", v.replace('\'', r"'\''"))
-        }
-    });
+    env.add_filter("q", |v: String| quote(&v));
+    env.add_filter("sh", |v: String| sh_word(&v).into_owned());
     env
+}
+
+/// The `q` filter: a double-quoted string, valid in YAML and JSON.
+pub(crate) fn quote(v: &str) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// The `sh` filter: `v` as one shell word, single-quoted unless it is made of letters,
+/// digits and `-_./=:,@%+` only.
+pub(crate) fn sh_word(v: &str) -> Cow<'_, str> {
+    if !v.is_empty()
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
+    {
+        Cow::Borrowed(v)
+    } else {
+        Cow::Owned(format!("'{}'", v.replace('\'', r"'\''")))
+    }
 }
 
 /// Renders one template with a context.
