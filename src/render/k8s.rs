@@ -61,6 +61,7 @@ impl<'a> NodeCtx<'a> {
     }
 }
 
+/// nodes.yaml: `    key: "value"` per label.
 fn yaml_labels(labels: &BTreeMap<String, String>) -> String {
     let mut out = String::with_capacity(labels.len() * 48);
     for (k, v) in labels {
@@ -69,6 +70,8 @@ fn yaml_labels(labels: &BTreeMap<String, String>) -> String {
     out
 }
 
+/// nodes.yaml: `    - key: k`, `      value: "v"` (when it has one) and
+/// `      effect: e` per taint.
 fn yaml_taints(taints: &[Taint]) -> String {
     let mut out = String::with_capacity(taints.len() * 80);
     for t in taints {
@@ -81,6 +84,7 @@ fn yaml_taints(taints: &[Taint]) -> String {
     out
 }
 
+/// label-nodes.sh: ` key=value` per label, each one shell word.
 fn sh_labels(labels: &BTreeMap<String, String>) -> String {
     let mut out = String::with_capacity(labels.len() * 40);
     for (k, v) in labels {
@@ -90,6 +94,8 @@ fn sh_labels(labels: &BTreeMap<String, String>) -> String {
     out
 }
 
+/// label-nodes.sh: ` key=value:effect` (` key:effect` without a value) per taint,
+/// each one shell word.
 fn sh_taints(taints: &[Taint]) -> String {
     let mut out = String::new();
     for t in taints {

@@ -11,6 +11,12 @@
 //! loops and formatting. Output is deterministic: every list is sorted, node names are
 //! compressed into hostlist ranges (`dgx-[001-032]`) where the target supports them.
 //!
+//! Large clusters (100,000 GPUs) stay fast: no step compares every node with every
+//! other, targets render concurrently, each converts its context to template values
+//! once for all its files, and the one per-label loop that runs for every node (k8s
+//! `nodes.yaml` and `label-nodes.sh`) is formatted in Rust with the templates' own
+//! quoting (`quote`, `sh_word`), the templates laying out each node around it.
+//!
 //! No I/O here: [`render`] returns the files as `relative path -> text`;
 //! `commands::render` writes them atomically.
 

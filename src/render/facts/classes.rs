@@ -7,7 +7,7 @@ use super::{
 use crate::model::{Taint, Tier, Workload};
 use crate::placement::{Placement, WorkloadPlacement};
 use crate::spec::WorkloadKind;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The facts of every planned class, sorted by name.
 pub(super) fn classes_of(
@@ -36,17 +36,13 @@ pub(super) fn classes_of(
 /// Tolerations per pool: every taint of its nodes, sorted, without duplicates
 /// (computed once, not per class).
 fn pool_taints(nodes: &[NodeFacts]) -> BTreeMap<&str, Vec<Taint>> {
-    let mut out: BTreeMap<&str, Vec<Taint>> = BTreeMap::new();
+    let mut sets: BTreeMap<&str, BTreeSet<&Taint>> = BTreeMap::new();
     for n in nodes {
-        out.entry(n.pool.as_str())
-            .or_default()
-            .extend(n.taints.iter().cloned());
+        sets.entry(n.pool.as_str()).or_default().extend(&n.taints);
     }
-    for v in out.values_mut() {
-        v.sort();
-        v.dedup();
-    }
-    out
+    sets.into_iter()
+        .map(|(pool, taints)| (pool, taints.into_iter().cloned().collect()))
+        .collect()
 }
 
 /// What every class's facts are computed from.

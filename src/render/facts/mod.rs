@@ -14,9 +14,9 @@
 //! - a team's ceiling caps whole GPUs, its guarantee is what it is entitled to; MIG and
 //!   shared quotas are the instances and replicas the plan gives the team's classes.
 //!
-//! The work is split by subject: [`nodes`] (node labels, taints, MIG and device-plugin
-//! configurations, pools), [`classes`] (per-class facts) and [`teams`] (teams,
-//! priorities and the names a target must accept).
+//! The work is split by subject: `nodes` (node labels, taints, MIG and device-plugin
+//! configurations, pools), `classes` (per-class facts) and `teams` (teams, priorities
+//! and the names a target must accept).
 
 mod classes;
 mod nodes;

@@ -63,14 +63,11 @@ pub(super) fn build(c: &Cluster, plan: &Placement, workload: &Workloads) -> Buil
 }
 
 /// Node -> (pool name, mode): the declared pool, or the mode's name when none.
-fn pools_by_node(plan: &Placement) -> BTreeMap<&str, (String, PoolMode)> {
+fn pools_by_node(plan: &Placement) -> BTreeMap<&str, (&str, PoolMode)> {
     plan.pools
         .iter()
         .map(|p| {
-            let name = p
-                .pool
-                .clone()
-                .unwrap_or_else(|| p.mode.as_str().to_string());
+            let name = p.pool.as_deref().unwrap_or(p.mode.as_str());
             (p.node.as_str(), (name, p.mode))
         })
         .collect()
@@ -184,7 +181,7 @@ fn sharing_by_node<'a>(plan: &'a Placement, workload: &Workloads) -> BTreeMap<&'
 /// What every node's facts are computed from.
 struct NodeCx<'a> {
     c: &'a Cluster,
-    pool_of: BTreeMap<&'a str, (String, PoolMode)>,
+    pool_of: BTreeMap<&'a str, (&'a str, PoolMode)>,
     mig: MigConfigs<'a>,
     share: BTreeMap<&'a str, Sharing>,
 }
@@ -285,11 +282,9 @@ fn own_labels(
     model: Option<&str>,
     domains: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
-    let mut labels: BTreeMap<String, String> = BTreeMap::new();
-    if let Some(cl) = class {
-        labels.extend(cl.labels.clone());
-    }
-    labels.extend(n.labels.clone());
+    let mut labels: BTreeMap<String, String> =
+        class.map(|cl| cl.labels.clone()).unwrap_or_default();
+    labels.extend(n.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
     labels.insert(POOL_LABEL.into(), pool.to_string());
     if let Some(m) = model {
         labels.insert(MODEL_LABEL.into(), m.to_string());
@@ -342,9 +337,11 @@ pub(super) fn pools_of(
     rank_of: &dyn Fn(&str) -> u32,
 ) -> Vec<PoolFacts> {
     let mut pools: Vec<PoolFacts> = Vec::new();
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
     for n in nodes {
-        match pools.iter_mut().find(|p| p.name == n.pool) {
-            Some(p) => {
+        match index.get(n.pool.as_str()) {
+            Some(&i) => {
+                let p = &mut pools[i];
                 p.nodes.push(n.name.clone());
                 if let Some(m) = &n.model {
                     if !p.models.contains(m) {
@@ -352,15 +349,18 @@ pub(super) fn pools_of(
                     }
                 }
             }
-            None => pools.push(PoolFacts {
-                name: n.pool.clone(),
-                mode: n.mode,
-                nodes: vec![n.name.clone()],
-                range: String::new(),
-                models: n.model.iter().cloned().collect(),
-                rank: 0,
-                preemptible: false,
-            }),
+            None => {
+                index.insert(&n.pool, pools.len());
+                pools.push(PoolFacts {
+                    name: n.pool.clone(),
+                    mode: n.mode,
+                    nodes: vec![n.name.clone()],
+                    range: String::new(),
+                    models: n.model.iter().cloned().collect(),
+                    rank: 0,
+                    preemptible: false,
+                });
+            }
         }
     }
     for p in &mut pools {
