@@ -3,12 +3,15 @@
 //! script), the GPU Operator ConfigMaps (mig-parted and device-plugin configuration) and
 //! one example manifest per workload class.
 
-use super::facts::{ClassFacts, Facts, GPU_RESOURCE, SHARED_RESOURCE};
-use super::{Files, run};
+use super::facts::{ClassFacts, Facts, GPU_RESOURCE, NodeFacts, PriorityFacts, SHARED_RESOURCE};
+use super::{Files, quote, run, sh_word};
 use crate::diag::Diagnostic;
 use crate::model::Taint;
-use minijinja::Environment;
+use minijinja::{Environment, Value};
 use serde::Serialize;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt::Write;
 
 #[derive(Serialize)]
 struct Quota {
@@ -22,13 +25,93 @@ struct Ctx<'a> {
     header: String,
     teams: Vec<&'a str>,
     quotas: Vec<Quota>,
-    priorities: &'a [super::facts::PriorityFacts],
-    nodes: &'a [super::facts::NodeFacts],
+    priorities: &'a [PriorityFacts],
+    nodes: Vec<NodeCtx<'a>>,
+}
+
+/// What the node manifests and the labelling script say about a node. With thousands
+/// of nodes these are the largest files, so the per-label and per-taint lines are
+/// formatted here, in one pass, with the templates' own quoting ([`quote`],
+/// [`sh_word`]); the templates lay out each node around them.
+#[derive(Serialize)]
+struct NodeCtx<'a> {
+    name: &'a str,
+    /// The name as one shell word.
+    sh_name: Cow<'a, str>,
+    /// nodes.yaml: `    key: "value"` per label, one per line.
+    yaml_labels: String,
+    /// nodes.yaml: a `    - key: ...` entry per taint, with its value and effect lines.
+    yaml_taints: String,
+    /// label-nodes.sh: ` key=value` per label, each one shell word.
+    sh_labels: String,
+    /// label-nodes.sh: ` key[=value]:effect` per taint, each one shell word.
+    sh_taints: String,
+}
+
+impl<'a> NodeCtx<'a> {
+    fn of(n: &'a NodeFacts) -> Self {
+        NodeCtx {
+            name: &n.name,
+            sh_name: sh_word(&n.name),
+            yaml_labels: yaml_labels(&n.labels),
+            yaml_taints: yaml_taints(&n.taints),
+            sh_labels: sh_labels(&n.labels),
+            sh_taints: sh_taints(&n.taints),
+        }
+    }
+}
+
+/// nodes.yaml: `    key: "value"` per label.
+fn yaml_labels(labels: &BTreeMap<String, String>) -> String {
+    let mut out = String::with_capacity(labels.len() * 48);
+    for (k, v) in labels {
+        let _ = writeln!(out, "    {k}: {}", quote(v));
+    }
+    out
+}
+
+/// nodes.yaml: `    - key: k`, `      value: "v"` (when it has one) and
+/// `      effect: e` per taint.
+fn yaml_taints(taints: &[Taint]) -> String {
+    let mut out = String::with_capacity(taints.len() * 80);
+    for t in taints {
+        let _ = writeln!(out, "    - key: {}", t.key);
+        if let Some(v) = &t.value {
+            let _ = writeln!(out, "      value: {}", quote(v));
+        }
+        let _ = writeln!(out, "      effect: {}", t.effect);
+    }
+    out
+}
+
+/// label-nodes.sh: ` key=value` per label, each one shell word.
+fn sh_labels(labels: &BTreeMap<String, String>) -> String {
+    let mut out = String::with_capacity(labels.len() * 40);
+    for (k, v) in labels {
+        out.push(' ');
+        out.push_str(&sh_word(&format!("{k}={v}")));
+    }
+    out
+}
+
+/// label-nodes.sh: ` key=value:effect` (` key:effect` without a value) per taint,
+/// each one shell word.
+fn sh_taints(taints: &[Taint]) -> String {
+    let mut out = String::new();
+    for t in taints {
+        let word = match &t.value {
+            Some(v) => format!("{}={v}:{}", t.key, t.effect),
+            None => format!("{}:{}", t.key, t.effect),
+        };
+        out.push(' ');
+        out.push_str(&sh_word(&word));
+    }
+    out
 }
 
 #[derive(Serialize)]
 struct WorkloadCtx<'a> {
-    header: String,
+    header: &'a str,
     c: &'a ClassFacts,
     /// `Job` (training) or `Deployment`.
     kind: &'static str,
@@ -56,8 +139,46 @@ pub(super) fn tolerations(t: &[Taint]) -> Vec<TolerationCtx> {
 }
 
 pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> {
-    let quotas = f
-        .teams
+    let ctx = Ctx {
+        header: f.header(),
+        teams: f.teams.iter().map(|t| t.name.as_str()).collect(),
+        quotas: quotas(f),
+        priorities: &f.priorities,
+        nodes: f.nodes.iter().map(NodeCtx::of).collect(),
+    };
+    let mut files = Files::new();
+    // One conversion to template values serves every file.
+    let values = Value::from_serialize(&ctx);
+    for name in [
+        "namespaces.yaml",
+        "priorityclasses.yaml",
+        "resourcequotas.yaml",
+        "nodes.yaml",
+        "label-nodes.sh",
+    ] {
+        files.insert(name.into(), run(env, &format!("k8s/{name}.j2"), &values)?);
+    }
+    files.insert(
+        "gpu-operator.yaml".into(),
+        run(
+            env,
+            "k8s/gpu-operator.yaml.j2",
+            &super::mig::context(f, env)?,
+        )?,
+    );
+    for c in &f.classes {
+        files.insert(
+            format!("workloads/{}.yaml", c.name),
+            run(env, "k8s/workload.yaml.j2", &workload_ctx(&ctx.header, c))?,
+        );
+    }
+    Ok(files)
+}
+
+/// One ResourceQuota per team: whole GPUs up to the ceiling, shared GPUs and MIG
+/// instances up to what the plan gives the team, by resource name.
+fn quotas(f: &Facts) -> Vec<Quota> {
+    f.teams
         .iter()
         .map(|t| {
             let mut hard = vec![(GPU_RESOURCE.to_string(), t.ceiling)];
@@ -71,48 +192,20 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
                 hard,
             }
         })
-        .collect();
-    let ctx = Ctx {
-        header: f.header(),
-        teams: f.teams.iter().map(|t| t.name.as_str()).collect(),
-        quotas,
-        priorities: &f.priorities,
-        nodes: &f.nodes,
-    };
-    let mut files = Files::new();
-    for name in [
-        "namespaces.yaml",
-        "priorityclasses.yaml",
-        "resourcequotas.yaml",
-        "nodes.yaml",
-        "label-nodes.sh",
-    ] {
-        files.insert(name.into(), run(env, &format!("k8s/{name}.j2"), &ctx)?);
+        .collect()
+}
+
+/// The example manifest of a class: a Job for training, a Deployment otherwise.
+fn workload_ctx<'a>(header: &'a str, c: &'a ClassFacts) -> WorkloadCtx<'a> {
+    WorkloadCtx {
+        header,
+        c,
+        kind: if c.kind == "training" {
+            "Job"
+        } else {
+            "Deployment"
+        },
+        pool_label: super::facts::POOL_LABEL,
+        tolerations: tolerations(&c.tolerations),
     }
-    files.insert(
-        "gpu-operator.yaml".into(),
-        run(
-            env,
-            "k8s/gpu-operator.yaml.j2",
-            &super::mig::context(f, env)?,
-        )?,
-    );
-    for c in &f.classes {
-        let ctx = WorkloadCtx {
-            header: f.header(),
-            c,
-            kind: if c.kind == "training" {
-                "Job"
-            } else {
-                "Deployment"
-            },
-            pool_label: super::facts::POOL_LABEL,
-            tolerations: tolerations(&c.tolerations),
-        };
-        files.insert(
-            format!("workloads/{}.yaml", c.name),
-            run(env, "k8s/workload.yaml.j2", &ctx)?,
-        );
-    }
-    Ok(files)
 }

@@ -8,12 +8,15 @@
 //! run on), `borrowingLimit` = ceiling - guarantee. MIG and shared resources: the
 //! instances and replicas the plan gives the team, per flavor.
 
-use super::facts::{Facts, GPU_RESOURCE, SHARED_RESOURCE, TeamFacts, is_dns_label, mig_resource};
+use super::facts::{
+    ClassFacts, Facts, GPU_RESOURCE, NodeFacts, PriorityFacts, SHARED_RESOURCE, TeamFacts,
+    is_dns_label, mig_resource,
+};
 use super::k8s::{TolerationCtx, tolerations};
 use super::{Files, GP913, run};
 use crate::diag::Diagnostic;
-use crate::model::Taint;
-use minijinja::Environment;
+use crate::model::{PoolMode, Taint};
+use minijinja::{Environment, Value};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,12 +25,14 @@ struct Flavor {
     name: String,
     pool: String,
     model: Option<String>,
-    mode: String,
-    nodes: Vec<String>,
+    mode: PoolMode,
     labels: Vec<(String, String)>,
     taints: Vec<Taint>,
     topology: bool,
 }
+
+/// A team's share of one flavor: (team, pool, GPU model).
+type FlavorOf<'a> = (&'a str, &'a str, &'a str);
 
 #[derive(Serialize)]
 struct Res {
@@ -63,19 +68,89 @@ struct Ctx<'a> {
     flavors: Vec<Flavor>,
     queues: Vec<ClusterQueue>,
     teams: Vec<&'a str>,
-    priorities: &'a [super::facts::PriorityFacts],
+    priorities: &'a [PriorityFacts],
 }
 
 #[derive(Serialize)]
 struct JobCtx<'a> {
-    header: String,
-    c: &'a super::facts::ClassFacts,
+    header: &'a str,
+    c: &'a ClassFacts,
     /// (annotation, level label)
     topology: Option<(&'static str, String)>,
     flavor_labels: Vec<(String, String)>,
     tolerations: Vec<TolerationCtx>,
 }
 
+pub(super) fn render(
+    f: &Facts,
+    env: &Environment,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<Files, Diagnostic> {
+    warnings.extend(version_warning(f));
+    let flavors = flavors_of(f);
+    let queues = Quotas::new(f, &flavors).queues();
+    let name = if is_dns_label(&f.c.name) {
+        f.c.name.clone()
+    } else {
+        "gpuplan".to_string()
+    };
+    let has_topology = flavors.iter().any(|fl| fl.topology);
+    let mut levels: Vec<String> = f.tiers.iter().rev().map(|t| t.label.clone()).collect();
+    levels.push("kubernetes.io/hostname".into());
+    let ctx = Ctx {
+        header: f.header(),
+        cohort: name.clone(),
+        topology: has_topology.then(|| name.clone()),
+        levels,
+        flavors,
+        queues,
+        teams: f.teams.iter().map(|t| t.name.as_str()).collect(),
+        priorities: &f.priorities,
+    };
+    let mut files = Files::new();
+    // One conversion to template values serves every file.
+    let values = Value::from_serialize(&ctx);
+    for name in [
+        "resourceflavors.yaml",
+        "clusterqueues.yaml",
+        "localqueues.yaml",
+        "workloadpriorityclasses.yaml",
+    ] {
+        files.insert(name.into(), run(env, &format!("kueue/{name}.j2"), &values)?);
+    }
+    if has_topology {
+        files.insert(
+            "topology.yaml".into(),
+            run(env, "kueue/topology.yaml.j2", &values)?,
+        );
+    }
+    for c in f.classes.iter().filter(|c| c.kind == "training") {
+        let jc = job_ctx(f, &ctx, c, has_topology);
+        files.insert(
+            format!("examples/{}.yaml", c.name),
+            run(env, "kueue/job.yaml.j2", &jc)?,
+        );
+    }
+    Ok(files)
+}
+
+/// GP913 when the KDL names a Kueue older than 0.15 (the first to serve v1beta2).
+fn version_warning(f: &Facts) -> Option<Diagnostic> {
+    let v = f.c.kueue_version.as_ref()?;
+    (v.as_slice() < [0, 15].as_slice()).then(|| {
+        Diagnostic::warning(
+            GP913,
+            format!(
+                "the cluster names Kueue {}, but gpuplan renders kueue.x-k8s.io/v1beta2, served from Kueue 0.15",
+                v.iter().map(u32::to_string).collect::<Vec<_>>().join(".")
+            ),
+        )
+        .with_help("upgrade Kueue to 0.15 or later before applying kueue/, or leave it out")
+    })
+}
+
+/// One flavor per pool and GPU model (named after the pool alone when the pool has one
+/// model), sorted by name.
 fn flavors_of(f: &Facts) -> Vec<Flavor> {
     let mut out: Vec<Flavor> = Vec::new();
     for p in &f.pools {
@@ -85,37 +160,173 @@ fn flavors_of(f: &Facts) -> Vec<Flavor> {
             } else {
                 format!("{}-{m}", p.name)
             };
-            let nodes: Vec<&super::facts::NodeFacts> = f
+            let nodes: Vec<&NodeFacts> = f
                 .nodes
                 .iter()
                 .filter(|n| n.pool == p.name && n.model.as_ref() == Some(m))
                 .collect();
-            // Taints every node of the flavor has.
-            let mut taints: Vec<Taint> =
-                nodes.first().map(|n| n.taints.clone()).unwrap_or_default();
-            taints.retain(|t| nodes.iter().all(|n| n.taints.contains(t)));
-            taints.truncate(8);
-            let topology = !f.tiers.is_empty()
-                && nodes
-                    .iter()
-                    .all(|n| f.tiers.iter().all(|t| n.domains.contains_key(&t.name)));
             out.push(Flavor {
                 name,
                 pool: p.name.clone(),
                 model: Some(m.clone()),
-                mode: p.mode.clone(),
-                nodes: nodes.iter().map(|n| n.name.clone()).collect(),
+                mode: p.mode,
                 labels: vec![
                     (super::facts::MODEL_LABEL.to_string(), m.clone()),
                     (super::facts::POOL_LABEL.to_string(), p.name.clone()),
                 ],
-                taints,
-                topology,
+                taints: common_taints(&nodes),
+                topology: !f.tiers.is_empty()
+                    && nodes
+                        .iter()
+                        .all(|n| f.tiers.iter().all(|t| n.domains.contains_key(&t.name))),
             });
         }
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
+}
+
+/// The taints every node of a flavor has (at most 8, as Kueue allows).
+fn common_taints(nodes: &[&NodeFacts]) -> Vec<Taint> {
+    let mut taints: Vec<Taint> = nodes.first().map(|n| n.taints.clone()).unwrap_or_default();
+    taints.retain(|t| nodes.iter().all(|n| n.taints.contains(t)));
+    taints.truncate(8);
+    taints
+}
+
+/// What the queues' resource groups are computed from: the flavors by mode, the MIG
+/// resources of the cluster, and what the plan gives each team on each flavor.
+struct Quotas<'a> {
+    f: &'a Facts<'a>,
+    whole: Vec<&'a Flavor>,
+    shared: Vec<&'a Flavor>,
+    mig: Vec<&'a Flavor>,
+    mig_resources: Vec<String>,
+    /// (team, pool, model) -> resource -> instances / replicas planned there.
+    planned: BTreeMap<FlavorOf<'a>, BTreeMap<String, u32>>,
+}
+
+impl<'a> Quotas<'a> {
+    fn new(f: &'a Facts<'a>, flavors: &'a [Flavor]) -> Self {
+        let of_mode = |modes: &[PoolMode]| -> Vec<&'a Flavor> {
+            flavors
+                .iter()
+                .filter(|fl| modes.contains(&fl.mode))
+                .collect()
+        };
+        Quotas {
+            f,
+            whole: of_mode(&[PoolMode::WholeGpu]),
+            shared: of_mode(&[PoolMode::TimeSlice, PoolMode::Mps]),
+            mig: of_mode(&[PoolMode::Mig]),
+            mig_resources: f
+                .nodes
+                .iter()
+                .flat_map(|n| n.mig.values().flatten().map(|p| mig_resource(p)))
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+            planned: planned_on(f),
+        }
+    }
+
+    /// One ClusterQueue per team: a resource group for whole GPUs, shared GPUs and MIG
+    /// instances, each where the cluster has flavors for it.
+    fn queues(&self) -> Vec<ClusterQueue> {
+        self.f
+            .teams
+            .iter()
+            .map(|t| {
+                let mut groups = Vec::new();
+                if !self.whole.is_empty() {
+                    groups.push(self.whole_group(t));
+                }
+                if !self.shared.is_empty() {
+                    groups.push(self.shared_group(t));
+                }
+                if !self.mig.is_empty() && !self.mig_resources.is_empty() {
+                    groups.push(self.mig_group(t));
+                }
+                ClusterQueue {
+                    name: t.name.clone(),
+                    groups,
+                }
+            })
+            .collect()
+    }
+
+    /// Whole GPUs: the guarantee split over the flavors, borrowing up to the ceiling.
+    fn whole_group(&self, t: &TeamFacts) -> Group {
+        let split = whole_gpu_split(self.f, t, &self.whole);
+        Group {
+            covered: vec![GPU_RESOURCE.to_string()],
+            flavors: self
+                .whole
+                .iter()
+                .map(|fl| FlavorQuota {
+                    name: fl.name.clone(),
+                    resources: vec![Res {
+                        name: GPU_RESOURCE.to_string(),
+                        nominal: split.get(&fl.name).copied().unwrap_or(0),
+                        borrowing: Some(t.ceiling - t.guarantee),
+                    }],
+                })
+                .collect(),
+        }
+    }
+
+    /// Shared GPUs: the replicas the plan gives the team on each flavor.
+    fn shared_group(&self, t: &TeamFacts) -> Group {
+        Group {
+            covered: vec![SHARED_RESOURCE.to_string()],
+            flavors: self
+                .shared
+                .iter()
+                .map(|fl| FlavorQuota {
+                    name: fl.name.clone(),
+                    resources: vec![Res {
+                        name: SHARED_RESOURCE.to_string(),
+                        nominal: self.planned(t, fl, SHARED_RESOURCE),
+                        borrowing: None,
+                    }],
+                })
+                .collect(),
+        }
+    }
+
+    /// MIG instances: every MIG resource of the cluster on each MIG flavor, the
+    /// instances the plan gives the team there.
+    fn mig_group(&self, t: &TeamFacts) -> Group {
+        Group {
+            covered: self.mig_resources.clone(),
+            flavors: self
+                .mig
+                .iter()
+                .map(|fl| FlavorQuota {
+                    name: fl.name.clone(),
+                    resources: self
+                        .mig_resources
+                        .iter()
+                        .map(|r| Res {
+                            name: r.clone(),
+                            nominal: self.planned(t, fl, r),
+                            borrowing: None,
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Instances / replicas of `resource` the plan gives team `t` on flavor `fl`.
+    fn planned(&self, t: &TeamFacts, fl: &Flavor, resource: &str) -> u32 {
+        let model = fl.model.as_deref().unwrap_or("");
+        self.planned
+            .get(&(t.name.as_str(), fl.pool.as_str(), model))
+            .and_then(|r| r.get(resource))
+            .copied()
+            .unwrap_or(0)
+    }
 }
 
 /// Whole-GPU nominal quota of a team per flavor (see the module docs).
@@ -153,196 +364,67 @@ fn whole_gpu_split(f: &Facts, t: &TeamFacts, whole: &[&Flavor]) -> BTreeMap<Stri
     out
 }
 
-/// Instances / replicas of a team's classes on the nodes of a flavor, per resource.
-fn planned_on(f: &Facts, team: &str, fl: &Flavor) -> BTreeMap<String, u32> {
-    let mut out = BTreeMap::new();
-    for w in f.plan.workloads.iter().filter(|w| w.team == team) {
-        for i in w
-            .mig_instances
-            .iter()
-            .filter(|i| fl.nodes.contains(&i.node))
-        {
-            *out.entry(mig_resource(&i.profile)).or_insert(0) += 1;
+/// Instances / replicas of each team's classes on the nodes of each flavor, per
+/// resource, in one pass over the plan: `(team, pool, model) -> resource -> count` (a
+/// flavor is one pool and model, and so are its nodes).
+fn planned_on<'a>(f: &'a Facts) -> BTreeMap<FlavorOf<'a>, BTreeMap<String, u32>> {
+    let flavor_of: BTreeMap<&str, (&str, &str)> = f
+        .nodes
+        .iter()
+        .filter_map(|n| Some((n.name.as_str(), (n.pool.as_str(), n.model.as_deref()?))))
+        .collect();
+    let mut out: BTreeMap<FlavorOf, BTreeMap<String, u32>> = BTreeMap::new();
+    let mut add = |team: &'a str, node: &str, resource: String, n: u32| {
+        if let Some((pool, model)) = flavor_of.get(node) {
+            *out.entry((team, pool, model))
+                .or_default()
+                .entry(resource)
+                .or_insert(0) += n;
         }
-        for s in w.shares.iter().filter(|s| fl.nodes.contains(&s.node)) {
-            *out.entry(SHARED_RESOURCE.to_string()).or_insert(0) += s.replicas;
+    };
+    for w in &f.plan.workloads {
+        for i in &w.mig_instances {
+            add(&w.team, &i.node, mig_resource(&i.profile), 1);
+        }
+        for s in &w.shares {
+            add(&w.team, &s.node, SHARED_RESOURCE.to_string(), s.replicas);
         }
     }
     out
 }
 
-pub(super) fn render(
-    f: &Facts,
-    env: &Environment,
-    warnings: &mut Vec<Diagnostic>,
-) -> Result<Files, Diagnostic> {
-    if let Some(v) = &f.c.kueue_version {
-        if v.as_slice() < [0, 15].as_slice() {
-            warnings.push(
-                Diagnostic::warning(
-                    GP913,
-                    format!(
-                        "the cluster names Kueue {}, but gpuplan renders kueue.x-k8s.io/v1beta2, served from Kueue 0.15",
-                        v.iter().map(u32::to_string).collect::<Vec<_>>().join(".")
-                    ),
-                )
-                .with_help("upgrade Kueue to 0.15 or later before applying kueue/, or leave it out"),
-            );
-        }
-    }
-    let flavors = flavors_of(f);
-    let whole: Vec<&Flavor> = flavors.iter().filter(|fl| fl.mode == "whole-gpu").collect();
-    let shared: Vec<&Flavor> = flavors
-        .iter()
-        .filter(|fl| fl.mode == "time-slice" || fl.mode == "mps")
-        .collect();
-    let migf: Vec<&Flavor> = flavors.iter().filter(|fl| fl.mode == "mig").collect();
-    let mig_resources: Vec<String> = f
-        .nodes
-        .iter()
-        .flat_map(|n| n.mig.values().flatten().map(|p| mig_resource(p)))
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-
-    let queues = f
-        .teams
-        .iter()
-        .map(|t| {
-            let mut groups = Vec::new();
-            if !whole.is_empty() {
-                let split = whole_gpu_split(f, t, &whole);
-                groups.push(Group {
-                    covered: vec![GPU_RESOURCE.to_string()],
-                    flavors: whole
-                        .iter()
-                        .map(|fl| FlavorQuota {
-                            name: fl.name.clone(),
-                            resources: vec![Res {
-                                name: GPU_RESOURCE.to_string(),
-                                nominal: split.get(&fl.name).copied().unwrap_or(0),
-                                borrowing: Some(t.ceiling - t.guarantee),
-                            }],
-                        })
-                        .collect(),
-                });
-            }
-            if !shared.is_empty() {
-                groups.push(Group {
-                    covered: vec![SHARED_RESOURCE.to_string()],
-                    flavors: shared
-                        .iter()
-                        .map(|fl| FlavorQuota {
-                            name: fl.name.clone(),
-                            resources: vec![Res {
-                                name: SHARED_RESOURCE.to_string(),
-                                nominal: planned_on(f, &t.name, fl)
-                                    .get(SHARED_RESOURCE)
-                                    .copied()
-                                    .unwrap_or(0),
-                                borrowing: None,
-                            }],
-                        })
-                        .collect(),
-                });
-            }
-            if !migf.is_empty() && !mig_resources.is_empty() {
-                groups.push(Group {
-                    covered: mig_resources.clone(),
-                    flavors: migf
-                        .iter()
-                        .map(|fl| {
-                            let planned = planned_on(f, &t.name, fl);
-                            FlavorQuota {
-                                name: fl.name.clone(),
-                                resources: mig_resources
-                                    .iter()
-                                    .map(|r| Res {
-                                        name: r.clone(),
-                                        nominal: planned.get(r).copied().unwrap_or(0),
-                                        borrowing: None,
-                                    })
-                                    .collect(),
-                            }
-                        })
-                        .collect(),
-                });
-            }
-            ClusterQueue {
-                name: t.name.clone(),
-                groups,
-            }
-        })
-        .collect();
-
-    let name = if is_dns_label(&f.c.name) {
-        f.c.name.clone()
-    } else {
-        "gpuplan".to_string()
-    };
-    let has_topology = flavors.iter().any(|fl| fl.topology);
-    let mut levels: Vec<String> = f.tiers.iter().rev().map(|t| t.label.clone()).collect();
-    levels.push("kubernetes.io/hostname".into());
-    let ctx = Ctx {
-        header: f.header(),
-        cohort: name.clone(),
-        topology: has_topology.then(|| name.clone()),
-        levels,
-        flavors,
-        queues,
-        teams: f.teams.iter().map(|t| t.name.as_str()).collect(),
-        priorities: &f.priorities,
-    };
-    let mut files = Files::new();
-    for name in [
-        "resourceflavors.yaml",
-        "clusterqueues.yaml",
-        "localqueues.yaml",
-        "workloadpriorityclasses.yaml",
-    ] {
-        files.insert(name.into(), run(env, &format!("kueue/{name}.j2"), &ctx)?);
-    }
-    if has_topology {
-        files.insert(
-            "topology.yaml".into(),
-            run(env, "kueue/topology.yaml.j2", &ctx)?,
-        );
-    }
-    for c in f.classes.iter().filter(|c| c.kind == "training") {
-        let label_of = |tier: &str| -> Option<String> {
-            if tier == "node" {
-                Some("kubernetes.io/hostname".to_string())
-            } else {
-                f.tier_at_least(tier).map(|t| t.label.clone())
-            }
-        };
-        let topology = if !has_topology {
-            None
-        } else if let Some(r) = c.required.as_deref().and_then(label_of) {
-            Some(("kueue.x-k8s.io/podset-required-topology", r))
+/// The example Job of a training class: its topology annotation (required, else
+/// preferred tier, when the flavors have a topology), the node labels of its flavor
+/// and its tolerations.
+fn job_ctx<'a>(f: &Facts, ctx: &'a Ctx, c: &'a ClassFacts, has_topology: bool) -> JobCtx<'a> {
+    let label_of = |tier: &str| -> Option<String> {
+        if tier == "node" {
+            Some("kubernetes.io/hostname".to_string())
         } else {
-            c.preferred
-                .as_deref()
-                .and_then(label_of)
-                .map(|p| ("kueue.x-k8s.io/podset-preferred-topology", p))
-        };
-        let flavor_labels = ctx
-            .flavors
-            .iter()
-            .find(|fl| Some(&fl.pool) == c.pool.as_ref() && fl.model == c.model)
-            .map(|fl| fl.labels.clone())
-            .unwrap_or_default();
-        let jc = JobCtx {
-            header: f.header(),
-            c,
-            topology,
-            flavor_labels,
-            tolerations: tolerations(&c.tolerations),
-        };
-        files.insert(
-            format!("examples/{}.yaml", c.name),
-            run(env, "kueue/job.yaml.j2", &jc)?,
-        );
+            f.tier_at_least(tier).map(|t| t.label.clone())
+        }
+    };
+    let topology = if !has_topology {
+        None
+    } else if let Some(r) = c.required.as_deref().and_then(label_of) {
+        Some(("kueue.x-k8s.io/podset-required-topology", r))
+    } else {
+        c.preferred
+            .as_deref()
+            .and_then(label_of)
+            .map(|p| ("kueue.x-k8s.io/podset-preferred-topology", p))
+    };
+    let flavor_labels = ctx
+        .flavors
+        .iter()
+        .find(|fl| Some(&fl.pool) == c.pool.as_ref() && fl.model == c.model)
+        .map(|fl| fl.labels.clone())
+        .unwrap_or_default();
+    JobCtx {
+        header: &ctx.header,
+        c,
+        topology,
+        flavor_labels,
+        tolerations: tolerations(&c.tolerations),
     }
-    Ok(files)
 }

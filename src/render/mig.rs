@@ -4,12 +4,13 @@
 //! config label assignments, and one `mig/<node>.sh` script per MIG node that brings
 //! the node's GPUs to the planned layout with `nvidia-smi`.
 
-use super::facts::{Facts, MIG_CONFIG_LABEL, PLUGIN_CONFIG_LABEL};
+use super::facts::{Facts, Layout, MIG_CONFIG_LABEL};
 use super::{Files, run};
 use crate::diag::Diagnostic;
 use minijinja::Environment;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::fmt::Write;
 
 /// One spec of a mig-parted config: GPUs that share a layout.
 #[derive(Serialize)]
@@ -34,23 +35,29 @@ struct PluginConfig {
     replicas: u32,
 }
 
+/// The context of the mig-parted config.
 #[derive(Serialize)]
-struct Assign {
-    node: String,
-    value: String,
+struct MigPartedCtx<'a> {
+    header: &'a str,
+    mig_configs: Vec<MigConfig>,
+    mig_label: &'static str,
 }
 
+/// The context of one device-plugin config.
+#[derive(Serialize)]
+struct PluginCtx<'a> {
+    header: &'a str,
+    p: &'a PluginConfig,
+}
+
+/// The GPU Operator's configuration files, rendered (also embedded in ConfigMaps by
+/// the `k8s` target).
 #[derive(Serialize)]
 pub(super) struct Ctx {
     header: String,
-    mig_configs: Vec<MigConfig>,
-    plugin_configs: Vec<PluginConfig>,
-    mig_label: &'static str,
-    plugin_label: &'static str,
-    mig_assign: Vec<Assign>,
-    plugin_assign: Vec<Assign>,
-    /// The rendered files, for embedding in ConfigMaps.
+    /// The mig-parted config.
     mig_parted_text: String,
+    /// Device-plugin config name -> its text.
     plugin_texts: Vec<(String, String)>,
 }
 
@@ -65,112 +72,92 @@ fn counts(profiles: &[String]) -> Vec<(String, u32)> {
     out
 }
 
+/// Renders the mig-parted config and every device-plugin config.
 pub(super) fn context(f: &Facts, env: &Environment) -> Result<Ctx, Diagnostic> {
-    let mut mig_configs = vec![MigConfig {
+    let header = f.header();
+    let mig_parted_text = run(
+        env,
+        "mig/mig-parted.yaml.j2",
+        &MigPartedCtx {
+            header: &header,
+            mig_configs: mig_configs(f),
+            mig_label: MIG_CONFIG_LABEL,
+        },
+    )?;
+    let mut plugin_texts = Vec::new();
+    for (name, (strategy, replicas)) in &f.plugin_configs {
+        let p = PluginConfig {
+            name: name.clone(),
+            strategy: strategy.clone(),
+            replicas: *replicas,
+        };
+        let text = run(
+            env,
+            "mig/device-plugin.yaml.j2",
+            &PluginCtx {
+                header: &header,
+                p: &p,
+            },
+        )?;
+        plugin_texts.push((p.name, text));
+    }
+    Ok(Ctx {
+        header,
+        mig_parted_text,
+        plugin_texts,
+    })
+}
+
+/// `all-disabled` (MIG off on every GPU), then every named layout of the plan.
+fn mig_configs(f: &Facts) -> Vec<MigConfig> {
+    let disabled = MigConfig {
         name: "all-disabled".into(),
         specs: vec![Spec {
             devices: "all".into(),
             enabled: false,
             devices_map: Vec::new(),
         }],
-    }];
-    for (name, layout) in &f.mig_configs {
-        // GPUs with the same layout form one spec (disjoint specs, as mig-parted expects).
-        let mut groups: BTreeMap<&Vec<String>, Vec<u32>> = BTreeMap::new();
-        for (gpu, profiles) in layout {
-            groups.entry(profiles).or_default().push(*gpu);
-        }
-        let mut specs: Vec<Spec> = groups
-            .into_iter()
-            .map(|(profiles, gpus)| Spec {
-                devices: format!(
-                    "[{}]",
-                    gpus.iter()
-                        .map(u32::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                enabled: true,
-                devices_map: counts(profiles),
-            })
-            .collect();
-        specs.sort_by(|a, b| a.devices.cmp(&b.devices));
-        mig_configs.push(MigConfig {
-            name: name.clone(),
-            specs,
-        });
-    }
-    let plugin_configs: Vec<PluginConfig> = f
-        .plugin_configs
-        .iter()
-        .map(|(name, (strategy, replicas))| PluginConfig {
-            name: name.clone(),
-            strategy: strategy.clone(),
-            replicas: *replicas,
-        })
-        .collect();
-    let mig_assign = f
-        .nodes
-        .iter()
-        .filter_map(|n| {
-            n.labels.get(MIG_CONFIG_LABEL).map(|v| Assign {
-                node: n.name.clone(),
-                value: v.clone(),
-            })
-        })
-        .collect();
-    let plugin_assign = f
-        .nodes
-        .iter()
-        .map(|n| Assign {
-            node: n.name.clone(),
-            value: n.plugin_config.clone(),
-        })
-        .collect();
-    let mut ctx = Ctx {
-        header: f.header(),
-        mig_configs,
-        plugin_configs,
-        mig_label: MIG_CONFIG_LABEL,
-        plugin_label: PLUGIN_CONFIG_LABEL,
-        mig_assign,
-        plugin_assign,
-        mig_parted_text: String::new(),
-        plugin_texts: Vec::new(),
     };
-    ctx.mig_parted_text = run(env, "mig/mig-parted.yaml.j2", &ctx)?;
-    let mut texts = Vec::new();
-    for p in &ctx.plugin_configs {
-        #[derive(Serialize)]
-        struct One<'a> {
-            header: String,
-            p: &'a PluginConfig,
-        }
-        let text = run(
-            env,
-            "mig/device-plugin.yaml.j2",
-            &One {
-                header: ctx.header.clone(),
-                p,
-            },
-        )?;
-        texts.push((p.name.clone(), text));
+    let named = f.mig_configs.iter().map(|(name, layout)| MigConfig {
+        name: name.clone(),
+        specs: specs(layout),
+    });
+    std::iter::once(disabled).chain(named).collect()
+}
+
+/// The specs of one layout: GPUs with the same layout form one spec (disjoint specs, as
+/// mig-parted expects), sorted by their device list.
+fn specs(layout: &Layout) -> Vec<Spec> {
+    let mut groups: BTreeMap<&Vec<String>, Vec<u32>> = BTreeMap::new();
+    for (gpu, profiles) in layout {
+        groups.entry(profiles).or_default().push(*gpu);
     }
-    ctx.plugin_texts = texts;
-    Ok(ctx)
+    let mut specs: Vec<Spec> = groups
+        .into_iter()
+        .map(|(profiles, gpus)| Spec {
+            devices: format!(
+                "[{}]",
+                gpus.iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            enabled: true,
+            devices_map: counts(profiles),
+        })
+        .collect();
+    specs.sort_by(|a, b| a.devices.cmp(&b.devices));
+    specs
 }
 
 pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> {
     let ctx = context(f, env)?;
     let mut files = Files::new();
-    files.insert("mig-parted.yaml".into(), ctx.mig_parted_text.clone());
-    for (name, text) in &ctx.plugin_texts {
-        files.insert(format!("device-plugin/{name}.yaml"), text.clone());
+    files.insert("mig-parted.yaml".into(), ctx.mig_parted_text);
+    for (name, text) in ctx.plugin_texts {
+        files.insert(format!("device-plugin/{name}.yaml"), text);
     }
-    files.insert(
-        "node-configs.tsv".into(),
-        node_table(&ctx.mig_assign, &ctx.plugin_assign),
-    );
+    files.insert("node-configs.tsv".into(), node_table(f));
     for n in f.nodes.iter().filter(|n| !n.mig.is_empty()) {
         files.insert(
             format!("{}.sh", n.name),
@@ -180,16 +167,17 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
     Ok(files)
 }
 
-/// `node <TAB> mig.config <TAB> device-plugin.config`, one line per GPU node.
-fn node_table(mig: &[Assign], plugin: &[Assign]) -> String {
+/// `node <TAB> mig.config <TAB> device-plugin.config`, one line per GPU node (`-`: the
+/// node has no mig.config label).
+fn node_table(f: &Facts) -> String {
     let mut out = String::from("# node\tnvidia.com/mig.config\tnvidia.com/device-plugin.config\n");
-    for p in plugin {
-        let m = mig
-            .iter()
-            .find(|m| m.node == p.node)
-            .map(|m| m.value.as_str())
+    for n in &f.nodes {
+        let m = n
+            .labels
+            .get(MIG_CONFIG_LABEL)
+            .map(String::as_str)
             .unwrap_or("-");
-        out.push_str(&format!("{}\t{m}\t{}\n", p.node, p.value));
+        let _ = writeln!(out, "{}\t{m}\t{}", n.name, n.plugin_config);
     }
     out
 }

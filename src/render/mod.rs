@@ -11,6 +11,12 @@
 //! loops and formatting. Output is deterministic: every list is sorted, node names are
 //! compressed into hostlist ranges (`dgx-[001-032]`) where the target supports them.
 //!
+//! Large clusters (100,000 GPUs) stay fast: no step compares every node with every
+//! other, targets render concurrently, each converts its context to template values
+//! once for all its files, and the one per-label loop that runs for every node (k8s
+//! `nodes.yaml` and `label-nodes.sh`) is formatted in Rust with the templates' own
+//! quoting (`quote`, `sh_word`), the templates laying out each node around it.
+//!
 //! No I/O here: [`render`] returns the files as `relative path -> text`;
 //! `commands::render` writes them atomically.
 
@@ -30,6 +36,7 @@ use crate::model::Cluster;
 use crate::placement::Placement;
 use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// GP910: the plan cannot be expressed in a target (a name that is not a valid
@@ -194,22 +201,27 @@ fn environment() -> Environment<'static> {
         env.add_template(name, src)
             .unwrap_or_else(|e| panic!("built-in template {name} does not parse: {e:#}"));
     }
-    // `q`: a double-quoted string, valid in YAML and JSON.
-    env.add_filter("q", |v: String| {
-        serde_json::to_string(&v).unwrap_or_default()
-    });
-    // `sh`: a single-quoted shell word.
-    env.add_filter("sh", |v: String| {
-        if !v.is_empty()
-            && v.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
-        {
-            v
-        } else {
-            format!("'{}'", v.replace('\'', r"'\''"))
-        }
-    });
+    env.add_filter("q", |v: String| quote(&v));
+    env.add_filter("sh", |v: String| sh_word(&v).into_owned());
     env
+}
+
+/// The `q` filter: a double-quoted string, valid in YAML and JSON.
+pub(crate) fn quote(v: &str) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// The `sh` filter: `v` as one shell word, single-quoted unless it is made of letters,
+/// digits and `-_./=:,@%+` only.
+pub(crate) fn sh_word(v: &str) -> Cow<'_, str> {
+    if !v.is_empty()
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
+    {
+        Cow::Borrowed(v)
+    } else {
+        Cow::Owned(format!("'{}'", v.replace('\'', r"'\''")))
+    }
 }
 
 /// Renders one template with a context.

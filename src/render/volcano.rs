@@ -2,13 +2,13 @@
 //! the fabric tiers, and a `Job` per training class whose gang is `minAvailable` and
 //! whose topology requirement is `networkTopology`.
 
-use super::facts::{Facts, GPU_RESOURCE, SHARED_RESOURCE};
+use super::facts::{ClassFacts, Facts, GPU_RESOURCE, NodeFacts, SHARED_RESOURCE, TeamFacts};
 use super::k8s::{TolerationCtx, tolerations};
 use super::{Files, run};
 use crate::diag::Diagnostic;
 use minijinja::Environment;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Serialize)]
 struct Queue {
@@ -46,8 +46,8 @@ struct Ctx {
 
 #[derive(Serialize)]
 struct JobCtx<'a> {
-    header: String,
-    c: &'a super::facts::ClassFacts,
+    header: &'a str,
+    c: &'a ClassFacts,
     /// `hard` / `soft` / none
     mode: Option<&'static str>,
     highest_tier: Option<u32>,
@@ -61,91 +61,10 @@ fn hn_name(tier: &str, domain: &str) -> String {
 }
 
 pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> {
-    let queues = f
-        .teams
-        .iter()
-        .map(|t| {
-            let mut capability = vec![(GPU_RESOURCE.to_string(), t.ceiling)];
-            // MIG and shared resources of the team and its descendants (a parent queue's
-            // deserved must cover its children's).
-            let mut sums: BTreeMap<String, u32> = BTreeMap::new();
-            for u in f
-                .teams
-                .iter()
-                .filter(|u| f.c.team_chain(&u.name).iter().any(|x| x.name == t.name))
-            {
-                for (k, v) in &u.mig {
-                    *sums.entry(k.clone()).or_insert(0) += v;
-                }
-                if u.shared > 0 {
-                    *sums.entry(SHARED_RESOURCE.to_string()).or_insert(0) += u.shared;
-                }
-            }
-            let extra: Vec<(String, u32)> = sums.into_iter().collect();
-            capability.extend(extra.iter().cloned());
-            capability.sort();
-            let mut deserved = vec![(GPU_RESOURCE.to_string(), t.guarantee)];
-            deserved.extend(extra.iter().cloned());
-            deserved.sort();
-            Queue {
-                name: t.name.clone(),
-                parent: t.parent.clone(),
-                weight: t.guarantee.clamp(1, 65535),
-                priority: t.rank,
-                capability,
-                guarantee: vec![(GPU_RESOURCE.to_string(), t.guarantee)],
-                deserved,
-            }
-        })
-        .collect();
-
-    // HyperNodes, innermost tier first. A domain's members are the domains of the tier
-    // below that lie inside it, plus its nodes that are in no such domain.
-    let mut hypernodes = Vec::new();
-    let mut below: Option<&str> = None;
-    for t in &f.tiers {
-        let mut doms: BTreeMap<&str, Vec<&super::facts::NodeFacts>> = BTreeMap::new();
-        for n in &f.nodes {
-            if let Some(d) = n.domains.get(&t.name) {
-                doms.entry(d.as_str()).or_default().push(n);
-            }
-        }
-        for (d, nodes) in doms {
-            let mut members = Vec::new();
-            let mut children: Vec<String> = Vec::new();
-            for n in &nodes {
-                match below.and_then(|b| n.domains.get(b).map(|x| (b, x))) {
-                    Some((b, x)) => {
-                        let name = hn_name(b, x);
-                        if !children.contains(&name) {
-                            children.push(name);
-                        }
-                    }
-                    None => members.push(Member {
-                        kind: "Node",
-                        name: n.name.clone(),
-                    }),
-                }
-            }
-            children.sort();
-            members.extend(children.into_iter().map(|name| Member {
-                kind: "HyperNode",
-                name,
-            }));
-            hypernodes.push(HyperNode {
-                name: hn_name(&t.name, d),
-                tier: t.number,
-                tier_name: t.name.clone(),
-                members,
-            });
-        }
-        below = Some(&t.name);
-    }
-
     let ctx = Ctx {
         header: f.header(),
-        queues,
-        hypernodes,
+        queues: queues_of(f),
+        hypernodes: hypernodes_of(f),
     };
     let mut files = Files::new();
     files.insert(
@@ -159,31 +78,129 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
         );
     }
     for c in f.classes.iter().filter(|c| c.kind == "training") {
-        // hard: the required tier (or the next one the fabric has); soft: only preferred.
-        let (mode, tier) = match (&c.required, &c.preferred) {
-            (Some(r), _) if r == "node" || c.pods <= 1 => (None, None),
-            (Some(r), _) => match f.tier_at_least(r) {
-                Some(t) => (Some("hard"), Some(t.number)),
-                None => (None, None),
-            },
-            (None, Some(p)) => match f.tier_at_least(p) {
-                Some(t) => (Some("soft"), Some(t.number)),
-                None => (None, None),
-            },
-            _ => (None, None),
-        };
-        let ctx = JobCtx {
-            header: f.header(),
-            c,
-            mode,
-            highest_tier: tier,
-            pool_label: super::facts::POOL_LABEL,
-            tolerations: tolerations(&c.tolerations),
-        };
         files.insert(
             format!("jobs/{}.yaml", c.name),
-            run(env, "volcano/job.yaml.j2", &ctx)?,
+            run(env, "volcano/job.yaml.j2", &job_ctx(f, &ctx.header, c))?,
         );
     }
     Ok(files)
+}
+
+/// One queue per team: capability = its ceiling, deserved and guarantee = its
+/// guarantee, plus the MIG and shared resources of the team and its descendants (a
+/// parent queue's deserved must cover its children's).
+fn queues_of(f: &Facts) -> Vec<Queue> {
+    f.teams
+        .iter()
+        .map(|t| {
+            let extra = descendant_resources(f, t);
+            let mut capability = vec![(GPU_RESOURCE.to_string(), t.ceiling)];
+            capability.extend(extra.iter().cloned());
+            capability.sort();
+            let mut deserved = vec![(GPU_RESOURCE.to_string(), t.guarantee)];
+            deserved.extend(extra);
+            deserved.sort();
+            Queue {
+                name: t.name.clone(),
+                parent: t.parent.clone(),
+                weight: t.guarantee.clamp(1, 65535),
+                priority: t.rank,
+                capability,
+                guarantee: vec![(GPU_RESOURCE.to_string(), t.guarantee)],
+                deserved,
+            }
+        })
+        .collect()
+}
+
+/// MIG and shared-GPU resources planned for team `t` and its descendants, by resource.
+fn descendant_resources(f: &Facts, t: &TeamFacts) -> Vec<(String, u32)> {
+    let mut sums: BTreeMap<String, u32> = BTreeMap::new();
+    for u in f
+        .teams
+        .iter()
+        .filter(|u| f.c.team_chain(&u.name).iter().any(|x| x.name == t.name))
+    {
+        for (k, v) in &u.mig {
+            *sums.entry(k.clone()).or_insert(0) += v;
+        }
+        if u.shared > 0 {
+            *sums.entry(SHARED_RESOURCE.to_string()).or_insert(0) += u.shared;
+        }
+    }
+    sums.into_iter().collect()
+}
+
+/// HyperNodes, innermost tier first. A domain's members are the domains of the tier
+/// below that lie inside it, plus its nodes that are in no such domain.
+fn hypernodes_of(f: &Facts) -> Vec<HyperNode> {
+    let mut hypernodes = Vec::new();
+    let mut below: Option<&str> = None;
+    for t in &f.tiers {
+        let mut doms: BTreeMap<&str, Vec<&NodeFacts>> = BTreeMap::new();
+        for n in &f.nodes {
+            if let Some(d) = n.domains.get(&t.name) {
+                doms.entry(d.as_str()).or_default().push(n);
+            }
+        }
+        for (d, nodes) in doms {
+            hypernodes.push(HyperNode {
+                name: hn_name(&t.name, d),
+                tier: t.number,
+                tier_name: t.name.clone(),
+                members: members(&nodes, below),
+            });
+        }
+        below = Some(&t.name);
+    }
+    hypernodes
+}
+
+/// The members of a domain with `nodes`: the nodes in no domain of tier `below`, then
+/// the HyperNodes of the `below` domains they are in (sorted, once each).
+fn members(nodes: &[&NodeFacts], below: Option<&str>) -> Vec<Member> {
+    let mut members = Vec::new();
+    let mut children: BTreeSet<String> = BTreeSet::new();
+    for n in nodes {
+        match below.and_then(|b| n.domains.get(b).map(|x| (b, x))) {
+            Some((b, x)) => {
+                children.insert(hn_name(b, x));
+            }
+            None => members.push(Member {
+                kind: "Node",
+                name: n.name.clone(),
+            }),
+        }
+    }
+    members.extend(children.into_iter().map(|name| Member {
+        kind: "HyperNode",
+        name,
+    }));
+    members
+}
+
+/// The Job of a training class. Network topology: `hard` at the required tier (or the
+/// next one the fabric has) for a gang of several pods, `soft` at the preferred tier
+/// when only that is given.
+fn job_ctx<'a>(f: &Facts, header: &'a str, c: &'a ClassFacts) -> JobCtx<'a> {
+    let (mode, tier) = match (&c.required, &c.preferred) {
+        (Some(r), _) if r == "node" || c.pods <= 1 => (None, None),
+        (Some(r), _) => match f.tier_at_least(r) {
+            Some(t) => (Some("hard"), Some(t.number)),
+            None => (None, None),
+        },
+        (None, Some(p)) => match f.tier_at_least(p) {
+            Some(t) => (Some("soft"), Some(t.number)),
+            None => (None, None),
+        },
+        _ => (None, None),
+    };
+    JobCtx {
+        header,
+        c,
+        mode,
+        highest_tier: tier,
+        pool_label: super::facts::POOL_LABEL,
+        tolerations: tolerations(&c.tolerations),
+    }
 }

@@ -1,0 +1,282 @@
+//! [`Facts`]: the plan and the cluster turned into the vocabulary every target shares,
+//! computed once so that the targets cannot disagree: pool names and members, the label
+//! keys and values of every node, fabric tiers, quotas, priority order, MIG and sharing
+//! configurations per node, and the per-class facts the example manifests need.
+//!
+//! Decisions that every target inherits (see `docs/render.md`):
+//! - a node's pool is its declared `pool`, or its mode (`whole-gpu`, `mig`, ...) when it
+//!   has none;
+//! - node labels `gpuplan.io/{pool,gpu-model,leaf,spine,core,nvlink-domain}` and one taint
+//!   `gpuplan.io/pool=<pool>:NoSchedule` per GPU node, on top of the KDL's own;
+//! - resources: whole GPUs `nvidia.com/gpu`, MIG `nvidia.com/mig-<profile>` (`+` -> `.`,
+//!   device plugin `mixed` strategy), shared GPUs `nvidia.com/gpu.shared` (device plugin
+//!   `renameByDefault`, so that slices never count against whole-GPU quotas);
+//! - a team's ceiling caps whole GPUs, its guarantee is what it is entitled to; MIG and
+//!   shared quotas are the instances and replicas the plan gives the team's classes.
+//!
+//! The work is split by subject: `nodes` (node labels, taints, MIG and device-plugin
+//! configurations, pools), `classes` (per-class facts) and `teams` (teams, priorities
+//! and the names a target must accept).
+
+mod classes;
+mod nodes;
+mod teams;
+
+pub use nodes::Layout;
+
+use super::Options;
+use crate::diag::Diagnostic;
+use crate::model::{Cluster, PoolMode, Taint, Tier, Workload};
+use crate::placement::Placement;
+use crate::spec::SwitchTier;
+use crate::units::compress_names;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub use crate::names::{
+    LABEL_PREFIX, MIG_CONFIG_LABEL, MODEL_LABEL, PLUGIN_CONFIG_LABEL, POOL_LABEL,
+};
+pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
+pub const SHARED_RESOURCE: &str = "nvidia.com/gpu.shared";
+
+/// One fabric tier that exists in this cluster (innermost first).
+#[derive(Clone, Debug, Serialize)]
+pub struct TierFacts {
+    /// `nvlink`, `leaf`, `spine`, `core`.
+    pub name: String,
+    /// The node label that carries a node's domain of this tier.
+    pub label: String,
+    /// Volcano HyperNode tier number (1 = innermost).
+    pub number: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeFacts {
+    pub name: String,
+    pub class: String,
+    pub pool: String,
+    pub mode: PoolMode,
+    pub model: Option<String>,
+    pub model_short: Option<String>,
+    /// Usable GPU indexes (`gpus-down` and cordoned nodes excluded).
+    pub gpus: Vec<u32>,
+    /// Domain per tier name (`leaf` -> switch name ...), for the tiers the node has.
+    pub domains: BTreeMap<String, String>,
+    /// Every label gpuplan sets on the node (KDL labels included), sorted.
+    pub labels: BTreeMap<String, String>,
+    pub taints: Vec<Taint>,
+    pub mig_config: Option<String>,
+    pub plugin_config: String,
+    pub sockets: u32,
+    pub cores_per_socket: u32,
+    pub threads_per_core: u32,
+    pub memory_mib: Option<u64>,
+    /// MIG GPUs: index -> profiles (largest first, driver names).
+    pub mig: Layout,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PoolFacts {
+    pub name: String,
+    pub mode: PoolMode,
+    pub nodes: Vec<String>,
+    /// `nodes` compressed into hostlist ranges, comma-joined.
+    pub range: String,
+    pub models: Vec<String>,
+    /// Highest priority rank of the classes placed in the pool (0 = none).
+    pub rank: u32,
+    pub preemptible: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TeamFacts {
+    pub name: String,
+    pub guarantee: u32,
+    pub ceiling: u32,
+    pub parent: Option<String>,
+    /// Highest priority rank among the team's classes (0 = none).
+    pub rank: u32,
+    /// Priorities the team's classes use, highest first.
+    pub priorities: Vec<String>,
+    /// MIG resource name -> instances planned for the team's classes.
+    pub mig: BTreeMap<String, u32>,
+    /// Shared-GPU replicas planned for the team's classes.
+    pub shared: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PriorityFacts {
+    pub name: String,
+    pub value: i64,
+    /// 1 = lowest.
+    pub rank: u32,
+    pub never: bool,
+    /// Priorities this one may preempt (explicit list, or every lower one).
+    pub preempts: Vec<String>,
+    pub description: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ClassFacts {
+    pub name: String,
+    pub kind: String,
+    pub team: String,
+    pub priority: String,
+    pub replicas: u32,
+    pub replicas_placed: u32,
+    pub pool: Option<String>,
+    pub model: Option<String>,
+    pub model_short: Option<String>,
+    /// Resource each pod asks for, and how many.
+    pub resource: String,
+    pub per_pod: u32,
+    /// Pods of one gang (training), 1 otherwise.
+    pub pods: u32,
+    pub gang_gpus: u32,
+    pub preemptible: bool,
+    /// Required / preferred tier (`nvlink`, `node`, `leaf`, ...).
+    pub required: Option<String>,
+    pub preferred: Option<String>,
+    /// Where replica 0 landed at the required tier: (label, value).
+    pub pin_label: Option<String>,
+    pub pin_value: Option<String>,
+    /// Taints the pods must tolerate (pool taint and the nodes' own).
+    pub tolerations: Vec<Taint>,
+}
+
+pub struct Facts<'a> {
+    pub c: &'a Cluster,
+    pub plan: &'a Placement,
+    pub slurm_version: Vec<u32>,
+    pub nodes: Vec<NodeFacts>,
+    pub pools: Vec<PoolFacts>,
+    pub tiers: Vec<TierFacts>,
+    pub teams: Vec<TeamFacts>,
+    pub priorities: Vec<PriorityFacts>,
+    pub classes: Vec<ClassFacts>,
+    /// MIG configurations: name -> per-GPU layouts (gpu index -> profiles) of one node.
+    pub mig_configs: BTreeMap<String, Layout>,
+    /// Device-plugin configurations: name -> (sharing strategy, replicas).
+    pub plugin_configs: BTreeMap<String, (String, u32)>,
+}
+
+/// The cluster's workload classes by name.
+type Workloads<'a> = BTreeMap<&'a str, &'a Workload>;
+
+/// `nvidia.com/mig-<profile>` with `+` written as `.` (device plugin naming).
+pub fn mig_resource(profile: &str) -> String {
+    format!("nvidia.com/mig-{}", profile.replace('+', "."))
+}
+
+pub use crate::names::{is_dns_label, is_label_value};
+
+/// Hostlist ranges of names, comma-joined (`dgx-[001-016,018-032]`).
+pub fn range(names: &[String]) -> String {
+    compress_names(names).join(",")
+}
+
+/// The node label of a fabric tier: `gpuplan.io/<tier>`, `gpuplan.io/nvlink-domain`.
+fn tier_label(tier: &str) -> String {
+    if tier == "nvlink" {
+        format!("{LABEL_PREFIX}/nvlink-domain")
+    } else {
+        format!("{LABEL_PREFIX}/{tier}")
+    }
+}
+
+fn switch_tier_name(t: SwitchTier) -> &'static str {
+    match t {
+        SwitchTier::Leaf => "leaf",
+        SwitchTier::Spine => "spine",
+        SwitchTier::Core => "core",
+    }
+}
+
+impl<'a> Facts<'a> {
+    /// Computes every fact of the plan. What a target cannot express (GP910) comes back
+    /// all together: node label values first (in the KDL's node order), then team
+    /// names, then priorities.
+    pub fn build(
+        c: &'a Cluster,
+        plan: &'a Placement,
+        opts: &Options,
+    ) -> Result<Self, Vec<Diagnostic>> {
+        let tiers = tiers_of(c);
+        let workload: Workloads = c.workloads.iter().map(|w| (w.name.as_str(), w)).collect();
+        let nodes::Built {
+            nodes,
+            mig_configs,
+            plugin_configs,
+            mut errors,
+        } = nodes::build(c, plan, &workload);
+        let priorities = teams::priorities_of(c);
+        let rank_of = |p: &str| teams::rank_of(&priorities, p);
+        let classes = classes::classes_of(plan, &nodes, &tiers, &workload);
+        let pools = nodes::pools_of(&nodes, &classes, &rank_of);
+        let teams = teams::teams_of(c, plan, &priorities, &rank_of);
+        errors.extend(teams::name_errors(c, &teams, &priorities));
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(Facts {
+            c,
+            plan,
+            slurm_version: opts
+                .slurm_version
+                .clone()
+                .unwrap_or_else(|| c.slurm_version.clone()),
+            nodes,
+            pools,
+            tiers,
+            teams,
+            priorities,
+            classes,
+            mig_configs,
+            plugin_configs,
+        })
+    }
+
+    pub fn tier(&self, name: &str) -> Option<&TierFacts> {
+        self.tiers.iter().find(|t| t.name == name)
+    }
+
+    /// The innermost fabric tier at or above `name` that exists here.
+    pub fn tier_at_least(&self, name: &str) -> Option<&TierFacts> {
+        let want = Tier::parse(name)?;
+        self.tiers
+            .iter()
+            .find(|t| Tier::parse(&t.name).is_some_and(|x| x >= want))
+    }
+
+    /// The header comment every file starts with.
+    pub fn header(&self) -> String {
+        format!(
+            "generated by gpuplan {} from cluster `{}`; do not edit, re-render instead",
+            env!("CARGO_PKG_VERSION"),
+            self.c.name
+        )
+    }
+}
+
+/// The fabric tiers the cluster has, innermost first: `nvlink` when a multi-node NVLink
+/// domain exists, then every switch tier that has a switch.
+fn tiers_of(c: &Cluster) -> Vec<TierFacts> {
+    let mut names = Vec::new();
+    if c.nvlink_domains.iter().any(|d| d.multi_node) {
+        names.push("nvlink");
+    }
+    for t in [SwitchTier::Leaf, SwitchTier::Spine, SwitchTier::Core] {
+        if c.switches.iter().any(|s| s.tier == t) {
+            names.push(switch_tier_name(t));
+        }
+    }
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| TierFacts {
+            name: n.to_string(),
+            label: tier_label(n),
+            number: i as u32 + 1,
+        })
+        .collect()
+}

@@ -1,0 +1,138 @@
+//! Team and priority facts: quotas, the priority order, and the names every target
+//! must accept (a team is a namespace and a queue, a priority a PriorityClass).
+
+use super::{PriorityFacts, TeamFacts, is_dns_label, mig_resource};
+use crate::diag::Diagnostic;
+use crate::model::{Cluster, Priority};
+use crate::placement::Placement;
+use crate::render::GP910;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The priorities, highest value first (ties by name), ranked from 1 = lowest; each
+/// preempts its explicit list, or every lower priority, or none (`never`).
+pub(super) fn priorities_of(c: &Cluster) -> Vec<PriorityFacts> {
+    let mut ps: Vec<&Priority> = c.priorities.iter().collect();
+    ps.sort_by(|a, b| b.value.cmp(&a.value).then(a.name.cmp(&b.name)));
+    let n = ps.len() as u32;
+    ps.iter()
+        .enumerate()
+        .map(|(i, p)| PriorityFacts {
+            name: p.name.clone(),
+            value: p.value,
+            rank: n - i as u32,
+            never: p.never_preempts,
+            preempts: preempted_by(c, p),
+            description: p.description.clone().unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// The priorities `p` may preempt, sorted.
+fn preempted_by(c: &Cluster, p: &Priority) -> Vec<String> {
+    let mut v = if p.never_preempts {
+        Vec::new()
+    } else if !p.preempts.is_empty() {
+        p.preempts.clone()
+    } else {
+        c.priorities
+            .iter()
+            .filter(|q| q.value < p.value)
+            .map(|q| q.name.clone())
+            .collect()
+    };
+    v.sort();
+    v
+}
+
+/// The rank of a priority (0 when there is no such priority).
+pub(super) fn rank_of(priorities: &[PriorityFacts], name: &str) -> u32 {
+    priorities
+        .iter()
+        .find(|x| x.name == name)
+        .map(|x| x.rank)
+        .unwrap_or(0)
+}
+
+/// Every team with its guarantee and ceiling, and what the plan gives its classes: the
+/// priorities they use, MIG instances per resource and shared-GPU replicas.
+pub(super) fn teams_of(
+    c: &Cluster,
+    plan: &Placement,
+    priorities: &[PriorityFacts],
+    rank_of: &dyn Fn(&str) -> u32,
+) -> Vec<TeamFacts> {
+    c.teams
+        .values()
+        .map(|t| {
+            let own: Vec<_> = plan.workloads.iter().filter(|w| w.team == t.name).collect();
+            let mut mig = BTreeMap::new();
+            let mut shared = 0;
+            for w in &own {
+                for i in &w.mig_instances {
+                    *mig.entry(mig_resource(&i.profile)).or_insert(0) += 1;
+                }
+                shared += w.shares.iter().map(|s| s.replicas).sum::<u32>();
+            }
+            let used: BTreeSet<&str> = own.iter().map(|w| w.priority.as_str()).collect();
+            TeamFacts {
+                name: t.name.clone(),
+                guarantee: t.guarantee,
+                ceiling: t.ceiling(),
+                parent: t.parent.clone(),
+                rank: used.iter().map(|p| rank_of(p)).max().unwrap_or(0),
+                priorities: priorities
+                    .iter()
+                    .filter(|p| used.contains(p.name.as_str()))
+                    .map(|p| p.name.clone())
+                    .collect(),
+                mig,
+                shared,
+            }
+        })
+        .collect()
+}
+
+/// GP910 for every team that cannot be a namespace or queue name, then for every
+/// priority that cannot be a PriorityClass (name, or value out of range).
+pub(super) fn name_errors(
+    c: &Cluster,
+    teams: &[TeamFacts],
+    priorities: &[PriorityFacts],
+) -> Vec<Diagnostic> {
+    let teams = teams
+        .iter()
+        .filter(|t| !is_dns_label(&t.name))
+        .map(|t| team_name_error(c, &t.name));
+    let priorities = priorities
+        .iter()
+        .filter(|p| !is_dns_label(&p.name) || p.value > 1_000_000_000 || p.value < -2_147_483_648)
+        .map(|p| priority_error(c, p));
+    teams.chain(priorities).collect()
+}
+
+fn team_name_error(c: &Cluster, name: &str) -> Diagnostic {
+    let mut d = Diagnostic::error(
+        GP910,
+        format!("team `{name}` cannot be a Kubernetes namespace or queue name"),
+    )
+    .with_help("use lowercase letters, digits and `-` (at most 63)");
+    if let Some(t) = c.teams.get(name) {
+        d = d.at(t.span, "declared here");
+    }
+    d
+}
+
+fn priority_error(c: &Cluster, p: &PriorityFacts) -> Diagnostic {
+    let mut d = Diagnostic::error(
+        GP910,
+        format!(
+            "priority `{}` (value {}) cannot be a Kubernetes PriorityClass",
+            p.name, p.value
+        ),
+    )
+    .with_help("names are lowercase letters, digits and `-`; values are at most 1000000000");
+    if let Some(x) = c.priority(&p.name) {
+        d = d.at(x.span, "declared here");
+    }
+    d
+}

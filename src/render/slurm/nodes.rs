@@ -1,0 +1,186 @@
+//! `NodeName` lines of slurm.conf, gres.conf lines and the GPU TRES: nodes whose lines
+//! are identical share one line with a hostlist range.
+
+use crate::render::facts::{Facts, NodeFacts, range};
+use crate::units::format_index_set;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Serialize)]
+pub(super) struct NodeLine {
+    names: String,
+    cpus: u32,
+    sockets: u32,
+    cores: u32,
+    threads: u32,
+    memory: Option<u64>,
+    gres: String,
+    features: String,
+}
+
+#[derive(Serialize)]
+pub(super) struct GresLine {
+    nodes: String,
+    kind: String,
+    files: String,
+    multiple: bool,
+    cores: Option<String>,
+}
+
+/// One gres.conf line of a node, without NodeName: (type, files, MultipleFiles?, cores).
+type GresFile = (String, String, bool, Option<String>);
+
+/// The GRES type of a whole GPU of this node (the model's short name).
+fn gpu_type(n: &NodeFacts) -> &str {
+    n.model_short.as_deref().unwrap_or("gpu")
+}
+
+/// `gpu:h100:8,gpu:1g.10gb:14` for a node: whole GPUs by model, MIG devices by profile.
+fn node_gres(n: &NodeFacts) -> String {
+    let mut counts: BTreeMap<&str, u32> = BTreeMap::new();
+    for g in &n.gpus {
+        match n.mig.get(g) {
+            Some(profiles) => {
+                for p in profiles {
+                    *counts.entry(p).or_insert(0) += 1;
+                }
+            }
+            None => *counts.entry(gpu_type(n)).or_insert(0) += 1,
+        }
+    }
+    counts
+        .iter()
+        .map(|(t, k)| format!("gpu:{t}:{k}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// [`node_gres`] of every node, in the nodes' order.
+pub(super) fn node_gres_all(nodes: &[NodeFacts]) -> Vec<String> {
+    nodes.iter().map(node_gres).collect()
+}
+
+/// `gres/gpu` and one `gres/gpu:<type>` per GRES type of any node (`gres`: the nodes'
+/// [`node_gres`]), sorted, comma-joined.
+pub(super) fn tres(gres: &[String]) -> String {
+    let mut types: Vec<String> = gres
+        .iter()
+        .flat_map(|g| g.split(','))
+        .filter_map(|g| g.split(':').nth(1).map(|t| format!("gres/gpu:{t}")))
+        .collect();
+    types.sort();
+    types.dedup();
+    let mut tres = vec!["gres/gpu".to_string()];
+    tres.extend(types);
+    tres.join(",")
+}
+
+/// Groups nodes whose lines are identical: `key -> names`, in first-name order.
+fn group<'a, K: Ord>(keyed: impl IntoIterator<Item = (K, &'a str)>) -> Vec<(K, String)> {
+    let mut groups: BTreeMap<K, Vec<String>> = BTreeMap::new();
+    for (k, name) in keyed {
+        groups.entry(k).or_default().push(name.to_string());
+    }
+    let mut out: Vec<(K, Vec<String>)> = groups.into_iter().collect();
+    out.sort_by(|a, b| a.1.first().cmp(&b.1.first()));
+    out.into_iter()
+        .map(|(k, names)| (k, range(&names)))
+        .collect()
+}
+
+/// `NodeName` lines: CPU layout, memory, GRES (`gres`: the nodes' [`node_gres`]) and
+/// features (pool, model, leaf switch).
+pub(super) fn node_lines(nodes: &[NodeFacts], gres: &[String]) -> Vec<NodeLine> {
+    let keyed = nodes.iter().zip(gres).map(|(n, gres)| {
+        let mut features = vec![n.pool.as_str()];
+        features.extend(n.model_short.as_deref());
+        features.extend(n.domains.get("leaf").map(String::as_str));
+        let key = (
+            n.sockets,
+            n.cores_per_socket,
+            n.threads_per_core,
+            n.memory_mib,
+            gres.as_str(),
+            features.join(","),
+        );
+        (key, n.name.as_str())
+    });
+    group(keyed)
+        .into_iter()
+        .map(
+            |((sockets, cores, threads, memory, gres, features), names)| NodeLine {
+                names,
+                cpus: sockets * cores * threads,
+                sockets,
+                cores,
+                threads,
+                memory,
+                gres: gres.to_string(),
+                features,
+            },
+        )
+        .collect()
+}
+
+/// gres.conf lines: each node's [`gres_files`], nodes with the same files grouped.
+pub(super) fn gres_lines(f: &Facts) -> Vec<GresLine> {
+    let keyed = f.nodes.iter().map(|n| (gres_files(f, n), n.name.as_str()));
+    let mut out = Vec::new();
+    for (lines, names) in group(keyed) {
+        for (kind, files, multiple, cores) in lines {
+            out.push(GresLine {
+                nodes: names.clone(),
+                kind,
+                files,
+                multiple,
+                cores,
+            });
+        }
+    }
+    out
+}
+
+/// gres.conf lines of one node (without NodeName).
+fn gres_files(f: &Facts, n: &NodeFacts) -> Vec<GresFile> {
+    let class = f.c.classes.get(&n.class);
+    let numa_of = |g: u32| class.and_then(|c| c.numa.iter().find(|x| x.gpus.contains(&g)));
+    let mut out = Vec::new();
+    // Whole GPUs, grouped by NUMA node (one Cores= per group).
+    let mut by_numa: BTreeMap<Option<u32>, Vec<u32>> = BTreeMap::new();
+    for g in n.gpus.iter().filter(|g| !n.mig.contains_key(g)) {
+        by_numa
+            .entry(numa_of(*g).map(|x| x.id))
+            .or_default()
+            .push(*g);
+    }
+    for (numa, gpus) in by_numa {
+        let files = if gpus.len() == 1 {
+            format!("/dev/nvidia{}", gpus[0])
+        } else {
+            format!("/dev/nvidia[{}]", format_index_set(&gpus))
+        };
+        let cores = numa
+            .and_then(|id| class.and_then(|c| c.numa.iter().find(|x| x.id == id)))
+            .filter(|x| !x.cores.is_empty())
+            .map(|x| format_index_set(&x.cores));
+        out.push((gpu_type(n).to_string(), files, false, cores));
+    }
+    // MIG devices: GPU device file + GI and CI capability files. GI ids are the driver's
+    // choice; gpuplan predicts them in creation order (largest first, from 1), which the
+    // node script checks (see docs/render.md).
+    for (g, profiles) in &n.mig {
+        let cores = numa_of(*g)
+            .filter(|x| !x.cores.is_empty())
+            .map(|x| format_index_set(&x.cores));
+        for (i, p) in profiles.iter().enumerate() {
+            let gi = i as u32 + 1;
+            let gi_minor = 3 + 135 * g + 9 * gi;
+            let files = format!(
+                "/dev/nvidia{g},/dev/nvidia-caps/nvidia-cap{gi_minor},/dev/nvidia-caps/nvidia-cap{}",
+                gi_minor + 1
+            );
+            out.push((p.clone(), files, true, cores.clone()));
+        }
+    }
+    out
+}
