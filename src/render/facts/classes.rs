@@ -6,7 +6,7 @@ use super::{
 };
 use crate::model::{Taint, Tier, Workload};
 use crate::placement::{Placement, WorkloadPlacement};
-use crate::spec::WorkloadKind;
+use crate::model::WorkloadKind;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The facts of every planned class, sorted by name.

@@ -28,7 +28,7 @@ use super::Options;
 use crate::diag::Diagnostic;
 use crate::model::{Cluster, PoolMode, Taint, Tier, Workload};
 use crate::placement::Placement;
-use crate::spec::SwitchTier;
+use crate::model::SwitchTier;
 use crate::units::compress_names;
 use serde::Serialize;
 use std::collections::BTreeMap;

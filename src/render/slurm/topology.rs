@@ -2,7 +2,7 @@
 //! 24.05 and later) made of multi-node NVLink domains or leaf switches.
 
 use crate::render::facts::{Facts, range};
-use crate::spec::SwitchTier;
+use crate::model::SwitchTier;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 
