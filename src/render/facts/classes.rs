@@ -4,9 +4,9 @@
 use super::{
     ClassFacts, GPU_RESOURCE, NodeFacts, SHARED_RESOURCE, TierFacts, Workloads, mig_resource,
 };
+use crate::model::WorkloadKind;
 use crate::model::{Taint, Tier, Workload};
 use crate::placement::{Placement, WorkloadPlacement};
-use crate::model::WorkloadKind;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The facts of every planned class, sorted by name.

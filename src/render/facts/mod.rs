@@ -26,9 +26,9 @@ pub use nodes::Layout;
 
 use super::Options;
 use crate::diag::Diagnostic;
+use crate::model::SwitchTier;
 use crate::model::{Cluster, PoolMode, Taint, Tier, Workload};
 use crate::placement::Placement;
-use crate::model::SwitchTier;
 use crate::units::compress_names;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -1,8 +1,8 @@
 //! topology.conf: the switch tree (`topology/tree`), or blocks (`topology/block`, Slurm
 //! 24.05 and later) made of multi-node NVLink domains or leaf switches.
 
-use crate::render::facts::{Facts, range};
 use crate::model::SwitchTier;
+use crate::render::facts::{Facts, range};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 
