@@ -185,8 +185,14 @@ impl Run<'_, '_> {
         let achieved = usage_value(m, ws, &st.x);
         // The stage maximised admission plus small non-negative terms: minus its bound
         // bounds admission. No level admits more than it asks for.
-        let bound = (-st.bound).min(demand).max(achieved);
-        if st.status != Status::Optimal || bound > achieved + step_of(m, ws) * 0.5 {
+        let mut bound = (-st.bound).min(demand).max(achieved);
+        // Every admitted total is a multiple of an exact resolution, the best one too:
+        // the bound rounds down to that lattice (0.25-GPU steps and a bound of 321.2497
+        // prove 321.0). The bound is valid whatever HiGHS' status.
+        if let Some(r) = lattice(m, ws) {
+            bound = (r * (bound / r + 1e-9).floor()).max(achieved);
+        }
+        if bound > achieved + step_of(m, ws) * 0.5 {
             self.status = SolveStatus::Feasible;
         }
         self.levels.push(LevelBound {
@@ -315,6 +321,12 @@ fn admit_objective(m: &Master, ws: &[usize], lower: Vec<usize>) -> Objective {
 /// and eighths, percentages, memory fractions); a coefficient with no such fraction
 /// gives a resolution of 1e-6, i.e. an exact stage.
 fn step_of(m: &Master, ws: &[usize]) -> f64 {
+    lattice(m, ws).unwrap_or(FINEST)
+}
+
+/// The resolution of an admission stage when it is exact (`None`: a size is no fraction
+/// with a small denominator, and admitted totals need not lie on any lattice).
+fn lattice(m: &Master, ws: &[usize]) -> Option<f64> {
     let coefs: Vec<f64> = ws
         .iter()
         .flat_map(|w| m.usage(*w, None))
@@ -324,9 +336,12 @@ fn step_of(m: &Master, ws: &[usize]) -> f64 {
     resolution(&coefs)
 }
 
-/// The greatest common divisor of `coefs` (and 1), see [`step_of`].
-fn resolution(coefs: &[f64]) -> f64 {
-    const FINEST: f64 = 1e-6;
+/// The finest resolution a stage works to.
+const FINEST: f64 = 1e-6;
+
+/// The greatest common divisor of `coefs` (and 1), see [`step_of`]; `None` when a
+/// coefficient is no fraction with a denominator up to 1,000.
+fn resolution(coefs: &[f64]) -> Option<f64> {
     fn gcd(a: u128, b: u128) -> u128 {
         if b == 0 { a } else { gcd(b, a % b) }
     }
@@ -338,7 +353,7 @@ fn resolution(coefs: &[f64]) -> f64 {
             let r = n.round();
             ((n - r).abs() <= 1e-9 * d as f64 && r >= 1.0).then_some((r as u128, d))
         }) else {
-            return FINEST;
+            return None;
         };
         // gcd(num/den, n/d) = gcd(num*d, n*den) / (den*d)
         let l = den * d;
@@ -347,10 +362,10 @@ fn resolution(coefs: &[f64]) -> f64 {
         num = g / k;
         den = l / k;
         if den > 1_000_000 {
-            return FINEST;
+            return None;
         }
     }
-    (num as f64 / den as f64).max(FINEST)
+    Some((num as f64 / den as f64).max(FINEST))
 }
 
 /// GPU-equivalents a workload asks for (its largest per-replica usage times replicas).
@@ -419,11 +434,12 @@ mod tests {
 
     #[test]
     fn resolution_is_the_gcd_of_unlike_replicas() {
-        assert!((resolution(&[0.3, 1.0]) - 0.1).abs() < 1e-12);
-        assert!((resolution(&[2.0 / 7.0, 0.3]) - 1.0 / 70.0).abs() < 1e-12);
-        assert!((resolution(&[1.0, 2.0]) - 1.0).abs() < 1e-12);
-        assert!((resolution(&[]) - 1.0).abs() < 1e-12);
-        assert!((resolution(&[0.25, 0.5]) - 0.25).abs() < 1e-12);
-        assert!((resolution(&[std::f64::consts::PI / 10.0]) - 1e-6).abs() < 1e-12);
+        let r = |c: &[f64]| resolution(c).unwrap();
+        assert!((r(&[0.3, 1.0]) - 0.1).abs() < 1e-12);
+        assert!((r(&[2.0 / 7.0, 0.3]) - 1.0 / 70.0).abs() < 1e-12);
+        assert!((r(&[1.0, 2.0]) - 1.0).abs() < 1e-12);
+        assert!((r(&[]) - 1.0).abs() < 1e-12);
+        assert!((r(&[0.25, 0.5]) - 0.25).abs() < 1e-12);
+        assert_eq!(resolution(&[std::f64::consts::PI / 10.0]), None);
     }
 }
