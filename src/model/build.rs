@@ -4,8 +4,8 @@ use super::*;
 use crate::catalog;
 use crate::source::Spanned;
 use crate::spec::{
-    ClassDecl, ClusterDecl, GpuModelDecl, LabelDecl, NodeOverrideDecl, NumaDecl, PcieDecl,
-    QuotaDecl, Spec, TaintDecl, WorkloadDecl,
+    ClassDecl, ClusterDecl, GpuModelDecl, LabelDecl, NodeOverrideDecl, NodesDecl, NumaDecl,
+    PcieDecl, QuotaDecl, Spec, TaintDecl, WorkloadDecl,
 };
 
 type S<T> = Spanned<T>;
@@ -296,46 +296,56 @@ pub fn build(spec: &Spec) -> Cluster {
 /// Nodes of every `nodes` range, with their overrides applied: the first declaration of
 /// a name wins; sorted by name for determinism.
 fn build_nodes(spec: &Spec, classes: &BTreeMap<String, NodeClass>) -> Vec<Node> {
-    let mut by_name: BTreeMap<String, Node> = BTreeMap::new();
-    for g in &spec.node_groups {
-        let class_name = g
-            .class
-            .as_ref()
-            .map(|c| c.value.clone())
-            .unwrap_or_default();
-        let class = classes.get(&class_name);
-        // What every node of the range shares, built once.
-        let mut labels = class.map(|c| c.labels.clone()).unwrap_or_default();
-        label_map(&g.labels, &mut labels);
-        let mut taints = class.map(|c| c.taints.clone()).unwrap_or_default();
-        taint_list(&g.taints, &mut taints);
-        let gpus = class.map(class_gpus).unwrap_or_default();
+    // Which range declares each name first, in name order.
+    let mut first: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, g) in spec.node_groups.iter().enumerate() {
         for name in &g.names.value {
-            if by_name.contains_key(name) {
-                continue;
-            }
-            by_name.insert(
-                name.clone(),
-                Node {
-                    name: name.clone(),
-                    span: g.names.span,
-                    class: class_name.clone(),
-                    gpus: gpus.clone(),
-                    labels: labels.clone(),
-                    taints: taints.clone(),
-                    leaves: Vec::new(),
-                    mnnvl: Vec::new(),
-                    cordon: false,
-                },
-            );
+            first.entry(name).or_insert(i);
         }
     }
+    let templates: Vec<Node> = spec
+        .node_groups
+        .iter()
+        .map(|g| range_template(g, classes))
+        .collect();
+    let mut nodes: Vec<Node> = first
+        .into_iter()
+        .map(|(name, i)| Node {
+            name: name.to_string(),
+            ..templates[i].clone()
+        })
+        .collect();
     for o in spec.node_groups.iter().flat_map(|g| &g.overrides) {
-        if let Some(n) = by_name.get_mut(&o.name.value) {
-            apply_override(o, n);
+        if let Ok(i) = nodes.binary_search_by(|n| n.name.as_str().cmp(&o.name.value)) {
+            apply_override(o, &mut nodes[i]);
         }
     }
-    by_name.into_values().collect()
+    nodes
+}
+
+/// What every node of a range shares (all but its name): class, labels, taints, GPUs.
+fn range_template(g: &NodesDecl, classes: &BTreeMap<String, NodeClass>) -> Node {
+    let class_name = g
+        .class
+        .as_ref()
+        .map(|c| c.value.clone())
+        .unwrap_or_default();
+    let class = classes.get(&class_name);
+    let mut labels = class.map(|c| c.labels.clone()).unwrap_or_default();
+    label_map(&g.labels, &mut labels);
+    let mut taints = class.map(|c| c.taints.clone()).unwrap_or_default();
+    taint_list(&g.taints, &mut taints);
+    Node {
+        name: String::new(),
+        span: g.names.span,
+        class: class_name,
+        gpus: class.map(class_gpus).unwrap_or_default(),
+        labels,
+        taints,
+        leaves: Vec::new(),
+        mnnvl: Vec::new(),
+        cordon: false,
+    }
 }
 
 /// The GPUs of a node of class `c`, with their NUMA node, PCIe switch and rail.

@@ -47,16 +47,24 @@ fn parse_texts_in(texts: &[&str], cores: usize, min_piece: usize) -> Vec<Parsed>
         .enumerate()
         .flat_map(|(t, text)| cut(t, text, cores, min_piece))
         .collect();
-    let parsed = on_parser_threads(pieces.len(), cores, |i| parse_piece(texts, pieces[i]));
+    let parsed = on_parser_threads(
+        pieces.len(),
+        cores,
+        |i| pieces[i].end - pieces[i].start,
+        |i| parse_piece(texts, pieces[i]),
+    );
     let mut per_text: Vec<Vec<Parsed>> = texts.iter().map(|_| Vec::new()).collect();
     for (piece, result) in pieces.iter().zip(parsed) {
         per_text[piece.text].push(result);
     }
     let mut out: Vec<Option<Parsed>> = per_text.into_iter().map(join).collect();
     let again: Vec<usize> = (0..texts.len()).filter(|&t| out[t].is_none()).collect();
-    let whole = on_parser_threads(again.len(), cores, |i| {
-        KdlDocument::parse_v2(texts[again[i]])
-    });
+    let whole = on_parser_threads(
+        again.len(),
+        cores,
+        |i| texts[again[i]].len(),
+        |i| KdlDocument::parse_v2(texts[again[i]]),
+    );
     for (t, result) in again.into_iter().zip(whole) {
         out[t] = Some(result);
     }
@@ -119,22 +127,24 @@ fn join(pieces: Vec<Parsed>) -> Option<Parsed> {
     Some(Ok(doc))
 }
 
-/// Runs `job(0..jobs)` on up to `cores` threads with the parser's deep stack and
-/// returns the results in order. A job whose thread could not start or panicked is
-/// run here.
+/// Runs `job(0..jobs)` on up to `cores` threads with the parser's deep stack, largest
+/// `size` first (so that the last jobs to finish are small ones), and returns the
+/// results in order. A job whose thread could not start or panicked is run here.
 fn on_parser_threads<T: Send>(
     jobs: usize,
     cores: usize,
+    size: impl Fn(usize) -> usize,
     job: impl Fn(usize) -> T + Sync,
 ) -> Vec<T> {
+    let mut order: Vec<usize> = (0..jobs).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(size(i)));
     let next = AtomicUsize::new(0);
     let worker = || {
         let mut done = Vec::new();
         loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= jobs {
+            let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
                 return done;
-            }
+            };
             done.push((i, job(i)));
         }
     };

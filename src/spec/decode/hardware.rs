@@ -90,7 +90,13 @@ fn pcie_switch(c: &NodeView) -> PcieDecl {
 /// `nodes "pattern" class=... { label ... node "name" ... }`.
 pub(super) fn nodes(v: &NodeView) -> Option<NodesDecl> {
     let names = v.arg_names(0)?;
-    let pattern = v.arg_str(0).map(|s| s.value).unwrap_or_default();
+    // The pattern as written: valid, since its names were expanded.
+    let pattern = v
+        .args()
+        .next()
+        .and_then(|e| e.value().as_string())
+        .unwrap_or_default()
+        .to_string();
     let overrides = v
         .children_named("node")
         .iter()

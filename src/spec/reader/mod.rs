@@ -132,6 +132,26 @@ impl<'n> NodeView<'n> {
         check_value(ty, e.value()).ok().map(|_| e)
     }
 
+    /// Argument `i` for a getter that parses it as `parses`: when that is the
+    /// argument's type, the parse is the check, so the value is not checked twice.
+    fn parsed_arg(&self, i: usize, parses: Ty) -> Option<&'n KdlEntry> {
+        if self.ty_of_arg(i)? == parses {
+            self.args().nth(i)
+        } else {
+            self.valid_arg(i)
+        }
+    }
+
+    /// Property `key` for a getter that parses it as `parses` (see
+    /// [`NodeView::parsed_arg`]).
+    fn parsed_prop(&self, key: &str, parses: Ty) -> Option<&'n KdlEntry> {
+        if self.def.prop(key)?.ty == parses {
+            self.prop_entry(key)
+        } else {
+            self.valid_prop(key)
+        }
+    }
+
     fn sp<T>(&self, e: &KdlEntry, v: T) -> Spanned<T> {
         Spanned::new(v, self.entry_span(e))
     }
@@ -149,22 +169,22 @@ impl<'n> NodeView<'n> {
     }
 
     pub fn arg_u32(&self, i: usize) -> Option<Spanned<u32>> {
-        let e = self.valid_arg(i)?;
+        let e = self.parsed_arg(i, Ty::Int)?;
         Some(self.sp(e, u32::try_from(e.value().as_integer()?).ok()?))
     }
 
     pub fn arg_bool(&self, i: usize) -> Option<Spanned<bool>> {
-        let e = self.valid_arg(i)?;
+        let e = self.parsed_arg(i, Ty::Bool)?;
         Some(self.sp(e, e.value().as_bool()?))
     }
 
     pub fn arg_bytes(&self, i: usize) -> Option<Spanned<Bytes>> {
-        let e = self.valid_arg(i)?;
+        let e = self.parsed_arg(i, Ty::Bytes)?;
         Some(self.sp(e, units::parse_bytes(e.value().as_string()?).ok()?))
     }
 
     pub fn arg_percent(&self, i: usize) -> Option<Spanned<f64>> {
-        let e = self.valid_arg(i)?;
+        let e = self.parsed_arg(i, Ty::Percent)?;
         Some(self.sp(e, units::parse_percent(e.value().as_string()?).ok()?))
     }
 
@@ -174,7 +194,7 @@ impl<'n> NodeView<'n> {
     }
 
     pub fn prop_u32(&self, key: &str) -> Option<Spanned<u32>> {
-        let e = self.valid_prop(key)?;
+        let e = self.parsed_prop(key, Ty::Int)?;
         Some(self.sp(e, u32::try_from(e.value().as_integer()?).ok()?))
     }
 
@@ -189,43 +209,43 @@ impl<'n> NodeView<'n> {
     }
 
     pub fn prop_bool(&self, key: &str) -> Option<Spanned<bool>> {
-        let e = self.valid_prop(key)?;
+        let e = self.parsed_prop(key, Ty::Bool)?;
         Some(self.sp(e, e.value().as_bool()?))
     }
 
     pub fn prop_bytes(&self, key: &str) -> Option<Spanned<Bytes>> {
-        let e = self.valid_prop(key)?;
+        let e = self.parsed_prop(key, Ty::Bytes)?;
         Some(self.sp(e, units::parse_bytes(e.value().as_string()?).ok()?))
     }
 
     pub fn prop_duration(&self, key: &str) -> Option<Spanned<Duration>> {
-        let e = self.valid_prop(key)?;
+        let e = self.parsed_prop(key, Ty::Duration)?;
         Some(self.sp(e, units::parse_duration(e.value().as_string()?).ok()?))
     }
 
     pub fn prop_bandwidth(&self, key: &str) -> Option<Spanned<Bandwidth>> {
-        let e = self.valid_prop(key)?;
+        let e = self.parsed_prop(key, Ty::Bandwidth)?;
         Some(self.sp(e, units::parse_bandwidth(e.value().as_string()?).ok()?))
     }
 
     pub fn prop_index_set(&self, key: &str) -> Option<Spanned<Vec<u32>>> {
-        let e = self.valid_prop(key)?;
+        let e = self.parsed_prop(key, Ty::IndexSet)?;
         Some(self.sp(e, units::parse_index_set(e.value().as_string()?).ok()?))
     }
 
     /// A name pattern and its expansion.
     pub fn prop_names(&self, key: &str) -> Option<Spanned<Vec<String>>> {
-        let e = self.valid_prop(key)?;
+        let e = self.parsed_prop(key, Ty::NamePattern)?;
         Some(self.sp(e, units::expand_names(e.value().as_string()?).ok()?))
     }
 
     pub fn arg_names(&self, i: usize) -> Option<Spanned<Vec<String>>> {
-        let e = self.valid_arg(i)?;
+        let e = self.parsed_arg(i, Ty::NamePattern)?;
         Some(self.sp(e, units::expand_names(e.value().as_string()?).ok()?))
     }
 
     pub fn prop_version(&self, key: &str) -> Option<Spanned<Vec<u32>>> {
-        let e = self.valid_prop(key)?;
+        let e = self.parsed_prop(key, Ty::Version)?;
         Some(self.sp(e, parse_version(e.value().as_string()?).ok()?))
     }
 }
