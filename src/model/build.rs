@@ -191,6 +191,8 @@ fn list_of<T: Clone>(v: &Option<S<Vec<T>>>) -> Vec<T> {
     v.as_ref().map(|v| v.value.clone()).unwrap_or_default()
 }
 
+/// A node class: CPU, memory, GPUs (model by canonical name), NVLink domains, NUMA
+/// nodes, PCIe switches, NICs, labels and taints.
 fn build_class(spec: &Spec, d: &ClassDecl) -> NodeClass {
     let mut labels = BTreeMap::new();
     label_map(&d.labels, &mut labels);
@@ -397,6 +399,7 @@ fn node_indexes(c: &Cluster, names: &Option<S<Vec<String>>>) -> Vec<NodeIdx> {
         .unwrap_or_default()
 }
 
+/// Switches with their children and nodes; each node learns its leaves.
 fn build_fabric(spec: &Spec, c: &mut Cluster) {
     for s in &spec.switches {
         let nodes = node_indexes(c, &s.nodes);
@@ -425,6 +428,7 @@ fn build_fabric(spec: &Spec, c: &mut Cluster) {
     }
 }
 
+/// NVLink domains: multi-node ones as declared, then node-local ones from the classes.
 fn build_nvlink(spec: &Spec, c: &mut Cluster) {
     // Multi-node domains first: their members' GPUs all join them.
     for d in &spec.mnnvl_domains {

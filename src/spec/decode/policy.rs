@@ -69,10 +69,12 @@ fn priority_value(v: &NodeView, diags: &mut Diagnostics) -> Option<S<i64>> {
 struct Children<'n>(Vec<NodeView<'n>>);
 
 impl<'n> Children<'n> {
+    /// The known children of `v`.
     fn of(v: &NodeView<'n>) -> Self {
         Children(v.children())
     }
 
+    /// The last child named `name`.
     fn last(&self, name: &str) -> Option<NodeView<'n>> {
         self.0.iter().rev().find(|c| c.def.name() == name).copied()
     }
