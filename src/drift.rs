@@ -6,7 +6,7 @@
 //! reads the folder.
 
 use crate::discover::GpuFacts;
-use crate::model::Cluster;
+use crate::model::{Cluster, Node};
 use crate::placement::GpuLayout;
 use crate::plan::disruption::counted;
 use serde::{Deserialize, Serialize};
@@ -149,6 +149,25 @@ fn shown(v: &[String]) -> String {
     format!("`{}`", counted(v))
 }
 
+/// The layouts one node's GPUs are compared with: declared, and applied (with a state).
+struct Layouts<'a> {
+    declared: BTreeMap<(&'a str, u32), &'a [String]>,
+    applied: Option<BTreeMap<(&'a str, u32), &'a [String]>>,
+}
+
+impl Layouts<'_> {
+    /// The declared profiles of a GPU, and the applied ones when there is a state.
+    fn of(&self, node: &str, gpu: u32) -> (Vec<String>, Option<Vec<String>>) {
+        let profiles = |l: &BTreeMap<(&str, u32), &[String]>| {
+            l.get(&(node, gpu)).map_or_else(Vec::new, |p| p.to_vec())
+        };
+        (
+            profiles(&self.declared),
+            self.applied.as_ref().map(profiles),
+        )
+    }
+}
+
 /// Compares observations with the declared layouts and the applied ones (if any).
 pub fn compare(
     c: &Cluster,
@@ -156,8 +175,10 @@ pub fn compare(
     applied: Option<&[GpuLayout]>,
     observed: &[ObservedNode],
 ) -> Report {
-    let dec = layout_map(declared);
-    let app = applied.map(layout_map);
+    let layouts = Layouts {
+        declared: layout_map(declared),
+        applied: applied.map(layout_map),
+    };
     let mut out = Vec::new();
     let mut nodes: Vec<&ObservedNode> = observed.iter().collect();
     nodes.sort_by(|a, b| a.node.cmp(&b.node));
@@ -178,69 +199,78 @@ pub fn compare(
             continue;
         };
         for g in n.usable_gpus() {
-            let want: Vec<String> = dec
-                .get(&(n.name.as_str(), g.index))
-                .map_or_else(Vec::new, |p| p.to_vec());
-            let had: Option<Vec<String>> = app.as_ref().map(|a| {
-                a.get(&(n.name.as_str(), g.index))
-                    .map_or_else(Vec::new, |p| p.to_vec())
-            });
-            let seen = match o.gpus.get(&g.index) {
-                Some(x) => x.profiles.clone(),
-                None if o.complete => {
-                    out.push(Difference {
-                        node: n.name.clone(),
-                        gpu: Some(g.index),
-                        kind: "observed".into(),
-                        observed: None,
-                        declared: Some(want.clone()),
-                        applied: had.clone(),
-                        message: format!(
-                            "node `{}` GPU {} is not reported ({})",
-                            n.name, g.index, o.source
-                        ),
-                    });
-                    continue;
-                }
-                None => Vec::new(),
-            };
-            let matches_plan = sorted(&seen) == sorted(&want);
-            let matches_state = had.as_ref().is_none_or(|h| sorted(h) == sorted(&seen));
-            if matches_plan && matches_state {
-                continue;
-            }
-            let kind = if !matches_plan && had.as_ref().is_some_and(|h| sorted(h) == sorted(&seen))
-            {
-                "not-applied"
-            } else {
-                "observed"
-            };
-            let mut message = format!(
-                "node `{}` GPU {} has {}, plan says {}",
-                n.name,
-                g.index,
-                shown(&seen),
-                shown(&want)
-            );
-            if let Some(h) = &had {
-                if sorted(h) != sorted(&want) || !matches_state {
-                    message.push_str(&format!(", last applied {}", shown(h)));
-                }
-            }
-            if kind == "not-applied" {
-                message.push_str(" (not applied yet: `gpuplan plan` shows the change)");
-            }
-            out.push(Difference {
-                node: n.name.clone(),
-                gpu: Some(g.index),
-                kind: kind.into(),
-                observed: Some(seen),
-                declared: Some(want),
-                applied: had,
-                message,
-            });
+            out.extend(compare_gpu(n, g.index, o, &layouts));
         }
     }
+    Report {
+        format_version: "1".into(),
+        drift: !out.is_empty(),
+        nodes_observed: nodes.len(),
+        differences: out,
+        notes: notes(c, applied.is_some(), observed),
+    }
+}
+
+/// GPU `gpu` of node `n` as observed in `o`, against its layouts; `None` when it
+/// matches both.
+fn compare_gpu(n: &Node, gpu: u32, o: &ObservedNode, layouts: &Layouts) -> Option<Difference> {
+    let (want, had) = layouts.of(&n.name, gpu);
+    let seen = match o.gpus.get(&gpu) {
+        Some(x) => x.profiles.clone(),
+        None if o.complete => {
+            return Some(Difference {
+                node: n.name.clone(),
+                gpu: Some(gpu),
+                kind: "observed".into(),
+                observed: None,
+                declared: Some(want),
+                applied: had,
+                message: format!(
+                    "node `{}` GPU {} is not reported ({})",
+                    n.name, gpu, o.source
+                ),
+            });
+        }
+        None => Vec::new(),
+    };
+    let matches_plan = sorted(&seen) == sorted(&want);
+    let matches_state = had.as_ref().is_none_or(|h| sorted(h) == sorted(&seen));
+    if matches_plan && matches_state {
+        return None;
+    }
+    let kind = if !matches_plan && had.as_ref().is_some_and(|h| sorted(h) == sorted(&seen)) {
+        "not-applied"
+    } else {
+        "observed"
+    };
+    let mut message = format!(
+        "node `{}` GPU {} has {}, plan says {}",
+        n.name,
+        gpu,
+        shown(&seen),
+        shown(&want)
+    );
+    if let Some(h) = &had {
+        if sorted(h) != sorted(&want) || !matches_state {
+            message.push_str(&format!(", last applied {}", shown(h)));
+        }
+    }
+    if kind == "not-applied" {
+        message.push_str(" (not applied yet: `gpuplan plan` shows the change)");
+    }
+    Some(Difference {
+        node: n.name.clone(),
+        gpu: Some(gpu),
+        kind: kind.into(),
+        observed: Some(seen),
+        declared: Some(want),
+        applied: had,
+        message,
+    })
+}
+
+/// What the comparison could not check: nodes without an observation, a missing state.
+fn notes(c: &Cluster, has_state: bool, observed: &[ObservedNode]) -> Vec<String> {
     let mut notes = Vec::new();
     let unobserved = c
         .nodes
@@ -253,16 +283,10 @@ pub fn compare(
             c.nodes.len()
         ));
     }
-    if applied.is_none() {
+    if !has_state {
         notes.push("no state: compared with the declared layout only".into());
     }
-    Report {
-        format_version: "1".into(),
-        drift: !out.is_empty(),
-        nodes_observed: nodes.len(),
-        differences: out,
-        notes,
-    }
+    notes
 }
 
 /// The report as text.

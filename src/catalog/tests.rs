@@ -119,105 +119,98 @@ fn nvml_names_and_pci_ids_from_the_reference() {
 }
 
 #[test]
-fn memory_nvlink_short_names_and_drivers() {
-    /// id, memory MiB, NVLink (gen, links, GB/s), short name, MIG minimum driver.
-    type Row = (
-        &'static str,
-        u64,
-        Option<(u8, u8, u32)>,
-        &'static str,
-        Option<&'static str>,
-    );
-    let cases: [Row; 15] = [
-        ("t4-16gb", 15360, None, "t4", None),
-        ("a30-24gb", 24576, Some((3, 4, 200)), "a30", Some("R460")),
-        (
-            "a100-sxm4-40gb",
-            40960,
-            Some((3, 12, 600)),
-            "a100",
-            Some("R450"),
-        ),
-        (
-            "a100-pcie-40gb",
-            40960,
-            Some((3, 12, 600)),
-            "a100",
-            Some("R450"),
-        ),
-        (
-            "a100-sxm4-80gb",
-            81920,
-            Some((3, 12, 600)),
-            "a100",
-            Some("R450"),
-        ),
-        (
-            "a100-pcie-80gb",
-            81920,
-            Some((3, 12, 600)),
-            "a100",
-            Some("R450"),
-        ),
-        (
-            "h100-sxm5-80gb",
-            81559,
-            Some((4, 18, 900)),
-            "h100",
-            Some("R525"),
-        ),
-        (
-            "h100-pcie-80gb",
-            81559,
-            Some((4, 12, 600)),
-            "h100",
-            Some("R525"),
-        ),
-        (
-            "h100-nvl-94gb",
-            95830,
-            Some((4, 12, 600)),
-            "h100",
-            Some("R525"),
-        ),
-        (
-            "h200-sxm-141gb",
-            143771,
-            Some((4, 18, 900)),
-            "h200",
-            Some("R550"),
-        ),
-        (
-            "h200-nvl-141gb",
-            143771,
-            Some((4, 18, 900)),
-            "h200",
-            Some("R550"),
-        ),
-        ("l4-24gb", 23034, None, "l4", None),
-        ("l40s-48gb", 46068, None, "l40s", None),
-        (
-            "b200-180gb",
-            183359,
-            Some((5, 18, 1800)),
-            "b200",
-            Some("R570"),
-        ),
-        (
-            "gb200-186gb",
-            189471,
-            Some((5, 18, 1800)),
-            "gb200",
-            Some("R570"),
-        ),
-    ];
-    for (id, mib, nvlink, short, driver) in cases {
-        let g = model(id);
-        assert_eq!(g.memory_mib, mib, "{id}");
-        let nv = g.nvlink.map(|n| (n.generation, n.links, n.bandwidth_gbs));
+fn memory_sizes() {
+    for (id, mib) in [
+        ("t4-16gb", 15360),
+        ("a30-24gb", 24576),
+        ("a100-sxm4-40gb", 40960),
+        ("a100-pcie-40gb", 40960),
+        ("a100-sxm4-80gb", 81920),
+        ("a100-pcie-80gb", 81920),
+        ("h100-sxm5-80gb", 81559),
+        ("h100-pcie-80gb", 81559),
+        ("h100-nvl-94gb", 95830),
+        ("h200-sxm-141gb", 143771),
+        ("h200-nvl-141gb", 143771),
+        ("l4-24gb", 23034),
+        ("l40s-48gb", 46068),
+        ("b200-180gb", 183359),
+        ("gb200-186gb", 189471),
+    ] {
+        assert_eq!(model(id).memory_mib, mib, "{id}");
+    }
+}
+
+#[test]
+fn nvlink_generations_links_and_bandwidth() {
+    // id, NVLink (generation, links, GB/s)
+    for (id, nvlink) in [
+        ("t4-16gb", None),
+        ("a30-24gb", Some((3, 4, 200))),
+        ("a100-sxm4-40gb", Some((3, 12, 600))),
+        ("a100-pcie-40gb", Some((3, 12, 600))),
+        ("a100-sxm4-80gb", Some((3, 12, 600))),
+        ("a100-pcie-80gb", Some((3, 12, 600))),
+        ("h100-sxm5-80gb", Some((4, 18, 900))),
+        ("h100-pcie-80gb", Some((4, 12, 600))),
+        ("h100-nvl-94gb", Some((4, 12, 600))),
+        ("h200-sxm-141gb", Some((4, 18, 900))),
+        ("h200-nvl-141gb", Some((4, 18, 900))),
+        ("l4-24gb", None),
+        ("l40s-48gb", None),
+        ("b200-180gb", Some((5, 18, 1800))),
+        ("gb200-186gb", Some((5, 18, 1800))),
+    ] {
+        let nv = model(id)
+            .nvlink
+            .map(|n| (n.generation, n.links, n.bandwidth_gbs));
         assert_eq!(nv, nvlink, "{id}");
-        assert_eq!(g.short_name, short, "{id}");
-        assert_eq!(g.mig.map(|m| m.min_driver), driver, "{id}");
+    }
+}
+
+#[test]
+fn short_names() {
+    for (id, short) in [
+        ("t4-16gb", "t4"),
+        ("a30-24gb", "a30"),
+        ("a100-sxm4-40gb", "a100"),
+        ("a100-pcie-40gb", "a100"),
+        ("a100-sxm4-80gb", "a100"),
+        ("a100-pcie-80gb", "a100"),
+        ("h100-sxm5-80gb", "h100"),
+        ("h100-pcie-80gb", "h100"),
+        ("h100-nvl-94gb", "h100"),
+        ("h200-sxm-141gb", "h200"),
+        ("h200-nvl-141gb", "h200"),
+        ("l4-24gb", "l4"),
+        ("l40s-48gb", "l40s"),
+        ("b200-180gb", "b200"),
+        ("gb200-186gb", "gb200"),
+    ] {
+        assert_eq!(model(id).short_name, short, "{id}");
+    }
+}
+
+#[test]
+fn mig_minimum_drivers() {
+    for (id, driver) in [
+        ("t4-16gb", None),
+        ("a30-24gb", Some("R460")),
+        ("a100-sxm4-40gb", Some("R450")),
+        ("a100-pcie-40gb", Some("R450")),
+        ("a100-sxm4-80gb", Some("R450")),
+        ("a100-pcie-80gb", Some("R450")),
+        ("h100-sxm5-80gb", Some("R525")),
+        ("h100-pcie-80gb", Some("R525")),
+        ("h100-nvl-94gb", Some("R525")),
+        ("h200-sxm-141gb", Some("R550")),
+        ("h200-nvl-141gb", Some("R550")),
+        ("l4-24gb", None),
+        ("l40s-48gb", None),
+        ("b200-180gb", Some("R570")),
+        ("gb200-186gb", Some("R570")),
+    ] {
+        assert_eq!(model(id).mig.map(|m| m.min_driver), driver, "{id}");
     }
 }
 

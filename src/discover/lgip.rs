@@ -122,6 +122,21 @@ pub fn compare(
     (pins, diags)
 }
 
+/// One line of the table: the line without its end, its byte offset in the file, and
+/// its trimmed text.
+struct Line<'t> {
+    line: &'t str,
+    base: usize,
+    t: &'t str,
+}
+
+impl Line<'_> {
+    /// Byte offset of the first non-blank character.
+    fn start(&self) -> usize {
+        self.base + (self.line.len() - self.line.trim_start().len())
+    }
+}
+
 /// Reads the table; `None` when no profile row was found.
 pub fn parse(
     sources: &SourceMap,
@@ -137,13 +152,16 @@ pub fn parse(
     let mut off = 0;
     for raw in text.split_inclusive('\n') {
         let line = raw.trim_end_matches(['\n', '\r']);
-        let base = off;
+        let l = Line {
+            line,
+            base: off,
+            t: line.trim(),
+        };
         off += raw.len();
-        let t = line.trim();
-        if t.starts_with('|') || t.starts_with('+') {
-            last_table_line = Some((base + (line.len() - line.trim_start().len()), t));
+        if l.t.starts_with('|') || l.t.starts_with('+') {
+            last_table_line = Some((l.start(), l.t));
         }
-        let Some(body) = t.strip_prefix('|') else {
+        let Some(body) = l.t.strip_prefix('|') else {
             continue;
         };
         let toks: Vec<&str> = body.split_whitespace().collect();
@@ -152,31 +170,7 @@ pub fn parse(
         if !is_row {
             continue;
         }
-        let at = base + (line.len() - line.trim_start().len());
-        let span = Span::new(file, at, t.len());
-        let parsed = (|| {
-            if !t.ends_with('|') || toks.len() < 7 {
-                return None;
-            }
-            let gpu: u32 = toks[0].parse().ok()?;
-            let name = toks[2].to_string();
-            let id: u32 = toks[3].parse().ok()?;
-            let (free, total) = toks[4].split_once('/')?;
-            free.parse::<u32>().ok()?;
-            total.parse::<u32>().ok()?;
-            let mem: f64 = toks[5].parse().ok()?;
-            let name_at = line.find(&name).map_or(at, |i| base + i);
-            Some((
-                gpu,
-                ObservedProfile {
-                    id,
-                    memory_gib: Some(mem),
-                    span: Some(Span::new(file, name_at, name.len())),
-                    name,
-                },
-            ))
-        })();
-        match parsed {
+        match profile_row(file, &l, &toks) {
             Some(r) => rows.push(r),
             None => diags.push(
                 Diagnostic::warning(
@@ -184,41 +178,82 @@ pub fn parse(
                     "this profile row is cut or unreadable and is not used",
                 )
                 .at(
-                    span,
+                    Span::new(file, l.start(), l.t.len()),
                     "expected `| GPU MIG <name> <ID> <free>/<total> <GiB> ... |`",
                 )
                 .with_help("import the complete output of `nvidia-smi mig -lgip`"),
             ),
         }
     }
-    let complete = last_table_line.is_some_and(|(_, l)| {
-        l.len() >= 2
-            && l.starts_with('+')
-            && l.ends_with('+')
-            && l[1..l.len() - 1].bytes().all(|b| b == b'-')
-    });
-    if rows.is_empty() {
-        diags.push(
+    let complete = last_table_line.is_some_and(|(_, l)| is_closing_border(l));
+    diags.extend(table_problem(
+        file,
+        text,
+        rows.is_empty(),
+        complete,
+        last_table_line,
+    ));
+    (rows, complete, diags)
+}
+
+/// A profile row's GPU and profile; `None` when the row is cut or unreadable.
+fn profile_row(file: FileId, l: &Line, toks: &[&str]) -> Option<(u32, ObservedProfile)> {
+    if !l.t.ends_with('|') || toks.len() < 7 {
+        return None;
+    }
+    let gpu: u32 = toks[0].parse().ok()?;
+    let name = toks[2].to_string();
+    let id: u32 = toks[3].parse().ok()?;
+    let (free, total) = toks[4].split_once('/')?;
+    free.parse::<u32>().ok()?;
+    total.parse::<u32>().ok()?;
+    let mem: f64 = toks[5].parse().ok()?;
+    let name_at = l.line.find(&name).map_or(l.start(), |i| l.base + i);
+    Some((
+        gpu,
+        ObservedProfile {
+            id,
+            memory_gib: Some(mem),
+            span: Some(Span::new(file, name_at, name.len())),
+            name,
+        },
+    ))
+}
+
+/// `+-----+`: the border that closes a complete table.
+fn is_closing_border(l: &str) -> bool {
+    l.len() >= 2
+        && l.starts_with('+')
+        && l.ends_with('+')
+        && l[1..l.len() - 1].bytes().all(|b| b == b'-')
+}
+
+/// GP710 for a text without profile rows; GP713 for a table cut after its last line
+/// (`last`: its offset and text).
+fn table_problem(
+    file: FileId,
+    text: &str,
+    no_rows: bool,
+    complete: bool,
+    last: Option<(usize, &str)>,
+) -> Option<Diagnostic> {
+    if no_rows {
+        return Some(
             Diagnostic::error(GP710, "no `nvidia-smi mig -lgip` profile rows found").at(
                 Span::new(file, 0, text.lines().next().map_or(0, str::len)),
                 "expected rows like `|   0  MIG 1g.10gb  19  7/7  9.75 ... |`",
             ),
         );
-    } else if !complete {
-        if let Some((at, l)) = last_table_line {
-            diags.push(
-                Diagnostic::warning(
-                    GP713,
-                    "the table is cut: profiles after the last complete row are unknown",
-                )
-                .at(Span::new(file, at, l.len()), "the table stops here")
-                .with_help(
-                    "import the complete output of `nvidia-smi mig -lgip` to compare every profile",
-                ),
-            );
-        }
     }
-    (rows, complete, diags)
+    let (at, l) = last.filter(|_| !complete)?;
+    Some(
+        Diagnostic::warning(
+            GP713,
+            "the table is cut: profiles after the last complete row are unknown",
+        )
+        .at(Span::new(file, at, l.len()), "the table stops here")
+        .with_help("import the complete output of `nvidia-smi mig -lgip` to compare every profile"),
+    )
 }
 
 /// Catalog models whose profiles best match the rows: most (ID, name) matches, then

@@ -251,55 +251,14 @@ pub fn inventory(
     let mut mig_names = Vec::new();
     let mut snap = snap.clone();
     if let Some(mig) = model.spec().and_then(|s| s.mig) {
-        // A GPU instance whose MIG device name could not be read is named by its profile ID.
-        for gi in snap
-            .gpus
-            .iter_mut()
-            .filter_map(|g| g.mig.as_mut())
-            .flat_map(|m| &mut m.gpu_instances)
-            .filter(|gi| gi.profile.is_none())
-        {
-            gi.profile = gi
-                .profile_id
-                .and_then(|id| mig.profiles.iter().find(|p| p.id == id))
-                .map(|p| p.name.to_string());
-        }
+        name_instances_by_profile_id(&mut snap, mig);
     }
     if let Some(spec) = model.spec() {
-        let observed: Vec<lgip::ObservedProfile> = snap
-            .gpus
-            .iter()
-            .filter_map(|g| g.mig.as_ref())
-            .flat_map(|m| &m.gpu_instances)
-            .filter_map(|gi| {
-                Some(lgip::ObservedProfile {
-                    id: gi.profile_id?,
-                    name: gi.profile.clone()?,
-                    memory_gib: None,
-                    span: None,
-                })
-            })
-            .collect();
-        let (pins, d) = lgip::compare(spec, &observed);
+        let (pins, d) = lgip::compare(spec, &observed_profiles(&snap));
         mig_names = pins;
         diags.extend(d);
     }
-    for g in &snap.gpus {
-        if let Some(m) = g.mig.as_ref().filter(|m| m.current != m.pending) {
-            diags.push(
-                crate::diag::Diagnostic::warning(
-                    GP703,
-                    format!(
-                        "GPU {}: MIG mode is {} but {} is pending",
-                        g.index,
-                        if m.current { "enabled" } else { "disabled" },
-                        if m.pending { "enabled" } else { "disabled" }
-                    ),
-                )
-                .with_help("the pending mode takes effect after a GPU reset or reboot; discover again afterwards"),
-            );
-        }
-    }
+    diags.extend(snap.gpus.iter().filter_map(pending_mig_mode));
     let class = naming
         .class
         .clone()
@@ -321,4 +280,57 @@ pub fn inventory(
         notes: Vec::new(),
     };
     Ok((inv, diags))
+}
+
+/// A GPU instance whose MIG device name could not be read is named by its profile ID.
+fn name_instances_by_profile_id(snap: &mut Snapshot, mig: &crate::catalog::MigSpec) {
+    for gi in snap
+        .gpus
+        .iter_mut()
+        .filter_map(|g| g.mig.as_mut())
+        .flat_map(|m| &mut m.gpu_instances)
+        .filter(|gi| gi.profile.is_none())
+    {
+        gi.profile = gi
+            .profile_id
+            .and_then(|id| mig.profiles.iter().find(|p| p.id == id))
+            .map(|p| p.name.to_string());
+    }
+}
+
+/// The profiles of the GPU instances that have both an ID and a name.
+fn observed_profiles(snap: &Snapshot) -> Vec<lgip::ObservedProfile> {
+    snap.gpus
+        .iter()
+        .filter_map(|g| g.mig.as_ref())
+        .flat_map(|m| &m.gpu_instances)
+        .filter_map(|gi| {
+            Some(lgip::ObservedProfile {
+                id: gi.profile_id?,
+                name: gi.profile.clone()?,
+                memory_gib: None,
+                span: None,
+            })
+        })
+        .collect()
+}
+
+/// GP703 for a GPU whose MIG mode changes at the next reset.
+fn pending_mig_mode(g: &GpuFacts) -> Option<crate::diag::Diagnostic> {
+    let m = g.mig.as_ref().filter(|m| m.current != m.pending)?;
+    let mode = |on: bool| if on { "enabled" } else { "disabled" };
+    Some(
+        crate::diag::Diagnostic::warning(
+            GP703,
+            format!(
+                "GPU {}: MIG mode is {} but {} is pending",
+                g.index,
+                mode(m.current),
+                mode(m.pending)
+            ),
+        )
+        .with_help(
+            "the pending mode takes effect after a GPU reset or reboot; discover again afterwards",
+        ),
+    )
 }

@@ -209,72 +209,66 @@ fn check(ret: sys::nvmlReturn_t) -> Result<(), NvmlError> {
     nvml_wrapper::error::nvml_try(ret)
 }
 
+/// The raw NVML functions for GPU and compute instances, which `nvml-wrapper` does not
+/// wrap.
+struct MigCalls {
+    get_gis: unsafe extern "C" fn(
+        sys::nvmlDevice_t,
+        u32,
+        *mut sys::nvmlGpuInstance_t,
+        *mut u32,
+    ) -> sys::nvmlReturn_t,
+    gi_info: unsafe extern "C" fn(
+        sys::nvmlGpuInstance_t,
+        *mut sys::nvmlGpuInstanceInfo_t,
+    ) -> sys::nvmlReturn_t,
+    get_cis: unsafe extern "C" fn(
+        sys::nvmlGpuInstance_t,
+        u32,
+        *mut sys::nvmlComputeInstance_t,
+        *mut u32,
+    ) -> sys::nvmlReturn_t,
+    ci_info: unsafe extern "C" fn(
+        sys::nvmlComputeInstance_t,
+        *mut sys::nvmlComputeInstanceInfo_t,
+    ) -> sys::nvmlReturn_t,
+}
+
+impl MigCalls {
+    /// The functions from the loaded library; `FunctionNotFound` when a driver lacks one.
+    fn load(lib: &sys::NvmlLib) -> Result<Self, NvmlError> {
+        let missing = |_| NvmlError::FunctionNotFound;
+        Ok(MigCalls {
+            get_gis: *lib.nvmlDeviceGetGpuInstances.as_ref().map_err(missing)?,
+            gi_info: *lib.nvmlGpuInstanceGetInfo.as_ref().map_err(missing)?,
+            get_cis: *lib
+                .nvmlGpuInstanceGetComputeInstances
+                .as_ref()
+                .map_err(missing)?,
+            ci_info: *lib
+                .nvmlComputeInstanceGetInfo_v2
+                .as_ref()
+                .map_err(missing)?,
+        })
+    }
+}
+
 /// The GPU instances of a MIG-enabled GPU, with compute instances and driver names.
 fn gpu_instances(
     nvml: &nvml_wrapper::Nvml,
     d: &Device,
 ) -> Result<Vec<GpuInstanceFacts>, NvmlError> {
-    let lib = nvml.lib();
-    let get_gis = *lib
-        .nvmlDeviceGetGpuInstances
-        .as_ref()
-        .map_err(|_| NvmlError::FunctionNotFound)?;
-    let gi_info = *lib
-        .nvmlGpuInstanceGetInfo
-        .as_ref()
-        .map_err(|_| NvmlError::FunctionNotFound)?;
-    let get_cis = *lib
-        .nvmlGpuInstanceGetComputeInstances
-        .as_ref()
-        .map_err(|_| NvmlError::FunctionNotFound)?;
-    let ci_info = *lib
-        .nvmlComputeInstanceGetInfo_v2
-        .as_ref()
-        .map_err(|_| NvmlError::FunctionNotFound)?;
+    let calls = MigCalls::load(nvml.lib())?;
     let names = mig_names(nvml, d)?;
-    // SAFETY: the handle belongs to `d`, which outlives this function.
-    let handle = unsafe { d.handle() };
     let mut out = Vec::new();
     for profile in 0..sys::NVML_GPU_INSTANCE_PROFILE_COUNT {
         let Some(info) = optional(d.profile_info(profile))? else {
             continue;
         };
-        let cap = info.instance_count.max(1) as usize;
-        let mut gis: Vec<sys::nvmlGpuInstance_t> = vec![std::ptr::null_mut(); cap];
-        let mut count: u32 = 0;
-        // SAFETY: `gis` has room for `instance_count` handles, the most NVML returns for
-        // one profile; `count` receives how many were written.
-        let ret = unsafe { get_gis(handle, profile, gis.as_mut_ptr(), &mut count) };
-        if ret == sys::nvmlReturn_enum_NVML_ERROR_NOT_SUPPORTED {
-            continue;
-        }
-        check(ret)?;
-        for &gi in gis.iter().take((count as usize).min(cap)) {
+        for gi in instances_of_profile(&calls, d, profile, info.instance_count)? {
             // SAFETY: zeroed plain C struct, filled by NVML for a handle it returned.
             let mut gi_i: sys::nvmlGpuInstanceInfo_t = unsafe { std::mem::zeroed() };
-            check(unsafe { gi_info(gi, &mut gi_i) })?;
-            let mut cis_out = Vec::new();
-            for ci_profile in 0..sys::NVML_COMPUTE_INSTANCE_PROFILE_COUNT {
-                let mut cis: Vec<sys::nvmlComputeInstance_t> = vec![std::ptr::null_mut(); 8];
-                let mut n: u32 = 0;
-                // SAFETY: at most 8 compute instances exist per GPU instance (7 compute
-                // slices, 8 on GB20x); `n` receives how many were written.
-                let ret = unsafe { get_cis(gi, ci_profile, cis.as_mut_ptr(), &mut n) };
-                if ret != sys::nvmlReturn_enum_NVML_SUCCESS {
-                    continue;
-                }
-                for &ci in cis.iter().take((n as usize).min(8)) {
-                    // SAFETY: as above.
-                    let mut ci_i: sys::nvmlComputeInstanceInfo_t = unsafe { std::mem::zeroed() };
-                    check(unsafe { ci_info(ci, &mut ci_i) })?;
-                    cis_out.push(ComputeInstanceFacts {
-                        id: ci_i.id,
-                        profile_id: Some(ci_i.profileId),
-                        slices: ci_slices(ci_profile),
-                    });
-                }
-            }
-            cis_out.sort_by_key(|c| c.id);
+            check(unsafe { (calls.gi_info)(gi, &mut gi_i) })?;
             out.push(GpuInstanceFacts {
                 id: gi_i.id,
                 profile_id: Some(info.id),
@@ -285,11 +279,65 @@ fn gpu_instances(
                 start: Some(gi_i.placement.start),
                 size: Some(gi_i.placement.size),
                 memory_mib: Some(info.memory_size_mb),
-                compute_instances: cis_out,
+                compute_instances: compute_instances(&calls, gi)?,
             });
         }
     }
     out.sort_by_key(|g| (g.start, g.id));
+    Ok(out)
+}
+
+/// The GPU instances of `profile` on `d` (at most `instance_count` of them); none when
+/// the GPU does not support the profile.
+fn instances_of_profile(
+    calls: &MigCalls,
+    d: &Device,
+    profile: u32,
+    instance_count: u32,
+) -> Result<Vec<sys::nvmlGpuInstance_t>, NvmlError> {
+    // SAFETY: the handle belongs to `d`, which outlives this function.
+    let handle = unsafe { d.handle() };
+    let cap = instance_count.max(1) as usize;
+    let mut gis: Vec<sys::nvmlGpuInstance_t> = vec![std::ptr::null_mut(); cap];
+    let mut count: u32 = 0;
+    // SAFETY: `gis` has room for `instance_count` handles, the most NVML returns for
+    // one profile; `count` receives how many were written.
+    let ret = unsafe { (calls.get_gis)(handle, profile, gis.as_mut_ptr(), &mut count) };
+    if ret == sys::nvmlReturn_enum_NVML_ERROR_NOT_SUPPORTED {
+        return Ok(Vec::new());
+    }
+    check(ret)?;
+    gis.truncate((count as usize).min(cap));
+    Ok(gis)
+}
+
+/// The compute instances of GPU instance `gi`, by id.
+fn compute_instances(
+    calls: &MigCalls,
+    gi: sys::nvmlGpuInstance_t,
+) -> Result<Vec<ComputeInstanceFacts>, NvmlError> {
+    let mut out = Vec::new();
+    for ci_profile in 0..sys::NVML_COMPUTE_INSTANCE_PROFILE_COUNT {
+        let mut cis: Vec<sys::nvmlComputeInstance_t> = vec![std::ptr::null_mut(); 8];
+        let mut n: u32 = 0;
+        // SAFETY: at most 8 compute instances exist per GPU instance (7 compute
+        // slices, 8 on GB20x); `n` receives how many were written.
+        let ret = unsafe { (calls.get_cis)(gi, ci_profile, cis.as_mut_ptr(), &mut n) };
+        if ret != sys::nvmlReturn_enum_NVML_SUCCESS {
+            continue;
+        }
+        for &ci in cis.iter().take((n as usize).min(8)) {
+            // SAFETY: as above.
+            let mut ci_i: sys::nvmlComputeInstanceInfo_t = unsafe { std::mem::zeroed() };
+            check(unsafe { (calls.ci_info)(ci, &mut ci_i) })?;
+            out.push(ComputeInstanceFacts {
+                id: ci_i.id,
+                profile_id: Some(ci_i.profileId),
+                slices: ci_slices(ci_profile),
+            });
+        }
+    }
+    out.sort_by_key(|c| c.id);
     Ok(out)
 }
 

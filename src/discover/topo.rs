@@ -291,6 +291,8 @@ fn report_missing_rows(
     );
 }
 
+/// GPU `g`'s row: its links to the `ndev` devices (the diagonal `X`), then its
+/// `affinity` columns. A row cut short is reported at `line_end` and not used.
 fn read_gpu_row(
     r: &mut Reader,
     m: &mut Matrix,
@@ -300,30 +302,7 @@ fn read_gpu_row(
     affinity: &[&str],
     line_end: Span,
 ) {
-    let mut links = Vec::with_capacity(ndev);
-    for (k, &(off, cell)) in row.iter().take(ndev).enumerate() {
-        match Link::parse(cell) {
-            Some(Link::Itself) if k != g => r.err(
-                GP712,
-                format!("`X` off the diagonal in GPU{g}'s row"),
-                r.span(off, cell.len()),
-                "only a GPU's own column is `X`",
-            ),
-            Some(l) if k == g && l != Link::Itself => r.err(
-                GP712,
-                format!("GPU{g}'s own column is not `X`"),
-                r.span(off, cell.len()),
-                "expected `X`",
-            ),
-            Some(l) => links.push(l),
-            None => r.err(
-                GP712,
-                format!("cannot read `{cell}` in GPU{g}'s row"),
-                r.span(off, cell.len()),
-                "expected X, NV#, PIX, PXB, PHB, NODE or SYS",
-            ),
-        }
-    }
+    let links = gpu_links(r, g, row, ndev);
     if row.len() < ndev {
         r.err(
             GP711,
@@ -354,7 +333,48 @@ fn read_gpu_row(
         cells: links,
         ..GpuRow::default()
     };
-    for (name, &(off, v)) in affinity.iter().zip(&rest) {
+    read_affinity(r, g, affinity, &rest, &mut row_out);
+    m.gpu_rows[g] = row_out;
+}
+
+/// The link cells of GPU `g`'s row that read; the others are reported.
+fn gpu_links(r: &mut Reader, g: usize, row: &[(usize, &str)], ndev: usize) -> Vec<Link> {
+    let mut links = Vec::with_capacity(ndev);
+    for (k, &(off, cell)) in row.iter().take(ndev).enumerate() {
+        match Link::parse(cell) {
+            Some(Link::Itself) if k != g => r.err(
+                GP712,
+                format!("`X` off the diagonal in GPU{g}'s row"),
+                r.span(off, cell.len()),
+                "only a GPU's own column is `X`",
+            ),
+            Some(l) if k == g && l != Link::Itself => r.err(
+                GP712,
+                format!("GPU{g}'s own column is not `X`"),
+                r.span(off, cell.len()),
+                "expected `X`",
+            ),
+            Some(l) => links.push(l),
+            None => r.err(
+                GP712,
+                format!("cannot read `{cell}` in GPU{g}'s row"),
+                r.span(off, cell.len()),
+                "expected X, NV#, PIX, PXB, PHB, NODE or SYS",
+            ),
+        }
+    }
+    links
+}
+
+/// The affinity values after GPU `g`'s links: CPU and NUMA affinity (`N/A`: unknown).
+fn read_affinity(
+    r: &mut Reader,
+    g: usize,
+    affinity: &[&str],
+    values: &[(usize, &str)],
+    row_out: &mut GpuRow,
+) {
+    for (name, &(off, v)) in affinity.iter().zip(values) {
         let known = v != "N/A";
         let parsed = crate::units::parse_index_set(v);
         match (*name, known, parsed) {
@@ -370,7 +390,6 @@ fn read_gpu_row(
             ),
         }
     }
-    m.gpu_rows[g] = row_out;
 }
 
 fn read_nic_row(

@@ -60,13 +60,8 @@ fn enabled(s: Option<&str>) -> Option<bool> {
     }
 }
 
-/// Reads the document into per-GPU facts.
-pub fn parse(sources: &SourceMap, file: FileId) -> (Option<Snapshot>, Vec<Diagnostic>) {
-    let Some(f) = sources.get(file) else {
-        return (None, Vec::new());
-    };
-    let all: &str = &f.text;
-    // The document starts at `<?xml`, or at the first line that starts with `<`.
+/// Where the document starts: at `<?xml`, or at the first line that starts with `<`.
+fn document_start(all: &str) -> Option<usize> {
     let first_tag = || {
         let mut off = 0;
         for l in all.split_inclusive('\n') {
@@ -77,44 +72,51 @@ pub fn parse(sources: &SourceMap, file: FileId) -> (Option<Snapshot>, Vec<Diagno
         }
         None
     };
-    let Some(start) = all.find("<?xml").or_else(first_tag) else {
+    all.find("<?xml").or_else(first_tag)
+}
+
+/// GP711 for a document cut short, GP712 for one that does not parse; `start` is where
+/// the document `xml` starts in the file's text `all`.
+fn parse_error(e: roxmltree::Error, file: FileId, all: &str, start: usize) -> Diagnostic {
+    let truncated = matches!(
+        e,
+        roxmltree::Error::UnexpectedEndOfStream | roxmltree::Error::UnclosedRootNode
+    );
+    if truncated {
+        let last = all.trim_end().rfind('\n').map_or(0, |i| i + 1);
+        let at = Span::new(file, last, all.trim_end().len() - last);
+        return Diagnostic::error(
+            GP711,
+            "the XML document ends before its elements are closed: the input is truncated",
+        )
+        .at(at, "the document ends here")
+        .with_help("import the complete output of `nvidia-smi -q -x`");
+    }
+    let p = e.pos();
+    let at = Span::new(file, start + offset_of(&all[start..], p.row, p.col), 1);
+    Diagnostic::error(GP712, format!("the XML does not parse: {e}")).at(at, "here")
+}
+
+/// Reads the document into per-GPU facts.
+pub fn parse(sources: &SourceMap, file: FileId) -> (Option<Snapshot>, Vec<Diagnostic>) {
+    let Some(f) = sources.get(file) else {
+        return (None, Vec::new());
+    };
+    let all: &str = &f.text;
+    let Some(start) = document_start(all) else {
         let d = Diagnostic::error(GP710, "no XML document found").at(
             Span::new(file, 0, all.lines().next().map_or(0, str::len)),
             "expected the output of `nvidia-smi -q -x`",
         );
         return (None, vec![d]);
     };
-    let xml = &all[start..];
     let opts = roxmltree::ParsingOptions {
         allow_dtd: true,
         ..roxmltree::ParsingOptions::default()
     };
-    let doc = match Document::parse_with_options(xml, opts) {
+    let doc = match Document::parse_with_options(&all[start..], opts) {
         Ok(d) => d,
-        Err(e) => {
-            let truncated = matches!(
-                e,
-                roxmltree::Error::UnexpectedEndOfStream | roxmltree::Error::UnclosedRootNode
-            );
-            let at = if truncated {
-                let last = all.trim_end().rfind('\n').map_or(0, |i| i + 1);
-                Span::new(file, last, all.trim_end().len() - last)
-            } else {
-                let p = e.pos();
-                Span::new(file, start + offset_of(xml, p.row, p.col), 1)
-            };
-            let d = if truncated {
-                Diagnostic::error(
-                    GP711,
-                    "the XML document ends before its elements are closed: the input is truncated",
-                )
-                .at(at, "the document ends here")
-                .with_help("import the complete output of `nvidia-smi -q -x`")
-            } else {
-                Diagnostic::error(GP712, format!("the XML does not parse: {e}")).at(at, "here")
-            };
-            return (None, vec![d]);
-        }
+        Err(e) => return (None, vec![parse_error(e, file, all, start)]),
     };
     let span_of = |n: Node| {
         let r = n.range();
@@ -135,15 +137,7 @@ pub fn parse(sources: &SourceMap, file: FileId) -> (Option<Snapshot>, Vec<Diagno
     let mut diags = Vec::new();
     let gpus: Vec<Node> = root.children().filter(|c| c.has_tag_name("gpu")).collect();
     if let Some(n) = child(root, "attached_gpus") {
-        match n.text().map(str::trim).and_then(|t| t.parse::<usize>().ok()) {
-            Some(k) if k != gpus.len() => diags.push(
-                Diagnostic::error(GP711, format!("`attached_gpus` is {k} but the document has {} `<gpu>` element(s): the input is truncated", gpus.len()))
-                    .at(span_of(n), "GPU count")
-                    .with_help("import the complete output of `nvidia-smi -q -x`"),
-            ),
-            Some(_) => {}
-            None => diags.push(Diagnostic::error(GP712, "cannot read `attached_gpus`").at(span_of(n), "expected a number")),
-        }
+        diags.extend(gpu_count_problem(n, gpus.len(), span_of(n)));
     }
     let mut facts = Vec::new();
     for (i, g) in gpus.iter().enumerate() {
@@ -167,6 +161,20 @@ pub fn parse(sources: &SourceMap, file: FileId) -> (Option<Snapshot>, Vec<Diagno
         gpus: facts,
     };
     (Some(snap), diags)
+}
+
+/// `attached_gpus` (at `span`) against the `found` `<gpu>` elements: fewer means the
+/// input was cut short (GP711).
+fn gpu_count_problem(n: Node, found: usize, span: Span) -> Option<Diagnostic> {
+    match n.text().map(str::trim).and_then(|t| t.parse::<usize>().ok()) {
+        Some(k) if k != found => Some(
+            Diagnostic::error(GP711, format!("`attached_gpus` is {k} but the document has {found} `<gpu>` element(s): the input is truncated"))
+                .at(span, "GPU count")
+                .with_help("import the complete output of `nvidia-smi -q -x`"),
+        ),
+        Some(_) => None,
+        None => Some(Diagnostic::error(GP712, "cannot read `attached_gpus`").at(span, "expected a number")),
+    }
 }
 
 fn gpu_facts(index: u32, g: Node) -> GpuFacts {

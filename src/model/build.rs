@@ -2,7 +2,13 @@
 
 use super::*;
 use crate::catalog;
-use crate::spec::{LabelDecl, Spec, TaintDecl};
+use crate::source::Spanned;
+use crate::spec::{
+    ClassDecl, ClusterDecl, GpuModelDecl, LabelDecl, NodeOverrideDecl, NodesDecl, NumaDecl,
+    PcieDecl, QuotaDecl, Spec, TaintDecl, WorkloadDecl,
+};
+
+type S<T> = Spanned<T>;
 
 fn label_map(decls: &[LabelDecl], into: &mut BTreeMap<String, String>) {
     for l in decls {
@@ -36,9 +42,9 @@ pub fn canonical_model(spec: &Spec, name: &str) -> Option<String> {
     catalog::lookup(name).map(|g| g.id.to_string())
 }
 
-fn build_models(spec: &Spec) -> BTreeMap<String, GpuModel> {
-    let mut models = BTreeMap::new();
-    let from_catalog = |g: &'static catalog::GpuSpec| GpuModel {
+/// A catalog model as the cluster sees it before any `gpu-model` overrides.
+fn from_catalog(g: &'static catalog::GpuSpec) -> GpuModel {
+    GpuModel {
         name: g.id.to_string(),
         catalog: Some(g),
         memory: crate::units::Bytes(g.memory_mib * crate::units::MIB),
@@ -51,76 +57,97 @@ fn build_models(spec: &Spec) -> BTreeMap<String, GpuModel> {
         short_name: g.short_name.to_string(),
         product_name: g.product_names.first().map(|s| s.to_string()),
         span: None,
-    };
-    // Catalog models referenced anywhere are materialised on demand below; declared
-    // models first.
+    }
+}
+
+/// GPU models: declared ones (the first declaration of a name wins), then catalog
+/// models referenced anywhere, materialised on demand.
+fn build_models(spec: &Spec) -> BTreeMap<String, GpuModel> {
+    let mut models = BTreeMap::new();
     for d in &spec.gpu_models {
-        let name = d.name.value.clone();
-        if models.contains_key(&name) {
+        if !models.contains_key(&d.name.value) {
+            models.insert(d.name.value.clone(), declared_model(d));
+        }
+    }
+    for r in referenced_models(spec) {
+        if models.contains_key(r) {
             continue;
         }
-        let base = d
-            .base
-            .as_ref()
-            .and_then(|b| catalog::lookup(&b.value))
-            .or_else(|| catalog::lookup(&name).filter(|g| g.id == name));
-        let mut m = match base {
-            Some(g) => {
-                let mut m = from_catalog(g);
-                m.name = name.clone();
-                if d.base.is_some() {
-                    m.short_name = short_name(&name);
-                }
-                m
-            }
-            None => GpuModel {
-                name: name.clone(),
-                catalog: None,
-                memory: d.memory.as_ref().map(|m| m.value).unwrap_or_default(),
-                nvlink: None,
-                mig: None,
-                mig_capable: false,
-                price_per_hour: None,
-                driver_names: BTreeMap::new(),
-                driver_branch: None,
-                short_name: short_name(&name),
-                product_name: None,
-                span: None,
-            },
-        };
-        m.span = Some(d.span);
-        if let Some(mem) = &d.memory {
-            m.memory = mem.value;
+        if let Some(g) = catalog::lookup(r) {
+            models
+                .entry(g.id.to_string())
+                .or_insert_with(|| from_catalog(g));
         }
-        if let Some(nv_gen) = &d.nvlink_gen {
-            if nv_gen.value == 0 {
-                m.nvlink = None;
-            } else {
-                let bw = d
-                    .nvlink_bandwidth
-                    .as_ref()
-                    .map(|b| (b.value.0 / 8_000_000_000) as u32)
-                    .unwrap_or(0);
-                m.nvlink = Some(NvlinkSpec {
-                    generation: nv_gen.value.min(255) as u8,
-                    links: 0,
-                    bandwidth_gbs: bw,
-                });
-            }
-        } else if let (Some(bw), Some(nv)) = (&d.nvlink_bandwidth, m.nvlink.as_mut()) {
-            nv.bandwidth_gbs = (bw.value.0 / 8_000_000_000) as u32;
-        }
-        m.price_per_hour = d.price_per_hour.as_ref().map(|p| p.value);
-        m.driver_branch = d.driver.as_ref().and_then(|v| v.value.first().copied());
-        if let Some(p) = &d.product_name {
-            m.product_name = Some(p.value.clone());
-        }
-        for (profile, driver) in &d.mig_names {
-            m.driver_names
-                .insert(profile.value.clone(), driver.value.clone());
-        }
-        models.insert(name, m);
     }
+    models
+}
+
+/// A declared `gpu-model`: its catalog base (named by `base`, or its own name when that
+/// is a catalog id) with what the declaration overrides.
+fn declared_model(d: &GpuModelDecl) -> GpuModel {
+    let name = d.name.value.clone();
+    let base = d
+        .base
+        .as_ref()
+        .and_then(|b| catalog::lookup(&b.value))
+        .or_else(|| catalog::lookup(&name).filter(|g| g.id == name));
+    let mut m = match base {
+        Some(g) => {
+            let mut m = from_catalog(g);
+            m.name = name.clone();
+            if d.base.is_some() {
+                m.short_name = short_name(&name);
+            }
+            m
+        }
+        None => GpuModel {
+            name: name.clone(),
+            catalog: None,
+            memory: d.memory.as_ref().map(|m| m.value).unwrap_or_default(),
+            nvlink: None,
+            mig: None,
+            mig_capable: false,
+            price_per_hour: None,
+            driver_names: BTreeMap::new(),
+            driver_branch: None,
+            short_name: short_name(&name),
+            product_name: None,
+            span: None,
+        },
+    };
+    m.span = Some(d.span);
+    if let Some(mem) = &d.memory {
+        m.memory = mem.value;
+    }
+    apply_nvlink(d, &mut m);
+    m.price_per_hour = d.price_per_hour.as_ref().map(|p| p.value);
+    m.driver_branch = d.driver.as_ref().and_then(|v| v.value.first().copied());
+    if let Some(p) = &d.product_name {
+        m.product_name = Some(p.value.clone());
+    }
+    for (profile, driver) in &d.mig_names {
+        m.driver_names
+            .insert(profile.value.clone(), driver.value.clone());
+    }
+    m
+}
+
+/// `nvlink-gen` (0: none) and `nvlink-bandwidth` of a declared model.
+fn apply_nvlink(d: &GpuModelDecl, m: &mut GpuModel) {
+    let gbs = |bw: &S<Bandwidth>| (bw.value.0 / 8_000_000_000) as u32;
+    if let Some(nv_gen) = &d.nvlink_gen {
+        m.nvlink = (nv_gen.value != 0).then(|| NvlinkSpec {
+            generation: nv_gen.value.min(255) as u8,
+            links: 0,
+            bandwidth_gbs: d.nvlink_bandwidth.as_ref().map(gbs).unwrap_or(0),
+        });
+    } else if let (Some(bw), Some(nv)) = (&d.nvlink_bandwidth, m.nvlink.as_mut()) {
+        nv.bandwidth_gbs = gbs(bw);
+    }
+}
+
+/// Model names as written by node classes, workloads and quotas, in that order.
+fn referenced_models(spec: &Spec) -> Vec<&str> {
     let mut referenced: Vec<&str> = Vec::new();
     for c in &spec.classes {
         if let Some(m) = c.gpus.as_ref().and_then(|g| g.model.as_ref()) {
@@ -138,17 +165,7 @@ fn build_models(spec: &Spec) -> BTreeMap<String, GpuModel> {
                 .map(|m| m.value.as_str()),
         );
     }
-    for r in referenced {
-        if models.contains_key(r) {
-            continue;
-        }
-        if let Some(g) = catalog::lookup(r) {
-            models
-                .entry(g.id.to_string())
-                .or_insert_with(|| from_catalog(g));
-        }
-    }
-    models
+    referenced
 }
 
 /// `my-l40s-48gb` -> `my_l40s_48gb`: a name usable as a Slurm GRES type.
@@ -164,87 +181,69 @@ fn short_name(name: &str) -> String {
         .collect()
 }
 
-fn build_class(spec: &Spec, d: &crate::spec::ClassDecl) -> NodeClass {
+/// A spanned value, or `default` when absent.
+fn value_or<T: Copy>(v: Option<&S<T>>, default: T) -> T {
+    v.map(|v| v.value).unwrap_or(default)
+}
+
+/// Copies an optional list value (index sets and the like).
+fn list_of<T: Clone>(v: &Option<S<Vec<T>>>) -> Vec<T> {
+    v.as_ref().map(|v| v.value.clone()).unwrap_or_default()
+}
+
+/// A node class: CPU, memory, GPUs (model by canonical name), NVLink domains, NUMA
+/// nodes, PCIe switches, NICs, labels and taints.
+fn build_class(spec: &Spec, d: &ClassDecl) -> NodeClass {
     let mut labels = BTreeMap::new();
     label_map(&d.labels, &mut labels);
     let mut taints = Vec::new();
     taint_list(&d.taints, &mut taints);
     let cpu = d.cpu.as_ref();
+    let gpus = d.gpus.as_ref();
+    let nics = d.nics.as_ref();
     NodeClass {
         name: d.name.value.clone(),
         span: d.span,
         cpu_declared: cpu.is_some(),
-        sockets: cpu
-            .and_then(|c| c.sockets.as_ref())
-            .map(|v| v.value)
-            .unwrap_or(1),
-        cores_per_socket: cpu
-            .and_then(|c| c.cores_per_socket.as_ref())
-            .map(|v| v.value)
-            .unwrap_or(1),
-        threads_per_core: cpu
-            .and_then(|c| c.threads_per_core.as_ref())
-            .map(|v| v.value)
-            .unwrap_or(1),
+        sockets: value_or(cpu.and_then(|c| c.sockets.as_ref()), 1),
+        cores_per_socket: value_or(cpu.and_then(|c| c.cores_per_socket.as_ref()), 1),
+        threads_per_core: value_or(cpu.and_then(|c| c.threads_per_core.as_ref()), 1),
         memory: d.memory.as_ref().map(|m| m.value),
-        gpu_count: d
-            .gpus
-            .as_ref()
+        gpu_count: gpus
             .and_then(|g| g.count.as_ref())
             .map(|c| c.value.min(crate::units::MAX_INDEX + 1))
             .unwrap_or(0),
-        gpu_model: d
-            .gpus
-            .as_ref()
+        gpu_model: gpus
             .and_then(|g| g.model.as_ref())
             .and_then(|m| canonical_model(spec, &m.value)),
         nvlink_domains: d.nvlink_domains.iter().map(|s| s.value.clone()).collect(),
-        numa: d
-            .numa
-            .iter()
-            .filter_map(|n| {
-                Some(Numa {
-                    id: n.id.as_ref()?.value,
-                    gpus: n.gpus.as_ref().map(|v| v.value.clone()).unwrap_or_default(),
-                    nics: n.nics.as_ref().map(|v| v.value.clone()).unwrap_or_default(),
-                    cores: n
-                        .cores
-                        .as_ref()
-                        .map(|v| v.value.clone())
-                        .unwrap_or_default(),
-                })
-            })
-            .collect(),
-        pcie_switches: d
-            .pcie_switches
-            .iter()
-            .filter_map(|p| {
-                Some(PcieSwitch {
-                    name: p.name.as_ref()?.value.clone(),
-                    gpus: p.gpus.as_ref().map(|v| v.value.clone()).unwrap_or_default(),
-                    nics: p.nics.as_ref().map(|v| v.value.clone()).unwrap_or_default(),
-                })
-            })
-            .collect(),
-        nics: d
-            .nics
-            .as_ref()
-            .and_then(|n| n.count.as_ref())
-            .map(|c| c.value)
-            .unwrap_or(0),
-        nic_speed: d
-            .nics
-            .as_ref()
-            .and_then(|n| n.speed.as_ref())
-            .map(|s| s.value),
-        nic_kind: d
-            .nics
-            .as_ref()
-            .and_then(|n| n.kind.as_ref())
-            .map(|s| s.value.clone()),
+        numa: d.numa.iter().filter_map(numa).collect(),
+        pcie_switches: d.pcie_switches.iter().filter_map(pcie_switch).collect(),
+        nics: value_or(nics.and_then(|n| n.count.as_ref()), 0),
+        nic_speed: nics.and_then(|n| n.speed.as_ref()).map(|s| s.value),
+        nic_kind: nics.and_then(|n| n.kind.as_ref()).map(|s| s.value.clone()),
         labels,
         taints,
     }
+}
+
+/// A class's NUMA node; `None` without an id.
+fn numa(n: &NumaDecl) -> Option<Numa> {
+    Some(Numa {
+        id: n.id.as_ref()?.value,
+        gpus: list_of(&n.gpus),
+        nics: list_of(&n.nics),
+        cores: list_of(&n.cores),
+    })
+}
+
+/// A class's PCIe switch; `None` without a name.
+fn pcie_switch(p: &PcieDecl) -> Option<PcieSwitch> {
+    Some(PcieSwitch {
+        name: p.name.as_ref()?.value.clone(),
+        gpus: list_of(&p.gpus),
+        nics: list_of(&p.nics),
+    })
 }
 
 /// Resolves a spec into a cluster model. Never fails; unresolvable parts are skipped.
@@ -256,115 +255,24 @@ pub fn build(spec: &Spec) -> Cluster {
             .entry(d.name.value.clone())
             .or_insert_with(|| build_class(spec, d));
     }
-
-    // Nodes: first declaration of a name wins; sorted by name for determinism.
-    let mut by_name: BTreeMap<String, Node> = BTreeMap::new();
-    let mut overrides: Vec<&crate::spec::NodeOverrideDecl> = Vec::new();
-    for g in &spec.node_groups {
-        let class_name = g
-            .class
-            .as_ref()
-            .map(|c| c.value.clone())
-            .unwrap_or_default();
-        let class = classes.get(&class_name);
-        for name in &g.names.value {
-            if by_name.contains_key(name) {
-                continue;
-            }
-            let mut labels = class.map(|c| c.labels.clone()).unwrap_or_default();
-            label_map(&g.labels, &mut labels);
-            let mut taints = class.map(|c| c.taints.clone()).unwrap_or_default();
-            taint_list(&g.taints, &mut taints);
-            let gpus = class
-                .map(|c| {
-                    (0..c.gpu_count)
-                        .map(|i| Gpu {
-                            index: i,
-                            model: c.gpu_model.clone(),
-                            nvlink_domain: None,
-                            numa: c.numa.iter().find(|n| n.gpus.contains(&i)).map(|n| n.id),
-                            pcie_switch: c
-                                .pcie_switches
-                                .iter()
-                                .find(|p| p.gpus.contains(&i))
-                                .map(|p| p.name.clone()),
-                            rail: c
-                                .pcie_switches
-                                .iter()
-                                .find(|p| p.gpus.contains(&i))
-                                .and_then(|p| p.nics.first().copied())
-                                .or_else(|| (i < c.nics).then_some(i)),
-                            down: false,
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            by_name.insert(
-                name.clone(),
-                Node {
-                    name: name.clone(),
-                    span: g.names.span,
-                    class: class_name.clone(),
-                    gpus,
-                    labels,
-                    taints,
-                    leaves: Vec::new(),
-                    mnnvl: Vec::new(),
-                    cordon: false,
-                },
-            );
-        }
-        overrides.extend(g.overrides.iter());
-    }
-    for o in overrides {
-        if let Some(n) = by_name.get_mut(&o.name.value) {
-            label_map(&o.labels, &mut n.labels);
-            taint_list(&o.taints, &mut n.taints);
-            if let Some(c) = &o.cordon {
-                n.cordon = c.value;
-            }
-            if let Some(down) = &o.gpus_down {
-                for g in n.gpus.iter_mut() {
-                    if down.value.contains(&g.index) {
-                        g.down = true;
-                    }
-                }
-            }
-        }
-    }
-    let nodes: Vec<Node> = by_name.into_values().collect();
+    let nodes = build_nodes(spec, &classes);
     let node_index: BTreeMap<String, NodeIdx> = nodes
         .iter()
         .enumerate()
         .map(|(i, n)| (n.name.clone(), i))
         .collect();
+    let header = spec.clusters.first();
+    let version = |v: fn(&ClusterDecl) -> &Option<S<Vec<u32>>>| {
+        header.and_then(|c| v(c).as_ref()).map(|v| v.value.clone())
+    };
     let mut cluster = Cluster {
-        name: spec
-            .clusters
-            .first()
+        name: header
             .map(|c| c.name.value.clone())
             .unwrap_or_else(|| "gpuplan".into()),
-        slurm_version: spec
-            .clusters
-            .first()
-            .and_then(|c| c.slurm_version.as_ref())
-            .map(|v| v.value.clone())
-            .unwrap_or_else(|| DEFAULT_SLURM.to_vec()),
-        kubernetes_version: spec
-            .clusters
-            .first()
-            .and_then(|c| c.kubernetes_version.as_ref())
-            .map(|v| v.value.clone()),
-        volcano_version: spec
-            .clusters
-            .first()
-            .and_then(|c| c.volcano_version.as_ref())
-            .map(|v| v.value.clone()),
-        kueue_version: spec
-            .clusters
-            .first()
-            .and_then(|c| c.kueue_version.as_ref())
-            .map(|v| v.value.clone()),
+        slurm_version: version(|c| &c.slurm_version).unwrap_or_else(|| DEFAULT_SLURM.to_vec()),
+        kubernetes_version: version(|c| &c.kubernetes_version),
+        volcano_version: version(|c| &c.volcano_version),
+        kueue_version: version(|c| &c.kueue_version),
         models,
         classes,
         nodes,
@@ -387,18 +295,114 @@ pub fn build(spec: &Spec) -> Cluster {
     cluster
 }
 
+/// Nodes of every `nodes` range, with their overrides applied: the first declaration of
+/// a name wins; sorted by name for determinism.
+fn build_nodes(spec: &Spec, classes: &BTreeMap<String, NodeClass>) -> Vec<Node> {
+    // Which range declares each name first, in name order.
+    let mut first: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, g) in spec.node_groups.iter().enumerate() {
+        for name in &g.names.value {
+            first.entry(name).or_insert(i);
+        }
+    }
+    let templates: Vec<Node> = spec
+        .node_groups
+        .iter()
+        .map(|g| range_template(g, classes))
+        .collect();
+    let mut nodes: Vec<Node> = first
+        .into_iter()
+        .map(|(name, i)| Node {
+            name: name.to_string(),
+            ..templates[i].clone()
+        })
+        .collect();
+    for o in spec.node_groups.iter().flat_map(|g| &g.overrides) {
+        if let Ok(i) = nodes.binary_search_by(|n| n.name.as_str().cmp(&o.name.value)) {
+            apply_override(o, &mut nodes[i]);
+        }
+    }
+    nodes
+}
+
+/// What every node of a range shares (all but its name): class, labels, taints, GPUs.
+fn range_template(g: &NodesDecl, classes: &BTreeMap<String, NodeClass>) -> Node {
+    let class_name = g
+        .class
+        .as_ref()
+        .map(|c| c.value.clone())
+        .unwrap_or_default();
+    let class = classes.get(&class_name);
+    let mut labels = class.map(|c| c.labels.clone()).unwrap_or_default();
+    label_map(&g.labels, &mut labels);
+    let mut taints = class.map(|c| c.taints.clone()).unwrap_or_default();
+    taint_list(&g.taints, &mut taints);
+    Node {
+        name: String::new(),
+        span: g.names.span,
+        class: class_name,
+        gpus: class.map(class_gpus).unwrap_or_default(),
+        labels,
+        taints,
+        leaves: Vec::new(),
+        mnnvl: Vec::new(),
+        cordon: false,
+    }
+}
+
+/// The GPUs of a node of class `c`, with their NUMA node, PCIe switch and rail.
+fn class_gpus(c: &NodeClass) -> Vec<Gpu> {
+    (0..c.gpu_count)
+        .map(|i| {
+            let pcie = c.pcie_switches.iter().find(|p| p.gpus.contains(&i));
+            Gpu {
+                index: i,
+                model: c.gpu_model.clone(),
+                nvlink_domain: None,
+                numa: c.numa.iter().find(|n| n.gpus.contains(&i)).map(|n| n.id),
+                pcie_switch: pcie.map(|p| p.name.clone()),
+                rail: pcie
+                    .and_then(|p| p.nics.first().copied())
+                    .or_else(|| (i < c.nics).then_some(i)),
+                down: false,
+            }
+        })
+        .collect()
+}
+
+/// A `node` override: labels, taints, cordon and GPUs out of service.
+fn apply_override(o: &NodeOverrideDecl, n: &mut Node) {
+    label_map(&o.labels, &mut n.labels);
+    taint_list(&o.taints, &mut n.taints);
+    if let Some(c) = &o.cordon {
+        n.cordon = c.value;
+    }
+    if let Some(down) = &o.gpus_down {
+        for g in n.gpus.iter_mut() {
+            if down.value.contains(&g.index) {
+                g.down = true;
+            }
+        }
+    }
+}
+
+/// Indexes of the nodes named in `names` that exist, in order.
+fn node_indexes(c: &Cluster, names: &Option<S<Vec<String>>>) -> Vec<NodeIdx> {
+    names
+        .as_ref()
+        .map(|n| {
+            n.value
+                .iter()
+                .filter_map(|name| c.node_index.get(name).copied())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Switches with their children and nodes; each node learns its leaves.
 fn build_fabric(spec: &Spec, c: &mut Cluster) {
     for s in &spec.switches {
-        let nodes: Vec<NodeIdx> = s
-            .nodes
-            .as_ref()
-            .map(|n| {
-                n.value
-                    .iter()
-                    .filter_map(|name| c.node_index.get(name).copied())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let nodes = node_indexes(c, &s.nodes);
         c.switches.push(Switch {
             name: s.name.value.clone(),
             tier: s.tier,
@@ -424,20 +428,12 @@ fn build_fabric(spec: &Spec, c: &mut Cluster) {
     }
 }
 
+/// NVLink domains: multi-node ones as declared, then node-local ones from the classes.
 fn build_nvlink(spec: &Spec, c: &mut Cluster) {
     // Multi-node domains first: their members' GPUs all join them.
     for d in &spec.mnnvl_domains {
         let idx = c.nvlink_domains.len();
-        let members: Vec<NodeIdx> = d
-            .nodes
-            .as_ref()
-            .map(|n| {
-                n.value
-                    .iter()
-                    .filter_map(|name| c.node_index.get(name).copied())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let members = node_indexes(c, &d.nodes);
         let mut gpus = Vec::new();
         for &n in &members {
             if !c.nodes[n].mnnvl.is_empty() {
@@ -457,64 +453,82 @@ fn build_nvlink(spec: &Spec, c: &mut Cluster) {
             members: gpus,
         });
     }
-    // Node-local domains from the class.
     for ni in 0..c.nodes.len() {
-        if !c.nodes[ni].mnnvl.is_empty() {
-            continue;
-        }
-        let Some(class) = c.classes.get(&c.nodes[ni].class) else {
-            continue;
-        };
-        let domains = class.nvlink_domains.clone();
-        let span = class.span;
-        for (k, set) in domains.iter().enumerate() {
-            let idx = c.nvlink_domains.len();
-            let mut members = Vec::new();
-            for g in c.nodes[ni].gpus.iter_mut() {
-                if set.contains(&g.index) && g.nvlink_domain.is_none() {
-                    g.nvlink_domain = Some(idx);
-                    members.push((ni, g.index));
-                }
-            }
-            let name = if domains.len() == 1 {
-                format!("{}/nvlink", c.nodes[ni].name)
-            } else {
-                format!("{}/nvlink{k}", c.nodes[ni].name)
-            };
-            c.nvlink_domains.push(NvlinkDomain {
-                name,
-                span,
-                multi_node: false,
-                members,
-            });
+        if c.nodes[ni].mnnvl.is_empty() {
+            node_local_nvlink(c, ni);
         }
     }
 }
 
+/// Node-local NVLink domains of node `ni`, from its class.
+fn node_local_nvlink(c: &mut Cluster, ni: NodeIdx) {
+    let Some(class) = c.classes.get(&c.nodes[ni].class) else {
+        return;
+    };
+    let domains = class.nvlink_domains.clone();
+    let span = class.span;
+    for (k, set) in domains.iter().enumerate() {
+        let idx = c.nvlink_domains.len();
+        let mut members = Vec::new();
+        for g in c.nodes[ni].gpus.iter_mut() {
+            if set.contains(&g.index) && g.nvlink_domain.is_none() {
+                g.nvlink_domain = Some(idx);
+                members.push((ni, g.index));
+            }
+        }
+        let name = if domains.len() == 1 {
+            format!("{}/nvlink", c.nodes[ni].name)
+        } else {
+            format!("{}/nvlink{k}", c.nodes[ni].name)
+        };
+        c.nvlink_domains.push(NvlinkDomain {
+            name,
+            span,
+            multi_node: false,
+            members,
+        });
+    }
+}
+
+/// The policy: teams, priorities, workloads, MIG and pools.
 fn build_policy(spec: &Spec, c: &mut Cluster) {
+    build_teams(spec, c);
+    build_priorities(spec, c);
+    build_workloads(spec, c);
+    build_mig(spec, c);
+    build_pools(spec, c);
+}
+
+/// Teams by name; the first declaration of a name wins.
+fn build_teams(spec: &Spec, c: &mut Cluster) {
     for t in &spec.teams {
         c.teams.entry(t.name.value.clone()).or_insert_with(|| Team {
             name: t.name.value.clone(),
             span: t.span,
-            guarantee: t.guarantee.as_ref().map(|g| g.value).unwrap_or(0),
+            guarantee: value_or(t.guarantee.as_ref(), 0),
             burst: t.burst.as_ref().map(|b| b.value),
             parent: t.parent.as_ref().map(|p| p.value.clone()),
-            quotas: t
-                .quotas
-                .iter()
-                .map(|q| Quota {
-                    model: q
-                        .model
-                        .as_ref()
-                        .and_then(|m| canonical_model(spec, &m.value).or(Some(m.value.clone()))),
-                    pool: q.pool.as_ref().map(|p| p.value.clone()),
-                    guarantee: q.guarantee.as_ref().map(|g| g.value).unwrap_or(0),
-                    burst: q.burst.as_ref().map(|b| b.value),
-                    span: q.span,
-                })
-                .collect(),
+            quotas: t.quotas.iter().map(|q| quota(spec, q)).collect(),
         });
     }
+}
+
+/// A team's per-model or per-pool quota; the model by its canonical name when known.
+fn quota(spec: &Spec, q: &QuotaDecl) -> Quota {
+    Quota {
+        model: q
+            .model
+            .as_ref()
+            .and_then(|m| canonical_model(spec, &m.value).or(Some(m.value.clone()))),
+        pool: q.pool.as_ref().map(|p| p.value.clone()),
+        guarantee: value_or(q.guarantee.as_ref(), 0),
+        burst: q.burst.as_ref().map(|b| b.value),
+        span: q.span,
+    }
+}
+
+/// Priorities, highest first; the first declaration of a name wins.
+fn build_priorities(spec: &Spec, c: &mut Cluster) {
     let mut seen = std::collections::BTreeSet::new();
     for p in &spec.priorities {
         if !seen.insert(p.name.value.clone()) {
@@ -523,7 +537,7 @@ fn build_policy(spec: &Spec, c: &mut Cluster) {
         c.priorities.push(Priority {
             name: p.name.value.clone(),
             span: p.span,
-            value: p.value.as_ref().map(|v| v.value).unwrap_or(0),
+            value: value_or(p.value.as_ref(), 0),
             preempts: p.preempts.iter().map(|x| x.value.clone()).collect(),
             never_preempts: p.never_preempts.as_ref().is_some_and(|n| n.value),
             description: p.description.as_ref().map(|d| d.value.clone()),
@@ -531,107 +545,100 @@ fn build_policy(spec: &Spec, c: &mut Cluster) {
     }
     c.priorities
         .sort_by(|a, b| b.value.cmp(&a.value).then(a.name.cmp(&b.name)));
+}
+
+/// Workloads by name; the first declaration of a name wins.
+fn build_workloads(spec: &Spec, c: &mut Cluster) {
     let mut seen = std::collections::BTreeSet::new();
     for w in &spec.workloads {
-        if !seen.insert(w.name.value.clone()) {
-            continue;
+        if seen.insert(w.name.value.clone()) {
+            c.workloads.push(workload(spec, w));
         }
-        c.workloads.push(Workload {
-            kind: w.kind,
-            name: w.name.value.clone(),
-            span: w.span,
-            team: w.team.as_ref().map(|t| t.value.clone()).unwrap_or_default(),
-            priority: w
-                .priority
-                .as_ref()
-                .map(|t| t.value.clone())
-                .unwrap_or_default(),
-            replicas: w.replicas.as_ref().map(|r| r.value).unwrap_or(1),
-            models: w
-                .models
-                .iter()
-                .filter_map(|m| canonical_model(spec, &m.value))
-                .collect(),
-            gang_gpus: w.gang_gpus.as_ref().map(|g| g.value).unwrap_or(0),
-            gpus_per_node: w.gpus_per_node.as_ref().map(|g| g.value),
-            required_tier: w.required_tier.as_ref().and_then(|t| Tier::parse(&t.value)),
-            preferred_tier: w
-                .preferred_tier
-                .as_ref()
-                .and_then(|t| Tier::parse(&t.value)),
-            checkpoint: w.checkpoint.as_ref().map(|c| c.value),
-            preemptible: w.preemptible.as_ref().is_some_and(|p| p.value),
-            memory: w.memory.as_ref().map(|m| m.value),
-            isolation: w
-                .isolation
-                .as_ref()
-                .and_then(|i| Isolation::parse(&i.value)),
-            profile: w.profile.as_ref().map(|p| p.value.clone()),
-            gpus_per_replica: w.gpus_per_replica.as_ref().map(|g| g.value).unwrap_or(1),
-            min_compute: w.min_compute.as_ref().map(|m| m.value),
-            share: w.share.as_ref().and_then(|s| Isolation::parse(&s.value)),
-            per_gpu: w.per_gpu.as_ref().map(|p| p.value),
-            cpu_milli: w
-                .cpu_request
-                .as_ref()
-                .map(|c| (c.value.max(0.0) * 1000.0).round() as u64)
-                .unwrap_or(0),
-            host_memory: w
-                .memory_request
-                .as_ref()
-                .map(|m| m.value)
-                .unwrap_or(Bytes(0)),
-            gpu_milli: w
-                .fraction
-                .as_ref()
-                .map(|f| (f.value * 1000.0).round().clamp(0.0, 1000.0) as u32),
-        });
     }
     c.workloads.sort_by(|a, b| a.name.cmp(&b.name));
+}
+
+/// One workload, with its models by canonical name and its requests in their units.
+fn workload(spec: &Spec, w: &WorkloadDecl) -> Workload {
+    let text = |v: &Option<S<String>>| v.as_ref().map(|t| t.value.clone());
+    Workload {
+        kind: w.kind,
+        name: w.name.value.clone(),
+        span: w.span,
+        team: text(&w.team).unwrap_or_default(),
+        priority: text(&w.priority).unwrap_or_default(),
+        replicas: value_or(w.replicas.as_ref(), 1),
+        models: w
+            .models
+            .iter()
+            .filter_map(|m| canonical_model(spec, &m.value))
+            .collect(),
+        gang_gpus: value_or(w.gang_gpus.as_ref(), 0),
+        gpus_per_node: w.gpus_per_node.as_ref().map(|g| g.value),
+        required_tier: w.required_tier.as_ref().and_then(|t| Tier::parse(&t.value)),
+        preferred_tier: w
+            .preferred_tier
+            .as_ref()
+            .and_then(|t| Tier::parse(&t.value)),
+        checkpoint: w.checkpoint.as_ref().map(|c| c.value),
+        preemptible: w.preemptible.as_ref().is_some_and(|p| p.value),
+        memory: w.memory.as_ref().map(|m| m.value),
+        isolation: w
+            .isolation
+            .as_ref()
+            .and_then(|i| Isolation::parse(&i.value)),
+        profile: text(&w.profile),
+        gpus_per_replica: value_or(w.gpus_per_replica.as_ref(), 1),
+        min_compute: w.min_compute.as_ref().map(|m| m.value),
+        share: w.share.as_ref().and_then(|s| Isolation::parse(&s.value)),
+        per_gpu: w.per_gpu.as_ref().map(|p| p.value),
+        cpu_milli: w
+            .cpu_request
+            .as_ref()
+            .map(|c| (c.value.max(0.0) * 1000.0).round() as u64)
+            .unwrap_or(0),
+        host_memory: value_or(w.memory_request.as_ref(), Bytes(0)),
+        gpu_milli: w
+            .fraction
+            .as_ref()
+            .map(|f| (f.value * 1000.0).round().clamp(0.0, 1000.0) as u32),
+    }
+}
+
+/// The MIG policy: allowed profiles (sorted, unique), headroom and layouts.
+fn build_mig(spec: &Spec, c: &mut Cluster) {
     c.mig.allow = spec.mig.allow.iter().map(|a| a.value.clone()).collect();
     c.mig.allow.sort();
     c.mig.allow.dedup();
-    c.mig.headroom = spec.mig.headroom.as_ref().map(|h| h.value).unwrap_or(0.0);
+    c.mig.headroom = value_or(spec.mig.headroom.as_ref(), 0.0);
     for l in &spec.mig.layouts {
-        c.mig.layouts.push(MigLayout {
+        let layout = MigLayout {
             span: l.span,
-            nodes: l
-                .nodes
-                .as_ref()
-                .map(|n| {
-                    n.value
-                        .iter()
-                        .filter_map(|name| c.node_index.get(name).copied())
-                        .collect()
-                })
-                .unwrap_or_default(),
-            gpus: l.gpus.as_ref().map(|g| g.value.clone()).unwrap_or_default(),
+            nodes: node_indexes(c, &l.nodes),
+            gpus: list_of(&l.gpus),
             profiles: l.profiles.iter().map(|p| p.value.clone()).collect(),
             profile_spans: l.profiles.iter().map(|p| p.span).collect(),
             current: l.current.as_ref().is_some_and(|c| c.value),
-        });
+        };
+        c.mig.layouts.push(layout);
     }
+}
+
+/// Pools by name; the first declaration of a name wins.
+fn build_pools(spec: &Spec, c: &mut Cluster) {
     let mut seen = std::collections::BTreeSet::new();
     for p in &spec.pools {
         if !seen.insert(p.name.value.clone()) {
             continue;
         }
-        c.pools.push(Pool {
+        let pool = Pool {
             name: p.name.value.clone(),
             span: p.span,
             mode: p.mode.as_ref().map(|m| m.value.clone()).unwrap_or_default(),
-            nodes: p
-                .nodes
-                .as_ref()
-                .map(|n| {
-                    n.value
-                        .iter()
-                        .filter_map(|name| c.node_index.get(name).copied())
-                        .collect()
-                })
-                .unwrap_or_default(),
+            nodes: node_indexes(c, &p.nodes),
             max_disrupted: p.max_disrupted.as_ref().map(|m| m.value),
-        });
+        };
+        c.pools.push(pool);
     }
     c.pools.sort_by(|a, b| a.name.cmp(&b.name));
 }

@@ -855,8 +855,18 @@ pub fn top_level() -> impl Iterator<Item = &'static NodeDef> {
     NODES.iter().filter(|n| !n.id.contains('/'))
 }
 
+/// The definition with id `id` (the first, should the table repeat one).
 pub fn def(id: &str) -> Option<&'static NodeDef> {
-    NODES.iter().find(|n| n.id == id)
+    static BY_ID: std::sync::OnceLock<std::collections::HashMap<&str, &NodeDef>> =
+        std::sync::OnceLock::new();
+    let by_id = BY_ID.get_or_init(|| {
+        let mut m = std::collections::HashMap::new();
+        for n in NODES {
+            m.entry(n.id).or_insert(n);
+        }
+        m
+    });
+    by_id.get(id).copied()
 }
 
 /// The child definitions allowed under `parent` (`None` = top level).

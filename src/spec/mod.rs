@@ -6,10 +6,13 @@
 
 mod decode;
 pub mod language;
+mod nesting;
+mod parse;
 pub mod reader;
 pub mod schema;
 
 pub use decode::decode_document;
+pub use nesting::{MAX_NESTING, nesting_guard};
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::source::{FileId, SourceMap, Span, Spanned};
@@ -345,158 +348,29 @@ pub fn clamp_to_chars(text: &str, offset: usize, len: usize) -> (usize, usize) {
     (start, end - start)
 }
 
-/// Parses and decodes every file of `sources` into one merged [`Spec`].
+/// Parses and decodes every file of `sources` into one merged [`Spec`]. Files are
+/// parsed concurrently (module `parse`) and decoded in order.
 pub fn parse_all(sources: &SourceMap, diags: &mut Diagnostics) -> Spec {
+    let files = sources.files();
+    let guarded: Vec<Option<Diagnostic>> =
+        files.iter().map(|f| nesting_guard(f.id, &f.text)).collect();
+    let texts: Vec<&str> = files
+        .iter()
+        .zip(&guarded)
+        .filter(|(_, g)| g.is_none())
+        .map(|(f, _)| &*f.text)
+        .collect();
+    let mut parsed = parse::parse_texts(&texts).into_iter();
     let mut spec = Spec::default();
-    for f in sources.files() {
-        if let Some(d) = nesting_guard(f.id, &f.text) {
+    for (f, guard) in files.iter().zip(guarded) {
+        if let Some(d) = guard {
             diags.push(d);
             continue;
         }
-        match parse_kdl(&f.text) {
+        match parsed.next().expect("one parse per guarded file") {
             Ok(doc) => decode_document(&doc, f.id, &mut spec, diags),
             Err(e) => diags.extend(syntax_diagnostics(f.id, &f.text, &e)),
         }
     }
     spec
-}
-
-/// Stack for the KDL parser: it recurses once per error it recovers from (kdl 6.7,
-/// `v2_parser::document`), so a file of thousands of broken lines needs a deep stack.
-const PARSER_STACK: usize = 512 * 1024 * 1024;
-
-#[allow(clippy::result_large_err)] // kdl's own error type
-fn parse_kdl(text: &str) -> Result<kdl::KdlDocument, kdl::KdlError> {
-    std::thread::scope(|s| {
-        std::thread::Builder::new()
-            .stack_size(PARSER_STACK)
-            .spawn_scoped(s, || kdl::KdlDocument::parse_v2(text))
-            .ok()
-            .and_then(|h| h.join().ok())
-            // No thread (or it panicked): parse here.
-            .unwrap_or_else(|| kdl::KdlDocument::parse_v2(text))
-    })
-}
-
-/// How deeply children blocks, block comments and slashdash chains may nest. The
-/// language never nests deeper than 4; the KDL parser recurses on each level and would
-/// overflow the stack on a few thousand.
-pub const MAX_NESTING: usize = 64;
-
-/// A cheap pre-scan that rejects input nested too deeply for the (recursive) KDL
-/// parser, before it runs. Strings and comments are skipped roughly; the scan only has
-/// to be right for files that nest deeply, which are never valid configurations.
-pub fn nesting_guard(file: FileId, text: &str) -> Option<Diagnostic> {
-    let b = text.as_bytes();
-    let mut i = 0;
-    let mut braces: Vec<usize> = Vec::new();
-    let mut comments: Vec<usize> = Vec::new();
-    let mut slashdashes = 0usize;
-    let mut stray = 0usize;
-    let too_deep = |at: usize, len: usize, what: &str| {
-        let (offset, len) = clamp_to_chars(text, at, len);
-        Some(
-            Diagnostic::error(
-                GP001,
-                format!("KDL syntax error: {what} nested more than {MAX_NESTING} levels deep"),
-            )
-            .at(Span::new(file, offset, len), "too deep")
-            .with_help("the gpuplan language nests at most 4 levels; check for unbalanced `{`"),
-        )
-    };
-    while i < b.len() {
-        if !comments.is_empty() {
-            if b[i..].starts_with(b"/*") {
-                comments.push(i);
-                if comments.len() > MAX_NESTING {
-                    return too_deep(i, 2, "block comments");
-                }
-                i += 2;
-            } else if b[i..].starts_with(b"*/") {
-                comments.pop();
-                i += 2;
-            } else {
-                i += 1;
-            }
-            continue;
-        }
-        match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                comments.push(i);
-                i += 2;
-            }
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if b.get(i + 1) == Some(&b'-') => {
-                slashdashes += 1;
-                if slashdashes > MAX_NESTING {
-                    return too_deep(i, 2, "slashdash comments (`/-`)");
-                }
-                i += 2;
-            }
-            b'"' => {
-                // A quoted string: skip to the closing quote, honouring escapes.
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-                slashdashes = 0;
-            }
-            b'#' => {
-                let start = i;
-                while i < b.len() && b[i] == b'#' {
-                    i += 1;
-                }
-                let hashes = i - start;
-                if b.get(i) == Some(&b'"') {
-                    // A raw string: ends at a quote followed by as many `#`.
-                    i += 1;
-                    while i < b.len()
-                        && !(b[i] == b'"'
-                            && b.len() - (i + 1) >= hashes
-                            && b[i + 1..i + 1 + hashes].iter().all(|c| *c == b'#'))
-                    {
-                        i += 1;
-                    }
-                    i += 1 + hashes;
-                }
-                slashdashes = 0;
-            }
-            b'{' => {
-                braces.push(i);
-                if braces.len() > MAX_NESTING {
-                    return too_deep(i, 1, "children blocks (`{`)");
-                }
-                i += 1;
-            }
-            b'}' => {
-                // kdl recovers from each stray `}` by recursing once more.
-                if braces.pop().is_none() {
-                    stray += 1;
-                    if stray > MAX_NESTING {
-                        return Some(
-                            Diagnostic::error(
-                                GP001,
-                                format!("KDL syntax error: more than {MAX_NESTING} unmatched `}}`"),
-                            )
-                            .at(Span::new(file, i, 1), "no `{` opens this")
-                            .with_help("check for unbalanced braces"),
-                        );
-                    }
-                }
-                slashdashes = 0;
-                i += 1;
-            }
-            c if c.is_ascii_whitespace() => i += 1,
-            _ => {
-                slashdashes = 0;
-                i += 1;
-            }
-        }
-    }
-    None
 }

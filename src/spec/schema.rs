@@ -161,33 +161,14 @@ fn children_schema(children: &[&'static NodeDef], description: &str) -> Value {
     Value::Object(m)
 }
 
-fn node_schema(def: &'static NodeDef) -> Value {
-    // Arguments.
+/// The `args` array of a node: its positional arguments in order, the last repeated
+/// when variadic.
+fn args_schema(def: &NodeDef) -> Value {
     let variadic = def.args.last().is_some_and(|a| a.variadic);
     let min_args = def.args.iter().filter(|a| a.required).count();
     let mut args = Map::new();
     args.insert("type".into(), json!("array"));
-    args.insert(
-        "description".into(),
-        json!(if def.args.is_empty() {
-            "takes no arguments".to_string()
-        } else {
-            format!(
-                "positional arguments: {}",
-                def.args
-                    .iter()
-                    .map(|a| if a.variadic {
-                        format!("{}...", a.name)
-                    } else if a.required {
-                        a.name.to_string()
-                    } else {
-                        format!("[{}]", a.name)
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            )
-        }),
-    );
+    args.insert("description".into(), json!(args_description(def)));
     if !def.args.is_empty() {
         args.insert(
             "prefixItems".into(),
@@ -205,8 +186,32 @@ fn node_schema(def: &'static NodeDef) -> Value {
     if min_args > 0 {
         args.insert("minItems".into(), json!(min_args));
     }
+    Value::Object(args)
+}
 
-    // Properties.
+/// `positional arguments: name [optional] many...`.
+fn args_description(def: &NodeDef) -> String {
+    if def.args.is_empty() {
+        return "takes no arguments".to_string();
+    }
+    format!(
+        "positional arguments: {}",
+        def.args
+            .iter()
+            .map(|a| if a.variadic {
+                format!("{}...", a.name)
+            } else if a.required {
+                a.name.to_string()
+            } else {
+                format!("[{}]", a.name)
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    )
+}
+
+/// The `props` object of a node, and the names of its required properties.
+fn props_schema(def: &NodeDef) -> (Value, Vec<&'static str>) {
     let mut props = Map::new();
     props.insert("type".into(), json!("object"));
     props.insert(
@@ -228,7 +233,12 @@ fn node_schema(def: &'static NodeDef) -> Value {
         props.insert("required".into(), json!(required));
     }
     props.insert("additionalProperties".into(), json!(false));
+    (Value::Object(props), required)
+}
 
+fn node_schema(def: &'static NodeDef) -> Value {
+    let min_args = def.args.iter().filter(|a| a.required).count();
+    let (props, required) = props_schema(def);
     let children: Vec<&'static NodeDef> = language::children_of(Some(def.id));
     let mut node_required = vec!["name"];
     if min_args > 0 {
@@ -244,8 +254,8 @@ fn node_schema(def: &'static NodeDef) -> Value {
         "x-gpuplan-repeatable": def.repeatable,
         "properties": {
             "name": { "const": def.name() },
-            "args": Value::Object(args),
-            "props": Value::Object(props),
+            "args": args_schema(def),
+            "props": props,
             "children": children_schema(&children, "child nodes"),
         },
         "required": node_required,

@@ -8,7 +8,7 @@
 pub mod rules;
 
 use crate::diag::{Diagnostic, Diagnostics, Severity};
-use crate::model::{self, Cluster};
+use crate::model::{self, Cluster, Workload};
 use crate::source::SourceMap;
 use crate::spec::{self, Spec};
 
@@ -16,6 +16,17 @@ use crate::spec::{self, Spec};
 pub struct Ctx<'a> {
     pub spec: &'a Spec,
     pub model: &'a Cluster,
+}
+
+impl<'a> Ctx<'a> {
+    /// The resolved workload named `name`: the model holds one per name, sorted by name.
+    pub fn workload(&self, name: &str) -> Option<&'a Workload> {
+        let ws = &self.model.workloads;
+        debug_assert!(ws.is_sorted_by(|a, b| a.name < b.name));
+        ws.binary_search_by(|w| w.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &ws[i])
+    }
 }
 
 /// A validation rule and its documentation.

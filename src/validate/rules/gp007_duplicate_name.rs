@@ -1,5 +1,6 @@
 //! GP007: two declarations with the same name.
 use super::prelude::*;
+use crate::spec::ClassDecl;
 use std::collections::BTreeMap;
 
 pub static RULE: Rule = Rule {
@@ -26,6 +27,7 @@ nodes "dgx-[016-032]" class="dgx-h100"   // dgx-016 twice
     check: Some(check),
 };
 
+/// Reports every name of `items` declared before (`kind`: what they name).
 fn dup<'a>(kind: &str, items: impl IntoIterator<Item = (&'a str, Span)>, out: &mut Diagnostics) {
     let mut first: BTreeMap<&str, Span> = BTreeMap::new();
     for (name, span) in items {
@@ -43,6 +45,17 @@ fn dup<'a>(kind: &str, items: impl IntoIterator<Item = (&'a str, Span)>, out: &m
     }
 }
 
+/// The names of `items`, with where each was written.
+fn names<'a, T>(
+    items: &'a [T],
+    name: impl Fn(&'a T) -> &'a Spanned<String>,
+) -> impl Iterator<Item = (&'a str, Span)> {
+    items.iter().map(move |x| {
+        let n = name(x);
+        (n.value.as_str(), n.span)
+    })
+}
+
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     let s = cx.spec;
     if s.clusters.len() > 1 {
@@ -55,85 +68,40 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             );
         }
     }
-    dup(
-        "gpu-model",
-        s.gpu_models
-            .iter()
-            .map(|m| (m.name.value.as_str(), m.name.span)),
-        out,
-    );
-    dup(
-        "node class",
-        s.classes
-            .iter()
-            .map(|c| (c.name.value.as_str(), c.name.span)),
-        out,
-    );
+    dup("gpu-model", names(&s.gpu_models, |m| &m.name), out);
+    dup("node class", names(&s.classes, |c| &c.name), out);
     dup_nodes(cx, out);
-    dup(
-        "switch",
-        s.switches
-            .iter()
-            .map(|x| (x.name.value.as_str(), x.name.span)),
-        out,
-    );
-    dup(
-        "NVLink domain",
-        s.mnnvl_domains
-            .iter()
-            .map(|x| (x.name.value.as_str(), x.name.span)),
-        out,
-    );
-    dup(
-        "team",
-        s.teams.iter().map(|x| (x.name.value.as_str(), x.name.span)),
-        out,
-    );
-    dup(
-        "priority",
-        s.priorities
-            .iter()
-            .map(|x| (x.name.value.as_str(), x.name.span)),
-        out,
-    );
-    dup(
-        "workload",
-        s.workloads
-            .iter()
-            .map(|x| (x.name.value.as_str(), x.name.span)),
-        out,
-    );
-    dup(
-        "pool",
-        s.pools.iter().map(|x| (x.name.value.as_str(), x.name.span)),
-        out,
-    );
+    dup("switch", names(&s.switches, |x| &x.name), out);
+    dup("NVLink domain", names(&s.mnnvl_domains, |x| &x.name), out);
+    dup("team", names(&s.teams, |x| &x.name), out);
+    dup("priority", names(&s.priorities, |x| &x.name), out);
+    dup("workload", names(&s.workloads, |x| &x.name), out);
+    dup("pool", names(&s.pools, |x| &x.name), out);
     for c in &s.classes {
-        dup(
-            "PCIe switch",
-            c.pcie_switches
-                .iter()
-                .filter_map(|p| p.name.as_ref())
-                .map(|n| (n.value.as_str(), n.span)),
-            out,
-        );
-        let ids: Vec<(String, Span)> = c
-            .numa
-            .iter()
-            .filter_map(|n| n.id.as_ref())
-            .map(|i| (i.value.to_string(), i.span))
-            .collect();
-        dup("NUMA node", ids.iter().map(|(n, s)| (n.as_str(), *s)), out);
+        dup_class_parts(c, out);
     }
     for g in &s.node_groups {
-        dup(
-            "node override",
-            g.overrides
-                .iter()
-                .map(|o| (o.name.value.as_str(), o.name.span)),
-            out,
-        );
+        dup("node override", names(&g.overrides, |o| &o.name), out);
     }
+}
+
+/// PCIe switch names and NUMA ids within one node class.
+fn dup_class_parts(c: &ClassDecl, out: &mut Diagnostics) {
+    dup(
+        "PCIe switch",
+        c.pcie_switches
+            .iter()
+            .filter_map(|p| p.name.as_ref())
+            .map(|n| (n.value.as_str(), n.span)),
+        out,
+    );
+    let ids: Vec<(String, Span)> = c
+        .numa
+        .iter()
+        .filter_map(|n| n.id.as_ref())
+        .map(|i| (i.value.to_string(), i.span))
+        .collect();
+    dup("NUMA node", ids.iter().map(|(n, s)| (n.as_str(), *s)), out);
 }
 
 /// Nodes are reported once per pair of overlapping ranges, not once per name.

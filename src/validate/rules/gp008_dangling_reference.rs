@@ -1,7 +1,9 @@
 //! GP008: a reference to something that is not declared.
 use super::prelude::*;
+use crate::model::NodeIdx;
+use crate::spec::{NodesDecl, Spec};
 use crate::suggest;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub static RULE: Rule = Rule {
     code: "GP008",
@@ -27,9 +29,11 @@ with `team "nlp"` declared.
     check: Some(check),
 };
 
+/// Reports `r` unless it names one of `known` (declarations of a `kind`); `what`
+/// names the reference for the message, built only then.
 fn missing(
     kind: &str,
-    what: &str,
+    what: impl FnOnce() -> String,
     r: &Spanned<String>,
     known: &BTreeSet<&str>,
     out: &mut Diagnostics,
@@ -41,7 +45,8 @@ fn missing(
         Diagnostic::error(
             RULE.code,
             format!(
-                "{what} refers to {kind} `{}`, which is not declared",
+                "{} refers to {kind} `{}`, which is not declared",
+                what(),
                 r.value
             ),
         )
@@ -50,16 +55,17 @@ fn missing(
     );
 }
 
+/// Reports the names in `r` that no `nodes` range declares; `what` names the list.
 fn missing_nodes(
-    what: &str,
+    what: impl FnOnce() -> String,
     r: &Spanned<Vec<String>>,
-    nodes: &BTreeSet<&str>,
+    nodes: &BTreeMap<String, NodeIdx>,
     out: &mut Diagnostics,
 ) {
     let absent: Vec<String> = r
         .value
         .iter()
-        .filter(|n| !nodes.contains(n.as_str()))
+        .filter(|n| !nodes.contains_key(n.as_str()))
         .cloned()
         .collect();
     if absent.is_empty() {
@@ -68,7 +74,7 @@ fn missing_nodes(
     let list = crate::units::compress_names(&absent);
     let help = match (
         absent.len(),
-        suggest::did_you_mean(&absent[0], nodes.iter().copied()),
+        suggest::did_you_mean(&absent[0], nodes.keys().map(String::as_str)),
     ) {
         (1, Some(s)) => format!("did you mean `{s}`?"),
         _ => "declare them with `nodes \"...\" class=\"...\"`, or correct the pattern".to_string(),
@@ -77,7 +83,8 @@ fn missing_nodes(
         Diagnostic::error(
             RULE.code,
             format!(
-                "{what} names {} undeclared node(s): {}",
+                "{} names {} undeclared node(s): {}",
+                what(),
                 absent.len(),
                 list.join(", ")
             ),
@@ -87,103 +94,114 @@ fn missing_nodes(
     );
 }
 
+/// The names declared, per kind of declaration.
+struct Known<'a> {
+    classes: BTreeSet<&'a str>,
+    teams: BTreeSet<&'a str>,
+    prios: BTreeSet<&'a str>,
+    pools: BTreeSet<&'a str>,
+}
+
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     let s = cx.spec;
-    let classes: BTreeSet<&str> = s.classes.iter().map(|c| c.name.value.as_str()).collect();
-    let teams: BTreeSet<&str> = s.teams.iter().map(|c| c.name.value.as_str()).collect();
-    let prios: BTreeSet<&str> = s.priorities.iter().map(|c| c.name.value.as_str()).collect();
-    let pools: BTreeSet<&str> = s.pools.iter().map(|c| c.name.value.as_str()).collect();
-    let nodes: BTreeSet<&str> = cx.model.node_index.keys().map(String::as_str).collect();
+    let known = Known {
+        classes: s.classes.iter().map(|c| c.name.value.as_str()).collect(),
+        teams: s.teams.iter().map(|c| c.name.value.as_str()).collect(),
+        prios: s.priorities.iter().map(|c| c.name.value.as_str()).collect(),
+        pools: s.pools.iter().map(|c| c.name.value.as_str()).collect(),
+    };
     for g in &s.node_groups {
-        if let Some(c) = &g.class {
-            missing(
-                "node class",
-                &format!("`nodes \"{}\"`", g.pattern),
-                c,
-                &classes,
-                out,
+        check_node_group(g, &known, out);
+    }
+    check_policy(s, &known, out);
+    check_node_lists(s, &cx.model.node_index, out);
+}
+
+/// A `nodes` range: its class, and overrides of nodes inside the range.
+fn check_node_group(g: &NodesDecl, known: &Known, out: &mut Diagnostics) {
+    if let Some(c) = &g.class {
+        let what = || format!("`nodes \"{}\"`", g.pattern);
+        missing("node class", what, c, &known.classes, out);
+    }
+    if g.overrides.is_empty() {
+        return;
+    }
+    let in_range: BTreeSet<&str> = g.names.value.iter().map(String::as_str).collect();
+    for o in &g.overrides {
+        if !in_range.contains(o.name.value.as_str()) {
+            out.push(
+                Diagnostic::error(
+                    RULE.code,
+                    format!(
+                        "override `node \"{}\"` is not in the range `{}`",
+                        o.name.value, g.pattern
+                    ),
+                )
+                .at(o.name.span, "not in this range")
+                .with_help(suggest::hint(
+                    &o.name.value,
+                    in_range.iter().copied(),
+                    "node of this range",
+                )),
             );
         }
-        let in_range: BTreeSet<&str> = g.names.value.iter().map(String::as_str).collect();
-        for o in &g.overrides {
-            if !in_range.contains(o.name.value.as_str()) {
-                out.push(
-                    Diagnostic::error(
-                        RULE.code,
-                        format!(
-                            "override `node \"{}\"` is not in the range `{}`",
-                            o.name.value, g.pattern
-                        ),
-                    )
-                    .at(o.name.span, "not in this range")
-                    .with_help(suggest::hint(
-                        &o.name.value,
-                        in_range.iter().copied(),
-                        "node of this range",
-                    )),
-                );
-            }
-        }
     }
+}
+
+/// References between policy declarations: team parents, quota pools, preempted
+/// priorities, and workloads' teams and priorities.
+fn check_policy(s: &Spec, known: &Known, out: &mut Diagnostics) {
     for t in &s.teams {
+        let what = || format!("team `{}`", t.name.value);
         if let Some(p) = &t.parent {
-            missing("team", &format!("team `{}`", t.name.value), p, &teams, out);
+            missing("team", what, p, &known.teams, out);
         }
         for q in &t.quotas {
             if let Some(p) = &q.pool {
-                missing(
-                    "pool",
-                    &format!("a quota of team `{}`", t.name.value),
-                    p,
-                    &pools,
-                    out,
-                );
+                let what = || format!("a quota of team `{}`", t.name.value);
+                missing("pool", what, p, &known.pools, out);
             }
         }
     }
     for p in &s.priorities {
         for x in &p.preempts {
-            missing(
-                "priority",
-                &format!("priority `{}`", p.name.value),
-                x,
-                &prios,
-                out,
-            );
+            let what = || format!("priority `{}`", p.name.value);
+            missing("priority", what, x, &known.prios, out);
         }
     }
     for w in &s.workloads {
-        let what = format!("{} `{}`", w.kind.as_str(), w.name.value);
+        let what = || format!("{} `{}`", w.kind.as_str(), w.name.value);
         if let Some(t) = &w.team {
-            missing("team", &what, t, &teams, out);
+            missing("team", what, t, &known.teams, out);
         }
         if let Some(p) = &w.priority {
-            missing("priority", &what, p, &prios, out);
+            missing("priority", what, p, &known.prios, out);
         }
     }
+}
+
+/// Node names listed by switches, NVLink domains, pools and MIG layouts.
+fn check_node_lists(s: &Spec, nodes: &BTreeMap<String, NodeIdx>, out: &mut Diagnostics) {
     for sw in &s.switches {
         if let Some(n) = &sw.nodes {
-            missing_nodes(
-                &format!("{} `{}`", sw.tier.as_str(), sw.name.value),
-                n,
-                &nodes,
-                out,
-            );
+            let what = || format!("{} `{}`", sw.tier.as_str(), sw.name.value);
+            missing_nodes(what, n, nodes, out);
         }
     }
     for d in &s.mnnvl_domains {
         if let Some(n) = &d.nodes {
-            missing_nodes(&format!("NVLink domain `{}`", d.name.value), n, &nodes, out);
+            let what = || format!("NVLink domain `{}`", d.name.value);
+            missing_nodes(what, n, nodes, out);
         }
     }
     for p in &s.pools {
         if let Some(n) = &p.nodes {
-            missing_nodes(&format!("pool `{}`", p.name.value), n, &nodes, out);
+            missing_nodes(|| format!("pool `{}`", p.name.value), n, nodes, out);
         }
     }
     for l in &s.mig.layouts {
         if let Some(n) = &l.nodes {
-            missing_nodes("a MIG layout", n, &nodes, out);
+            missing_nodes(|| "a MIG layout".to_string(), n, nodes, out);
         }
     }
 }

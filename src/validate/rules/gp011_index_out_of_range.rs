@@ -1,5 +1,6 @@
 //! GP011: a GPU or NIC index that the node does not have.
 use super::prelude::*;
+use crate::spec::ClassDecl;
 
 pub static RULE: Rule = Rule {
     code: "GP011",
@@ -27,6 +28,8 @@ node-class "hgx" {
     check: Some(check),
 };
 
+/// Reports the indexes of `set` (in `what`) at or above `limit`, the number of `unit`s
+/// `owner` has.
 fn over(
     what: &str,
     set: &Spanned<Vec<u32>>,
@@ -61,65 +64,75 @@ fn over(
 
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     for c in &cx.spec.classes {
-        let gpus = c
-            .gpus
-            .as_ref()
-            .and_then(|g| g.count.as_ref())
-            .map(|c| c.value)
-            .unwrap_or(0);
-        let nics = c
-            .nics
-            .as_ref()
-            .and_then(|n| n.count.as_ref())
-            .map(|c| c.value)
-            .unwrap_or(0);
-        let owner = format!("class `{}`", c.name.value);
-        for d in &c.nvlink_domains {
-            over("nvlink-domain", d, gpus, "GPU", &owner, out);
+        check_class(c, out);
+    }
+    check_gpus_down(cx, out);
+    check_layouts(cx, out);
+}
+
+/// A node class's NVLink domains, NUMA nodes and PCIe switches against its GPU, NIC
+/// and core counts.
+fn check_class(c: &ClassDecl, out: &mut Diagnostics) {
+    let gpus = c
+        .gpus
+        .as_ref()
+        .and_then(|g| g.count.as_ref())
+        .map(|c| c.value)
+        .unwrap_or(0);
+    let nics = c
+        .nics
+        .as_ref()
+        .and_then(|n| n.count.as_ref())
+        .map(|c| c.value)
+        .unwrap_or(0);
+    let owner = format!("class `{}`", c.name.value);
+    for d in &c.nvlink_domains {
+        over("nvlink-domain", d, gpus, "GPU", &owner, out);
+    }
+    for n in &c.numa {
+        if let Some(g) = &n.gpus {
+            over("numa", g, gpus, "GPU", &owner, out);
         }
-        for n in &c.numa {
-            if let Some(g) = &n.gpus {
-                over("numa", g, gpus, "GPU", &owner, out);
-            }
-            if let Some(x) = &n.nics {
-                over("numa", x, nics, "NIC", &owner, out);
-            }
-            if let (Some(cores), Some(cpu)) = (&n.cores, &c.cpu) {
-                let total = cpu.sockets.as_ref().map(|s| s.value).unwrap_or(1)
-                    * cpu.cores_per_socket.as_ref().map(|s| s.value).unwrap_or(1)
-                    * cpu.threads_per_core.as_ref().map(|s| s.value).unwrap_or(1);
-                over("numa cores", cores, total, "core", &owner, out);
-            }
+        if let Some(x) = &n.nics {
+            over("numa", x, nics, "NIC", &owner, out);
         }
-        for p in &c.pcie_switches {
-            if let Some(g) = &p.gpus {
-                over("pcie-switch", g, gpus, "GPU", &owner, out);
-            }
-            if let Some(x) = &p.nics {
-                over("pcie-switch", x, nics, "NIC", &owner, out);
-            }
+        if let (Some(cores), Some(cpu)) = (&n.cores, &c.cpu) {
+            let total = cpu.sockets.as_ref().map(|s| s.value).unwrap_or(1)
+                * cpu.cores_per_socket.as_ref().map(|s| s.value).unwrap_or(1)
+                * cpu.threads_per_core.as_ref().map(|s| s.value).unwrap_or(1);
+            over("numa cores", cores, total, "core", &owner, out);
         }
     }
-    let m = cx.model;
+    for p in &c.pcie_switches {
+        if let Some(g) = &p.gpus {
+            over("pcie-switch", g, gpus, "GPU", &owner, out);
+        }
+        if let Some(x) = &p.nics {
+            over("pcie-switch", x, nics, "NIC", &owner, out);
+        }
+    }
+}
+
+/// `gpus-down` of node overrides against their class's GPU count.
+fn check_gpus_down(cx: &Ctx, out: &mut Diagnostics) {
     for g in &cx.spec.node_groups {
         let count = g
             .class
             .as_ref()
-            .and_then(|c| m.classes.get(&c.value))
+            .and_then(|c| cx.model.classes.get(&c.value))
             .map(|c| c.gpu_count);
         for o in &g.overrides {
             if let (Some(d), Some(count)) = (&o.gpus_down, count) {
-                over(
-                    "gpus-down",
-                    d,
-                    count,
-                    "GPU",
-                    &format!("node `{}`", o.name.value),
-                    out,
-                );
+                let owner = format!("node `{}`", o.name.value);
+                over("gpus-down", d, count, "GPU", &owner, out);
             }
         }
     }
+}
+
+/// A MIG layout's `gpus` against the node with the fewest GPUs among its nodes.
+fn check_layouts(cx: &Ctx, out: &mut Diagnostics) {
+    let m = cx.model;
     for (i, l) in cx.spec.mig.layouts.iter().enumerate() {
         let Some(gpus) = &l.gpus else { continue };
         let Some(layout) = m.mig.layouts.get(i) else {
@@ -131,14 +144,8 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             .map(|&n| (&m.nodes[n], m.nodes[n].gpus.len() as u32))
             .min_by_key(|x| x.1)
         {
-            over(
-                "the MIG layout",
-                gpus,
-                min,
-                "GPU",
-                &format!("node `{}`", node.name),
-                out,
-            );
+            let owner = format!("node `{}`", node.name);
+            over("the MIG layout", gpus, min, "GPU", &owner, out);
         }
     }
 }

@@ -1,5 +1,7 @@
 //! GP012: one GPU, NIC or node in two groups that must be disjoint.
 use super::prelude::*;
+use crate::model::Cluster;
+use crate::spec::ClassDecl;
 use std::collections::BTreeMap;
 
 pub static RULE: Rule = Rule {
@@ -74,87 +76,101 @@ type NamedNodes<'a> = (&'a str, Option<&'a Spanned<Vec<String>>>);
 
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     for c in &cx.spec.classes {
-        overlap("NVLink domain", "GPU", &c.nvlink_domains, out);
-        overlap(
-            "NUMA node",
-            "GPU",
-            c.numa.iter().filter_map(|n| n.gpus.as_ref()),
-            out,
-        );
-        overlap(
-            "NUMA node",
-            "NIC",
-            c.numa.iter().filter_map(|n| n.nics.as_ref()),
-            out,
-        );
-        overlap(
-            "PCIe switch",
-            "GPU",
-            c.pcie_switches.iter().filter_map(|n| n.gpus.as_ref()),
-            out,
-        );
-        overlap(
-            "PCIe switch",
-            "NIC",
-            c.pcie_switches.iter().filter_map(|n| n.nics.as_ref()),
-            out,
-        );
+        check_class(c, out);
     }
-    let m = cx.model;
-    let node_groups: [(&str, Vec<NamedNodes>); 2] = [
-        (
-            "multi-node NVLink domain",
-            cx.spec
-                .mnnvl_domains
-                .iter()
-                .map(|d| (d.name.value.as_str(), d.nodes.as_ref()))
-                .collect(),
-        ),
-        (
-            "pool",
-            cx.spec
-                .pools
-                .iter()
-                .map(|d| (d.name.value.as_str(), d.nodes.as_ref()))
-                .collect(),
-        ),
-    ];
-    for (what, groups) in node_groups {
-        let mut owner: BTreeMap<&str, (&str, Span)> = BTreeMap::new();
-        for (name, nodes) in groups {
-            let Some(nodes) = nodes else { continue };
-            let mut clash = Vec::new();
-            let mut first = None;
-            for n in &nodes.value {
-                match owner.get(n.as_str()) {
-                    Some(f) => {
-                        clash.push(n.clone());
-                        first.get_or_insert(*f);
-                    }
-                    None => {
-                        owner.insert(n, (name, nodes.span));
-                    }
+    node_groups(
+        "multi-node NVLink domain",
+        cx.spec
+            .mnnvl_domains
+            .iter()
+            .map(|d| (d.name.value.as_str(), d.nodes.as_ref())),
+        out,
+    );
+    node_groups(
+        "pool",
+        cx.spec
+            .pools
+            .iter()
+            .map(|d| (d.name.value.as_str(), d.nodes.as_ref())),
+        out,
+    );
+    mig_layouts(cx.model, out);
+}
+
+/// A node class's NVLink domains, NUMA nodes and PCIe switches, each a partition of
+/// the class's GPUs (and NICs).
+fn check_class(c: &ClassDecl, out: &mut Diagnostics) {
+    overlap("NVLink domain", "GPU", &c.nvlink_domains, out);
+    overlap(
+        "NUMA node",
+        "GPU",
+        c.numa.iter().filter_map(|n| n.gpus.as_ref()),
+        out,
+    );
+    overlap(
+        "NUMA node",
+        "NIC",
+        c.numa.iter().filter_map(|n| n.nics.as_ref()),
+        out,
+    );
+    overlap(
+        "PCIe switch",
+        "GPU",
+        c.pcie_switches.iter().filter_map(|n| n.gpus.as_ref()),
+        out,
+    );
+    overlap(
+        "PCIe switch",
+        "NIC",
+        c.pcie_switches.iter().filter_map(|n| n.nics.as_ref()),
+        out,
+    );
+}
+
+/// Groups of nodes (`what`: multi-node NVLink domains, pools) of which a node belongs
+/// to at most one.
+fn node_groups<'a>(
+    what: &str,
+    groups: impl IntoIterator<Item = NamedNodes<'a>>,
+    out: &mut Diagnostics,
+) {
+    let mut owner: BTreeMap<&str, (&str, Span)> = BTreeMap::new();
+    for (name, nodes) in groups {
+        let Some(nodes) = nodes else { continue };
+        let mut clash = Vec::new();
+        let mut first = None;
+        for n in &nodes.value {
+            match owner.get(n.as_str()) {
+                Some(f) => {
+                    clash.push(n.clone());
+                    first.get_or_insert(*f);
+                }
+                None => {
+                    owner.insert(n, (name, nodes.span));
                 }
             }
-            if let Some((fname, fspan)) = first {
-                out.push(
-                    Diagnostic::error(
-                        RULE.code,
-                        format!(
-                            "{} node(s) in two {what}s, `{fname}` and `{name}`: {}",
-                            clash.len(),
-                            crate::units::compress_names(&clash).join(", ")
-                        ),
-                    )
-                    .at(nodes.span, "overlaps")
-                    .with_related(fspan, format!("`{fname}` lists them"))
-                    .with_help(format!("a node belongs to at most one {what}")),
-                );
-            }
+        }
+        if let Some((fname, fspan)) = first {
+            out.push(
+                Diagnostic::error(
+                    RULE.code,
+                    format!(
+                        "{} node(s) in two {what}s, `{fname}` and `{name}`: {}",
+                        clash.len(),
+                        crate::units::compress_names(&clash).join(", ")
+                    ),
+                )
+                .at(nodes.span, "overlaps")
+                .with_related(fspan, format!("`{fname}` lists them"))
+                .with_help(format!("a node belongs to at most one {what}")),
+            );
         }
     }
-    // A GPU has one fixed layout and one current layout; the two may differ (that is a
-    // reconfiguration), so they are checked separately.
+}
+
+/// MIG layouts: a GPU has one fixed layout and one current layout; the two may differ
+/// (that is a reconfiguration), so they are checked separately.
+fn mig_layouts(m: &Cluster, out: &mut Diagnostics) {
     let mut owner: BTreeMap<(bool, usize, u32), Span> = BTreeMap::new();
     for l in &m.mig.layouts {
         let mut clash = Vec::new();

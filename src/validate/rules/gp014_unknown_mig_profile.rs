@@ -1,5 +1,6 @@
 //! GP014: a MIG profile name that the GPU model does not have.
 use super::prelude::*;
+use crate::model::GpuModel;
 use std::collections::BTreeSet;
 
 pub static RULE: Rule = Rule {
@@ -41,12 +42,7 @@ newer than the driver, upgrade the driver (and `driver=`) or use another profile
     check: Some(check),
 };
 
-fn unknown(
-    name: &Spanned<String>,
-    model: &crate::model::GpuModel,
-    ctx: &str,
-    out: &mut Diagnostics,
-) {
+fn unknown(name: &Spanned<String>, model: &GpuModel, ctx: &str, out: &mut Diagnostics) {
     let names = model.profile_names();
     out.push(
         Diagnostic::error(
@@ -67,7 +63,7 @@ fn unknown(
 
 /// The profile names written for `model`: layouts covering its GPUs, `mig allow` entries
 /// it has, explicit inference profiles of classes that accept it.
-fn names_for<'a>(cx: &'a Ctx, model: &crate::model::GpuModel) -> Vec<&'a Spanned<String>> {
+fn names_for<'a>(cx: &'a Ctx, model: &GpuModel) -> Vec<&'a Spanned<String>> {
     let m = cx.model;
     let mut out: Vec<&Spanned<String>> = Vec::new();
     for (l, decl) in m.mig.layouts.iter().zip(&cx.spec.mig.layouts) {
@@ -89,10 +85,8 @@ fn names_for<'a>(cx: &'a Ctx, model: &crate::model::GpuModel) -> Vec<&'a Spanned
             .filter(|a| model.mig_profile(&a.value).is_some()),
     );
     for w in &cx.spec.workloads {
-        let accepts = m
-            .workloads
-            .iter()
-            .find(|x| x.name == w.name.value)
+        let accepts = cx
+            .workload(&w.name.value)
             .is_some_and(|x| x.accepts(&model.name));
         if let Some(p) = w.profile.as_ref().filter(|_| accepts) {
             out.push(p);
@@ -103,7 +97,7 @@ fn names_for<'a>(cx: &'a Ctx, model: &crate::model::GpuModel) -> Vec<&'a Spanned
 
 /// Whether MIG is used on `model`: a layout or a MIG pool on its nodes, or a MIG class
 /// that accepts it.
-fn mig_used(cx: &Ctx, model: &crate::model::GpuModel) -> bool {
+fn mig_used(cx: &Ctx, model: &GpuModel) -> bool {
     let m = cx.model;
     let on_model = |n: usize| {
         m.nodes[n]
@@ -182,6 +176,14 @@ fn check_driver(cx: &Ctx, out: &mut Diagnostics) {
 
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     check_driver(cx, out);
+    check_layouts(cx, out);
+    check_allow(cx, out);
+    check_workload_profiles(cx, out);
+    check_mig_names(cx, out);
+}
+
+/// Profiles of each layout against the MIG-capable models of the GPUs it covers.
+fn check_layouts(cx: &Ctx, out: &mut Diagnostics) {
     let m = cx.model;
     for (i, l) in m.mig.layouts.iter().enumerate() {
         let mut models: BTreeSet<&str> = BTreeSet::new();
@@ -205,7 +207,12 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             }
         }
     }
-    let mig_models: Vec<&crate::model::GpuModel> = m
+}
+
+/// `mig allow` entries: each a profile of some MIG-capable model on the nodes.
+fn check_allow(cx: &Ctx, out: &mut Diagnostics) {
+    let m = cx.model;
+    let mig_models: Vec<&GpuModel> = m
         .models
         .values()
         .filter(|md| {
@@ -215,16 +222,14 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
                     .any(|n| n.gpus.iter().any(|g| g.model.as_deref() == Some(&md.name)))
         })
         .collect();
+    if mig_models.is_empty() {
+        return;
+    }
     for a in &cx.spec.mig.allow {
-        if !mig_models.is_empty()
-            && !mig_models
-                .iter()
-                .any(|md| md.mig_profile(&a.value).is_some())
+        if !mig_models
+            .iter()
+            .any(|md| md.mig_profile(&a.value).is_some())
         {
-            let names: BTreeSet<&str> = mig_models
-                .iter()
-                .flat_map(|md| md.profile_names())
-                .collect();
             out.push(
                 Diagnostic::error(
                     RULE.code,
@@ -234,20 +239,27 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
                     ),
                 )
                 .at(a.span, "unknown profile")
-                .with_help(crate::suggest::hint(
-                    &a.value,
-                    names.iter().copied(),
-                    "profile",
-                )),
+                .with_help(profile_hint(&a.value, &mig_models)),
             );
         }
     }
+}
+
+/// A did-you-mean among the profiles of `models`.
+fn profile_hint(name: &str, models: &[&GpuModel]) -> String {
+    let names: BTreeSet<&str> = models.iter().flat_map(|md| md.profile_names()).collect();
+    crate::suggest::hint(name, names.iter().copied(), "profile")
+}
+
+/// An inference `profile`: one of the MIG-capable models the class accepts has it.
+fn check_workload_profiles(cx: &Ctx, out: &mut Diagnostics) {
+    let m = cx.model;
     for w in &cx.spec.workloads {
         let Some(p) = &w.profile else { continue };
-        let Some(wm) = m.workloads.iter().find(|x| x.name == w.name.value) else {
+        let Some(wm) = cx.workload(&w.name.value) else {
             continue;
         };
-        let candidates: Vec<&crate::model::GpuModel> = m
+        let candidates: Vec<&GpuModel> = m
             .models
             .values()
             .filter(|md| md.mig.is_some() && wm.accepts(&md.name))
@@ -257,10 +269,6 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
                 .iter()
                 .any(|md| md.mig_profile(&p.value).is_some())
         {
-            let names: BTreeSet<&str> = candidates
-                .iter()
-                .flat_map(|md| md.profile_names())
-                .collect();
             out.push(
                 Diagnostic::error(
                     RULE.code,
@@ -272,16 +280,16 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
                     ),
                 )
                 .at(p.span, "unknown profile")
-                .with_help(crate::suggest::hint(
-                    &p.value,
-                    names.iter().copied(),
-                    "profile",
-                )),
+                .with_help(profile_hint(&p.value, &candidates)),
             );
         }
     }
+}
+
+/// `mig-name` pins of a `gpu-model`: a profile of a model that has MIG.
+fn check_mig_names(cx: &Ctx, out: &mut Diagnostics) {
     for d in &cx.spec.gpu_models {
-        let Some(model) = m.models.get(&d.name.value) else {
+        let Some(model) = cx.model.models.get(&d.name.value) else {
             continue;
         };
         for (profile, _) in &d.mig_names {

@@ -1,7 +1,9 @@
 //! GP015: an inference or dev footprint that no allowed profile or GPU can hold.
 use super::prelude::*;
 use crate::model::{Cluster, GpuModel, Isolation, Workload};
+use crate::spec::WorkloadDecl;
 use crate::units::Bytes;
+use std::collections::BTreeMap;
 
 pub static RULE: Rule = Rule {
     code: "GP015",
@@ -57,14 +59,15 @@ fn largest_profile(m: &Cluster, md: &GpuModel) -> Option<(String, f64)> {
 
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     let m = cx.model;
-    for (w, decl) in m.workloads.iter().filter_map(|w| {
-        cx.spec
-            .workloads
-            .iter()
-            .find(|d| d.name.value == w.name)
-            .map(|d| (w, d))
-    }) {
-        let Some(mem) = &decl.memory else { continue };
+    // The first declaration of each name, which the model's workload comes from.
+    let mut decls: BTreeMap<&str, &WorkloadDecl> = BTreeMap::new();
+    for d in &cx.spec.workloads {
+        decls.entry(d.name.value.as_str()).or_insert(d);
+    }
+    for w in &m.workloads {
+        let Some(mem) = decls.get(w.name.as_str()).and_then(|d| d.memory.as_ref()) else {
+            continue;
+        };
         let models = candidate_models(m, w);
         if models.is_empty() {
             continue;
@@ -77,76 +80,85 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             0.0
         };
         let need_gib = mem.value.gib() * (1.0 + headroom);
-        let (best, what) = match iso {
-            Isolation::Mig => {
-                let best = models
-                    .iter()
-                    .filter_map(|md| {
-                        largest_profile(m, md).map(|(p, g)| (g, format!("{p} on {}", md.name)))
-                    })
-                    .max_by(|a, b| a.0.total_cmp(&b.0));
-                match best {
-                    Some(b) => (
-                        b.0,
-                        format!(
-                            "the largest allowed MIG profile is {} with {:.2} GiB usable",
-                            b.1, b.0
-                        ),
-                    ),
-                    None => continue, // no MIG model: GP019
-                }
-            }
-            Isolation::WholeGpu => {
-                let per = w.gpus_per_replica.max(1) as f64;
-                let b = models
-                    .iter()
-                    .map(|md| (md.memory.gib() * per, md.name.clone()))
-                    .max_by(|a, b| a.0.total_cmp(&b.0))
-                    .unwrap_or((0.0, String::new()));
-                (
-                    b.0,
-                    format!(
-                        "{} x {} gives {:.1} GiB",
-                        w.gpus_per_replica.max(1),
-                        b.1,
-                        b.0
-                    ),
-                )
-            }
-            Isolation::TimeSlice | Isolation::Mps => {
-                let b = models
-                    .iter()
-                    .map(|md| (md.memory.gib(), md.name.clone()))
-                    .max_by(|a, b| a.0.total_cmp(&b.0))
-                    .unwrap_or((0.0, String::new()));
-                (
-                    b.0,
-                    format!("the largest acceptable GPU, {}, has {:.1} GiB", b.1, b.0),
-                )
-            }
+        let Some((best, what)) = most_memory(m, w, &models, iso) else {
+            continue; // no MIG model: GP019
         };
         if need_gib > best + 1e-9 {
-            let headroom = if m.mig.headroom > 0.0 {
-                format!(
-                    " ({} + {:.0}% headroom = {:.1} GiB)",
-                    mem.value,
-                    m.mig.headroom * 100.0,
-                    need_gib
-                )
-            } else {
-                String::new()
-            };
-            out.push(
-                Diagnostic::error(
-                    RULE.code,
-                    format!("{} `{}` needs {}{headroom} per replica, more than it can get", w.kind.as_str(), w.name, Bytes(mem.value.0)),
-                )
-                .at(mem.span, what)
-                .with_help(match iso {
-                    Isolation::Mig => "use whole GPUs (isolation \"whole-gpu\", `gpus N`), a GPU model with more memory, or allow larger profiles".to_string(),
-                    _ => "give each replica more GPUs (`gpus N`) or accept a GPU model with more memory".to_string(),
-                }),
-            );
+            out.push(too_large(m, w, mem, need_gib, iso, what));
         }
     }
+}
+
+/// The most memory one replica of `w` can get under isolation `iso` from `models`, in
+/// GiB, and how, for the message; `None` for MIG without a MIG-capable model.
+fn most_memory(
+    m: &Cluster,
+    w: &Workload,
+    models: &[&GpuModel],
+    iso: Isolation,
+) -> Option<(f64, String)> {
+    // The most memory from `per` GPUs of one acceptable model, and that model.
+    let largest_gpu = |per: f64| {
+        models
+            .iter()
+            .map(|md| (md.memory.gib() * per, md.name.clone()))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .unwrap_or((0.0, String::new()))
+    };
+    Some(match iso {
+        Isolation::Mig => {
+            let b = models
+                .iter()
+                .filter_map(|md| {
+                    largest_profile(m, md).map(|(p, g)| (g, format!("{p} on {}", md.name)))
+                })
+                .max_by(|a, b| a.0.total_cmp(&b.0))?;
+            let what = format!(
+                "the largest allowed MIG profile is {} with {:.2} GiB usable",
+                b.1, b.0
+            );
+            (b.0, what)
+        }
+        Isolation::WholeGpu => {
+            let per = w.gpus_per_replica.max(1);
+            let (gib, name) = largest_gpu(per as f64);
+            (gib, format!("{per} x {name} gives {gib:.1} GiB"))
+        }
+        Isolation::TimeSlice | Isolation::Mps => {
+            let (gib, name) = largest_gpu(1.0);
+            let what = format!("the largest acceptable GPU, {name}, has {gib:.1} GiB");
+            (gib, what)
+        }
+    })
+}
+
+/// The diagnostic for a replica needing `need_gib` (memory `mem` plus headroom); `what`
+/// says what it can get at most.
+fn too_large(
+    m: &Cluster,
+    w: &Workload,
+    mem: &Spanned<Bytes>,
+    need_gib: f64,
+    iso: Isolation,
+    what: String,
+) -> Diagnostic {
+    let headroom = if m.mig.headroom > 0.0 {
+        format!(
+            " ({} + {:.0}% headroom = {:.1} GiB)",
+            mem.value,
+            m.mig.headroom * 100.0,
+            need_gib
+        )
+    } else {
+        String::new()
+    };
+    Diagnostic::error(
+        RULE.code,
+        format!("{} `{}` needs {}{headroom} per replica, more than it can get", w.kind.as_str(), w.name, Bytes(mem.value.0)),
+    )
+    .at(mem.span, what)
+    .with_help(match iso {
+        Isolation::Mig => "use whole GPUs (isolation \"whole-gpu\", `gpus N`), a GPU model with more memory, or allow larger profiles".to_string(),
+        _ => "give each replica more GPUs (`gpus N`) or accept a GPU model with more memory".to_string(),
+    })
 }

@@ -1,8 +1,9 @@
 //! GP016: a gang larger than any domain of its required tier can hold.
 use super::prelude::*;
-use crate::model::Tier;
 use crate::model::capacity::capacity_by_domain;
-use crate::spec::WorkloadKind;
+use crate::model::{Cluster, Tier, Workload};
+use crate::spec::{WorkloadDecl, WorkloadKind};
+use std::collections::BTreeMap;
 
 pub static RULE: Rule = Rule {
     code: "GP016",
@@ -33,80 +34,124 @@ the gang, or add nodes to the leaf.
     check: Some(check),
 };
 
+/// The best domain of a tier for a gang: `(domain name, usable GPUs, nodes)`.
+type Best = (String, u32, u32);
+
+/// What a domain holds for a gang depends only on its models, per-node split and tier:
+/// the best domain is computed once per distinct key (large fleets declare thousands of
+/// gangs, and a tier has up to one domain per GPU).
+struct BestDomains<'m> {
+    model: &'m Cluster,
+    memo: BTreeMap<GangKey<'m>, Option<Best>>,
+}
+
+/// What a domain's capacity for a gang depends on: acceptable models, GPUs per node,
+/// gang size and tier.
+type GangKey<'m> = (&'m [String], Option<u32>, u32, Tier);
+
+impl<'m> BestDomains<'m> {
+    fn new(model: &'m Cluster) -> Self {
+        BestDomains {
+            model,
+            memo: BTreeMap::new(),
+        }
+    }
+
+    /// The domain of `tier` that holds the most of `w`'s gang, if any holds some.
+    fn best(&mut self, w: &'m Workload, tier: Tier) -> Option<&Best> {
+        let m = self.model;
+        let key = (w.models.as_slice(), w.gpus_per_node, w.gang_gpus, tier);
+        self.memo
+            .entry(key)
+            .or_insert_with(|| capacity_by_domain(m, w, tier).into_iter().next())
+            .as_ref()
+    }
+
+    /// Whether one domain of `tier` holds the whole gang.
+    fn fits(&mut self, w: &'m Workload, tier: Tier) -> bool {
+        self.best(w, tier).is_some_and(|c| c.1 >= w.gang_gpus)
+    }
+}
+
 fn check(cx: &Ctx, out: &mut Diagnostics) {
-    let m = cx.model;
-    // What a domain holds for a gang depends only on its models, per-node split and
-    // tier: computed once per distinct key (large fleets declare thousands of gangs).
-    type Key = (Vec<String>, Option<u32>, u32, Tier);
-    let mut memo: std::collections::BTreeMap<Key, Vec<(String, u32, u32)>> = Default::default();
-    let mut caps_of = |w: &crate::model::Workload, tier: Tier| {
-        let key = (w.models.clone(), w.gpus_per_node, w.gang_gpus, tier);
-        memo.entry(key)
-            .or_insert_with(|| capacity_by_domain(m, w, tier))
-            .clone()
-    };
-    for w in m
+    let mut domains = BestDomains::new(cx.model);
+    for w in cx
+        .model
         .workloads
         .iter()
         .filter(|w| w.kind == WorkloadKind::Training && w.gang_gpus > 0)
     {
         let tier = w.required_tier.unwrap_or(Tier::Cluster);
-        let caps = caps_of(w, tier);
-        let best = caps.first().map(|c| c.1).unwrap_or(0);
-        if best >= w.gang_gpus {
+        if domains.fits(w, tier) {
             continue;
         }
         let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
             continue;
         };
-        let gpn = w
-            .gpus_per_node
-            .map(|g| format!(" ({} per node)", g))
-            .unwrap_or_default();
-        let largest = match caps.first() {
-            Some((name, cap, nodes)) if tier != Tier::Cluster => {
-                format!(
-                    "the largest {}, `{name}`, can hold {cap} on {nodes} node(s)",
-                    tier.as_str()
-                )
-            }
-            Some((_, cap, _)) => format!("the whole cluster can hold {cap}"),
-            None => "no node has GPUs of an acceptable model".to_string(),
-        };
-        let span = decl
-            .required_tier
-            .as_ref()
-            .map(|t| t.span)
-            .or(decl.gang_gpus.as_ref().map(|g| g.span))
-            .unwrap_or(decl.span);
-        let mut d = Diagnostic::error(
-            RULE.code,
-            format!(
-                "gang `{}` needs {} GPUs{gpn} inside one {}; {largest}",
-                w.name,
-                w.gang_gpus,
-                tier.as_str()
-            ),
-        )
-        .at(span, format!("no {} is large enough", tier.as_str()));
-        if let Some(g) = &decl.gang_gpus {
-            if g.span != span {
-                d = d.with_related(g.span, "gang size");
-            }
-        }
+        let largest = largest_domain(domains.best(w, tier), tier);
         let wider = Tier::ALL
             .iter()
-            .find(|t| **t > tier && caps_of(w, **t).first().is_some_and(|c| c.1 >= w.gang_gpus));
-        out.push(d.with_help(match wider {
-            Some(t) => format!(
-                "the gang fits inside one {}: write required=\"{}\" preferred=\"{}\"",
-                t.as_str(),
-                t.as_str(),
-                tier.as_str()
-            ),
-            None => {
-                "shrink the gang or add capacity: it does not fit in the whole cluster".to_string()
-            }
-        }));
+            .copied()
+            .find(|t| *t > tier && domains.fits(w, *t));
+        out.push(too_large(w, decl, tier, &largest, wider));
     }
+}
+
+/// What the largest domain of `tier` can hold, for the message.
+fn largest_domain(best: Option<&Best>, tier: Tier) -> String {
+    match best {
+        Some((name, cap, nodes)) if tier != Tier::Cluster => {
+            format!(
+                "the largest {}, `{name}`, can hold {cap} on {nodes} node(s)",
+                tier.as_str()
+            )
+        }
+        Some((_, cap, _)) => format!("the whole cluster can hold {cap}"),
+        None => "no node has GPUs of an acceptable model".to_string(),
+    }
+}
+
+/// The diagnostic for a gang that no domain of `tier` holds; `wider` is the first wider
+/// tier one of whose domains does.
+fn too_large(
+    w: &Workload,
+    decl: &WorkloadDecl,
+    tier: Tier,
+    largest: &str,
+    wider: Option<Tier>,
+) -> Diagnostic {
+    let gpn = w
+        .gpus_per_node
+        .map(|g| format!(" ({} per node)", g))
+        .unwrap_or_default();
+    let span = decl
+        .required_tier
+        .as_ref()
+        .map(|t| t.span)
+        .or(decl.gang_gpus.as_ref().map(|g| g.span))
+        .unwrap_or(decl.span);
+    let mut d = Diagnostic::error(
+        RULE.code,
+        format!(
+            "gang `{}` needs {} GPUs{gpn} inside one {}; {largest}",
+            w.name,
+            w.gang_gpus,
+            tier.as_str()
+        ),
+    )
+    .at(span, format!("no {} is large enough", tier.as_str()));
+    if let Some(g) = &decl.gang_gpus {
+        if g.span != span {
+            d = d.with_related(g.span, "gang size");
+        }
+    }
+    d.with_help(match wider {
+        Some(t) => format!(
+            "the gang fits inside one {}: write required=\"{}\" preferred=\"{}\"",
+            t.as_str(),
+            t.as_str(),
+            tier.as_str()
+        ),
+        None => "shrink the gang or add capacity: it does not fit in the whole cluster".to_string(),
+    })
 }

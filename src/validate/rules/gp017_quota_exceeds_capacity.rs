@@ -1,5 +1,6 @@
 //! GP017 (warning): quotas promise more GPUs than the cluster has.
 use super::prelude::*;
+use crate::model::{Cluster, Team};
 use std::collections::BTreeMap;
 
 pub static RULE: Rule = Rule {
@@ -30,52 +31,55 @@ team "vision" guarantee=100   // 300 guaranteed, 256 GPUs in the cluster
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     let m = cx.model;
     let total = m.usable_gpu_count() as u64;
-    let top: Vec<&crate::model::Team> = m.teams.values().filter(|t| t.parent.is_none()).collect();
+    let top: Vec<&Team> = m.teams.values().filter(|t| t.parent.is_none()).collect();
+    check_total(cx, &top, total, out);
+    check_per_model(m, &top, out);
+    check_bursts(cx, total, out);
+}
+
+/// Top-level teams' guarantees against the cluster's usable GPUs.
+fn check_total(cx: &Ctx, top: &[&Team], total: u64, out: &mut Diagnostics) {
     let sum: u64 = top.iter().map(|t| t.guarantee as u64).sum();
-    if sum > total {
-        if let Some(last) = cx
-            .spec
-            .teams
-            .iter()
-            .rev()
-            .find(|t| t.parent.is_none() && t.guarantee.is_some())
-        {
-            let mut d = Diagnostic::warning(
-                RULE.code,
-                format!(
-                    "team guarantees add up to {sum} GPUs, but the cluster has {total} usable GPUs"
-                ),
-            )
-            .at(
-                last.guarantee.as_ref().map(|g| g.span).unwrap_or(last.span),
-                format!("guarantees total {sum}"),
+    if sum <= total {
+        return;
+    }
+    let Some(last) = cx
+        .spec
+        .teams
+        .iter()
+        .rev()
+        .find(|t| t.parent.is_none() && t.guarantee.is_some())
+    else {
+        return;
+    };
+    let mut d = Diagnostic::warning(
+        RULE.code,
+        format!("team guarantees add up to {sum} GPUs, but the cluster has {total} usable GPUs"),
+    )
+    .at(
+        last.guarantee.as_ref().map(|g| g.span).unwrap_or(last.span),
+        format!("guarantees total {sum}"),
+    );
+    for t in cx
+        .spec
+        .teams
+        .iter()
+        .filter(|t| t.parent.is_none() && t.name.value != last.name.value)
+    {
+        if let Some(g) = &t.guarantee {
+            d = d.with_related(
+                g.span,
+                format!("{} guaranteed to `{}`", g.value, t.name.value),
             );
-            for t in cx
-                .spec
-                .teams
-                .iter()
-                .filter(|t| t.parent.is_none() && t.name.value != last.name.value)
-            {
-                if let Some(g) = &t.guarantee {
-                    d = d.with_related(
-                        g.span,
-                        format!("{} guaranteed to `{}`", g.value, t.name.value),
-                    );
-                }
-            }
-            out.push(d.with_help("lower guarantees (keep the rest as `burst`) or add nodes"));
         }
     }
-    let mut per_model: BTreeMap<String, u64> = BTreeMap::new();
-    for n in &m.nodes {
-        for g in n.usable_gpus() {
-            if let Some(md) = &g.model {
-                *per_model.entry(md.clone()).or_default() += 1;
-            }
-        }
-    }
+    out.push(d.with_help("lower guarantees (keep the rest as `burst`) or add nodes"));
+}
+
+/// Top-level teams' per-model quotas against the usable GPUs of each model.
+fn check_per_model(m: &Cluster, top: &[&Team], out: &mut Diagnostics) {
     let mut by_model: BTreeMap<&str, (u64, Vec<Span>)> = BTreeMap::new();
-    for t in &top {
+    for t in top {
         for q in &t.quotas {
             if let Some(md) = &q.model {
                 let e = by_model.entry(md).or_default();
@@ -85,7 +89,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         }
     }
     for (md, (sum, spans)) in by_model {
-        let have = per_model.get(md).copied().unwrap_or(0);
+        let have = m.model_stats.get(md).map_or(0, |s| s.gpus as u64);
         if sum > have {
             let mut d = Diagnostic::warning(
                 RULE.code,
@@ -101,15 +105,30 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             out.push(d.with_help("lower the per-model guarantees or add GPUs of that model"));
         }
     }
+}
+
+/// Burst ceilings above the whole cluster.
+fn check_bursts(cx: &Ctx, total: u64, out: &mut Diagnostics) {
     for t in &cx.spec.teams {
-        if let Some(b) = &t.burst {
-            if b.value as u64 > total && total > 0 {
-                out.push(
-                    Diagnostic::warning(RULE.code, format!("team `{}` may burst to {} GPUs, but the cluster has {total}", t.name.value, b.value))
-                        .at(b.span, "more than the cluster")
-                        .with_help(format!("a burst ceiling above {total} has no effect; lower it to document the real ceiling")),
-                );
-            }
-        }
+        let Some(b) = t
+            .burst
+            .as_ref()
+            .filter(|b| b.value as u64 > total && total > 0)
+        else {
+            continue;
+        };
+        out.push(
+            Diagnostic::warning(
+                RULE.code,
+                format!(
+                    "team `{}` may burst to {} GPUs, but the cluster has {total}",
+                    t.name.value, b.value
+                ),
+            )
+            .at(b.span, "more than the cluster")
+            .with_help(format!(
+                "a burst ceiling above {total} has no effect; lower it to document the real ceiling"
+            )),
+        );
     }
 }

@@ -1,5 +1,7 @@
 //! GP021: team quotas that contradict themselves or their parent.
 use super::prelude::*;
+use crate::model::Team;
+use crate::spec::{QuotaDecl, TeamDecl};
 
 pub static RULE: Rule = Rule {
     code: "GP021",
@@ -29,102 +31,113 @@ guarantee.
 
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     for t in &cx.spec.teams {
-        if let (Some(g), Some(b)) = (&t.guarantee, &t.burst) {
-            if b.value < g.value {
-                out.push(
-                    Diagnostic::error(
-                        RULE.code,
-                        format!(
-                            "team `{}` bursts to {} but is guaranteed {}",
-                            t.name.value, b.value, g.value
-                        ),
-                    )
-                    .at(b.span, "below the guarantee")
-                    .with_related(g.span, "guarantee")
-                    .with_help(format!(
-                        "burst is the ceiling including the guarantee: use burst={} or more",
-                        g.value
-                    )),
-                );
-            }
-        }
-        for q in &t.quotas {
-            if q.model.is_some() == q.pool.is_some() {
-                out.push(
-                    Diagnostic::error(
-                        RULE.code,
-                        format!(
-                            "a quota of team `{}` must name exactly one of `model` or `pool`",
-                            t.name.value
-                        ),
-                    )
-                    .at(q.span, "which GPUs does it count?")
-                    .with_help(
-                        "write quota model=\"...\" guarantee=N, or quota pool=\"...\" guarantee=N",
-                    ),
-                );
-            }
-            if let (Some(g), Some(b)) = (&q.guarantee, &q.burst) {
-                if b.value < g.value {
-                    out.push(
-                        Diagnostic::error(
-                            RULE.code,
-                            format!("quota bursts to {} but guarantees {}", b.value, g.value),
-                        )
-                        .at(b.span, "below the guarantee")
-                        .with_help(format!("use burst={} or more", g.value)),
-                    );
-                }
-            }
-        }
+        check_team(t, out);
     }
-    let m = cx.model;
-    for parent in m.teams.values() {
-        let kids: Vec<&crate::spec::TeamDecl> = cx
+    for parent in cx.model.teams.values() {
+        let kids: Vec<&TeamDecl> = cx
             .spec
             .teams
             .iter()
             .filter(|t| t.parent.as_ref().is_some_and(|p| p.value == parent.name))
             .collect();
-        if kids.is_empty() {
+        if !kids.is_empty() {
+            check_children(parent, &kids, out);
+        }
+    }
+}
+
+/// One team: its burst against its guarantee, and the shape of each of its quotas.
+fn check_team(t: &TeamDecl, out: &mut Diagnostics) {
+    if let (Some(g), Some(b)) = (&t.guarantee, &t.burst) {
+        if b.value < g.value {
+            out.push(
+                Diagnostic::error(
+                    RULE.code,
+                    format!(
+                        "team `{}` bursts to {} but is guaranteed {}",
+                        t.name.value, b.value, g.value
+                    ),
+                )
+                .at(b.span, "below the guarantee")
+                .with_related(g.span, "guarantee")
+                .with_help(format!(
+                    "burst is the ceiling including the guarantee: use burst={} or more",
+                    g.value
+                )),
+            );
+        }
+    }
+    for q in &t.quotas {
+        check_quota(t, q, out);
+    }
+}
+
+/// A quota names exactly one of model and pool, and bursts to at least its guarantee.
+fn check_quota(t: &TeamDecl, q: &QuotaDecl, out: &mut Diagnostics) {
+    if q.model.is_some() == q.pool.is_some() {
+        out.push(
+            Diagnostic::error(
+                RULE.code,
+                format!(
+                    "a quota of team `{}` must name exactly one of `model` or `pool`",
+                    t.name.value
+                ),
+            )
+            .at(q.span, "which GPUs does it count?")
+            .with_help("write quota model=\"...\" guarantee=N, or quota pool=\"...\" guarantee=N"),
+        );
+    }
+    if let (Some(g), Some(b)) = (&q.guarantee, &q.burst) {
+        if b.value < g.value {
+            out.push(
+                Diagnostic::error(
+                    RULE.code,
+                    format!("quota bursts to {} but guarantees {}", b.value, g.value),
+                )
+                .at(b.span, "below the guarantee")
+                .with_help(format!("use burst={} or more", g.value)),
+            );
+        }
+    }
+}
+
+/// A parent's guarantee covers its children's; no child bursts above its ceiling.
+fn check_children(parent: &Team, kids: &[&TeamDecl], out: &mut Diagnostics) {
+    let sum: u64 = kids
+        .iter()
+        .filter_map(|k| k.guarantee.as_ref())
+        .map(|g| g.value as u64)
+        .sum();
+    if sum > parent.guarantee as u64 {
+        let mut d = Diagnostic::error(RULE.code, format!("children of team `{}` are guaranteed {sum} GPUs, more than its own guarantee of {}", parent.name, parent.guarantee))
+            .at(parent.span, format!("guarantees {}", parent.guarantee));
+        for k in kids {
+            if let Some(g) = &k.guarantee {
+                d = d.with_related(g.span, format!("`{}` guaranteed {}", k.name.value, g.value));
+            }
+        }
+        out.push(d.with_help("a parent's guarantee must cover its children's guarantees"));
+    }
+    let ceiling = parent.ceiling();
+    for k in kids {
+        let Some(b) = k
+            .burst
+            .as_ref()
+            .filter(|b| b.value > ceiling && ceiling > 0)
+        else {
             continue;
-        }
-        let sum: u64 = kids
-            .iter()
-            .filter_map(|k| k.guarantee.as_ref())
-            .map(|g| g.value as u64)
-            .sum();
-        if sum > parent.guarantee as u64 {
-            let mut d = Diagnostic::error(RULE.code, format!("children of team `{}` are guaranteed {sum} GPUs, more than its own guarantee of {}", parent.name, parent.guarantee))
-                .at(parent.span, format!("guarantees {}", parent.guarantee));
-            for k in &kids {
-                if let Some(g) = &k.guarantee {
-                    d = d
-                        .with_related(g.span, format!("`{}` guaranteed {}", k.name.value, g.value));
-                }
-            }
-            out.push(d.with_help("a parent's guarantee must cover its children's guarantees"));
-        }
-        for k in &kids {
-            if let Some(b) = &k.burst {
-                if b.value > parent.ceiling() && parent.ceiling() > 0 {
-                    out.push(
-                        Diagnostic::error(
-                            RULE.code,
-                            format!(
-                                "team `{}` may burst to {}, above its parent `{}`'s ceiling of {}",
-                                k.name.value,
-                                b.value,
-                                parent.name,
-                                parent.ceiling()
-                            ),
-                        )
-                        .at(b.span, "above the parent's ceiling")
-                        .with_related(parent.span, "parent")
-                        .with_help(format!("use burst={} or less", parent.ceiling())),
-                    );
-                }
-            }
-        }
+        };
+        out.push(
+            Diagnostic::error(
+                RULE.code,
+                format!(
+                    "team `{}` may burst to {}, above its parent `{}`'s ceiling of {}",
+                    k.name.value, b.value, parent.name, ceiling
+                ),
+            )
+            .at(b.span, "above the parent's ceiling")
+            .with_related(parent.span, "parent")
+            .with_help(format!("use burst={ceiling} or less")),
+        );
     }
 }

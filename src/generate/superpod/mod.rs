@@ -32,8 +32,12 @@
 //! replicas, the footprint rounded up to 1/8, 2/8, 4/8 or 1 of an 80 GB GPU for MIG
 //! replicas, and 1/`per-gpu` for time-sliced sessions.
 
+mod workloads;
+
 use super::Rng;
 use std::fmt::Write;
+
+pub use workloads::mig_equivalent;
 
 /// GPUs per node (DGX H100, HGX A100).
 pub const GPUS_PER_NODE: u64 = 8;
@@ -179,10 +183,89 @@ struct Caps {
     cluster: u64,
 }
 
+impl Caps {
+    /// The largest leaf and spine in H100 GPUs; the core and the cluster hold every
+    /// training node.
+    fn of(leaves: &[Leaf], spines: &[&[Leaf]], training: u64) -> Caps {
+        let h100_gpus = |ls: &[Leaf]| -> u64 {
+            ls.iter()
+                .filter(|l| l.training)
+                .map(|l| l.nodes() * GPUS_PER_NODE)
+                .sum()
+        };
+        Caps {
+            leaf: leaves
+                .iter()
+                .filter(|l| l.training)
+                .map(|l| l.nodes() * GPUS_PER_NODE)
+                .max()
+                .unwrap_or(0),
+            spine: spines.iter().map(|s| h100_gpus(s)).max().unwrap_or(0),
+            core: (spines.len() > 1).then_some(training * GPUS_PER_NODE),
+            cluster: training * GPUS_PER_NODE,
+        }
+    }
+}
+
 /// Generates the files and reports what they hold.
 pub fn superpod_with_stats(
     opts: &SuperpodOptions,
 ) -> Result<(Vec<(String, String)>, Stats), String> {
+    let k = check_options(opts)?;
+    let mut rng = Rng::new(opts.seed);
+
+    // ---- nodes
+    let total_nodes = opts.gpus.div_ceil(GPUS_PER_NODE);
+    let serving = serving_nodes(opts.mix, total_nodes);
+    let training = total_nodes - serving;
+    let w = digits(training.max(serving)).max(5);
+
+    // ---- fabric: leaves of 32 nodes (training SUs first), spines of 16 leaves
+    let leaves = leaves(training, serving);
+    let spines: Vec<&[Leaf]> = leaves.chunks(LEAVES_PER_SPINE).collect();
+    let sw = digits(spines.len() as u64).max(2);
+    let has_core = spines.len() > 1;
+    let caps = Caps::of(&leaves, &spines, training);
+
+    let gpus = total_nodes * GPUS_PER_NODE;
+    let mut stats = Stats {
+        nodes: total_nodes,
+        training_nodes: training,
+        serving_nodes: serving,
+        gpus,
+        leaves: leaves.len(),
+        spines: spines.len(),
+        cores: usize::from(has_core),
+        ..Stats::default()
+    };
+    let pools = serving_pools(serving);
+
+    let cluster = cluster_kdl(opts, &stats, serving > 0);
+    let hardware = hardware_kdl(&leaves, w, serving > 0, &pools);
+    let fabric = fabric_kdl(&spines, w, sw, has_core, &stats);
+    let (teams_kdl, teams) = teams_kdl(&mut rng, k, gpus);
+    stats.teams = teams.len();
+    let nodes = workloads::Nodes {
+        training,
+        serving,
+        caps,
+    };
+    let workloads = workloads::workloads_kdl(&mut rng, opts, k, nodes, &teams, &mut stats);
+
+    Ok((
+        vec![
+            ("cluster.kdl".to_string(), cluster),
+            ("hardware.kdl".to_string(), hardware),
+            ("fabric.kdl".to_string(), fabric),
+            ("teams.kdl".to_string(), teams_kdl),
+            ("workloads.kdl".to_string(), workloads),
+        ],
+        stats,
+    ))
+}
+
+/// The number of workload classes, or why the options cannot be generated.
+fn check_options(opts: &SuperpodOptions) -> Result<u32, String> {
     if opts.gpus == 0 {
         return Err("--gpus must be at least 1".to_string());
     }
@@ -201,24 +284,26 @@ pub fn superpod_with_stats(
             "--classes {k} is more than this generator supports ({MAX_CLASSES})"
         ));
     }
-    let mut rng = Rng::new(opts.seed);
+    Ok(k)
+}
 
-    // ---- nodes
-    let total_nodes = opts.gpus.div_ceil(GPUS_PER_NODE);
-    let share = opts.mix.serving_share();
-    let serving = if share == 0.0 {
+/// How many of `total_nodes` are serving nodes: the mix's share, keeping at least one
+/// node of each kind when the mix has both.
+fn serving_nodes(mix: Mix, total_nodes: u64) -> u64 {
+    let share = mix.serving_share();
+    if share == 0.0 {
         0
     } else if total_nodes >= 2 {
         ((total_nodes as f64 * share).round() as u64).clamp(1, total_nodes - 1)
-    } else if opts.mix == Mix::Inference {
+    } else if mix == Mix::Inference {
         1
     } else {
         0
-    };
-    let training = total_nodes - serving;
-    let w = digits(training.max(serving)).max(5);
+    }
+}
 
-    // ---- fabric: leaves of 32 nodes (training SUs first), spines of 16 leaves
+/// Scalable units of up to 32 nodes, training nodes first, named `su001`...
+fn leaves(training: u64, serving: u64) -> Vec<Leaf> {
     let mut leaves: Vec<Leaf> = Vec::new();
     for (prefix, count, is_training) in [("dgx", training, true), ("hgx", serving, false)] {
         let mut lo = 1;
@@ -238,71 +323,22 @@ pub fn superpod_with_stats(
     for (i, l) in leaves.iter_mut().enumerate() {
         l.name = format!("su{:0lw$}", i + 1);
     }
-    let spines: Vec<&[Leaf]> = leaves.chunks(LEAVES_PER_SPINE).collect();
-    let sw = digits(spines.len() as u64).max(2);
-    let has_core = spines.len() > 1;
-    let h100_gpus = |ls: &[Leaf]| -> u64 {
-        ls.iter()
-            .filter(|l| l.training)
-            .map(|l| l.nodes() * GPUS_PER_NODE)
-            .sum()
-    };
-    let caps = Caps {
-        leaf: leaves
-            .iter()
-            .filter(|l| l.training)
-            .map(|l| l.nodes() * GPUS_PER_NODE)
-            .max()
-            .unwrap_or(0),
-        spine: spines.iter().map(|s| h100_gpus(s)).max().unwrap_or(0),
-        core: has_core.then_some(training * GPUS_PER_NODE),
-        cluster: training * GPUS_PER_NODE,
-    };
+    leaves
+}
 
-    let gpus = total_nodes * GPUS_PER_NODE;
-    let mut stats = Stats {
-        nodes: total_nodes,
-        training_nodes: training,
-        serving_nodes: serving,
-        gpus,
-        leaves: leaves.len(),
-        spines: spines.len(),
-        cores: usize::from(has_core),
-        ..Stats::default()
-    };
-
-    // ---- pools on the serving nodes: 50% MIG, 35% whole GPUs, 15% dev
-    let pools: Vec<(&str, &str, u64, u64)> = if serving >= 3 {
-        let mig = ((serving as f64 * 0.5).round() as u64).clamp(1, serving - 2);
-        let whole = ((serving as f64 * 0.35).round() as u64).clamp(1, serving - mig - 1);
-        vec![
-            ("serving-mig", "mig", 1, mig),
-            ("serving-whole", "whole-gpu", mig + 1, mig + whole),
-            ("dev", "time-slice", mig + whole + 1, serving),
-        ]
-    } else {
-        Vec::new()
-    };
-
-    let cluster = cluster_kdl(opts, &stats, serving > 0);
-    let hardware = hardware_kdl(&leaves, w, serving > 0, &pools);
-    let fabric = fabric_kdl(&spines, w, sw, has_core, &stats);
-    let (teams_kdl, teams) = teams_kdl(&mut rng, k, gpus);
-    stats.teams = teams.len();
-    let workloads = workloads_kdl(
-        &mut rng, opts, k, training, serving, caps, &teams, &mut stats,
-    );
-
-    Ok((
-        vec![
-            ("cluster.kdl".to_string(), cluster),
-            ("hardware.kdl".to_string(), hardware),
-            ("fabric.kdl".to_string(), fabric),
-            ("teams.kdl".to_string(), teams_kdl),
-            ("workloads.kdl".to_string(), workloads),
-        ],
-        stats,
-    ))
+/// Pools on the serving nodes (name, mode, first and last node): 50% MIG, 35% whole
+/// GPUs, 15% dev; none with fewer than three serving nodes.
+fn serving_pools(serving: u64) -> Vec<(&'static str, &'static str, u64, u64)> {
+    if serving < 3 {
+        return Vec::new();
+    }
+    let mig = ((serving as f64 * 0.5).round() as u64).clamp(1, serving - 2);
+    let whole = ((serving as f64 * 0.35).round() as u64).clamp(1, serving - mig - 1);
+    vec![
+        ("serving-mig", "mig", 1, mig),
+        ("serving-whole", "whole-gpu", mig + 1, mig + whole),
+        ("dev", "time-slice", mig + whole + 1, serving),
+    ]
 }
 
 fn cluster_kdl(opts: &SuperpodOptions, st: &Stats, serving: bool) -> String {
@@ -542,338 +578,4 @@ fn teams_kdl(rng: &mut Rng, k: u32, gpus: u64) -> (String, Vec<String>) {
          priority \"scavenger\" value=100 preemption=\"never\" description=\"Sweeps on idle GPUs\"\n",
     );
     (s, names)
-}
-
-/// Splits `total` over `n` classes with log-normal weights (`sigma`: how heavy the
-/// tail is); each share is at least `floor` when the total is large enough for it.
-fn allocate(rng: &mut Rng, total: f64, n: usize, sigma: f64, floor: f64) -> Vec<f64> {
-    let w: Vec<f64> = (0..n).map(|_| (rng.normal() * sigma).exp()).collect();
-    let sum: f64 = w.iter().sum();
-    let floor = if total >= floor * n as f64 * 1.1 {
-        floor
-    } else {
-        0.0
-    };
-    let rest = total - floor * n as f64;
-    w.iter().map(|x| floor + rest * x / sum).collect()
-}
-
-const GANGS: &[u64] = &[8, 16, 32, 64, 128, 256, 512, 1024];
-
-/// The tightest tier that holds `g` H100 GPUs, and the next looser one.
-fn tiers_for(g: u64, caps: Caps) -> Vec<&'static str> {
-    let mut v = Vec::new();
-    if g <= GPUS_PER_NODE {
-        v.push("node");
-    }
-    if g <= caps.leaf {
-        v.push("leaf");
-    }
-    if g <= caps.spine {
-        v.push("spine");
-    }
-    if caps.core.is_some_and(|c| g <= c) {
-        v.push("core");
-    }
-    v.push("cluster");
-    v
-}
-
-/// GPU-equivalents of one MIG replica: footprint / 80 GiB rounded up to 1/8, 2/8, 4/8, 1.
-pub fn mig_equivalent(gib: f64) -> f64 {
-    let f = gib / 80.0;
-    [0.125, 0.25, 0.5, 1.0]
-        .into_iter()
-        .find(|x| *x >= f)
-        .unwrap_or(1.0)
-}
-
-// (family, size, precision, footprint GiB)
-const MIG_MODELS: &[(&str, &str, &str, u32)] = &[
-    ("embed", "1b", "fp16", 5),
-    ("rerank", "1b", "fp16", 6),
-    ("chat", "7b", "int8", 9),
-    ("chat", "7b", "fp16", 15),
-    ("code", "7b", "fp16", 15),
-    ("summarize", "13b", "int8", 16),
-    ("chat", "13b", "fp16", 27),
-    ("code", "13b", "fp16", 27),
-    ("chat", "34b", "int8", 36),
-    ("code", "34b", "int8", 36),
-];
-// (family, size, precision, footprint GiB, GPUs)
-const WHOLE_MODELS: &[(&str, &str, &str, u32, u64)] = &[
-    ("code", "34b", "fp16", 70, 1),
-    ("chat", "70b", "int8", 72, 1),
-    ("search", "70b", "int8", 72, 1),
-    ("chat", "70b", "fp16", 140, 2),
-    ("assistant", "70b", "fp16", 140, 2),
-];
-
-#[allow(clippy::too_many_arguments)]
-fn workloads_kdl(
-    rng: &mut Rng,
-    opts: &SuperpodOptions,
-    k: u32,
-    training_nodes: u64,
-    serving_nodes: u64,
-    caps: Caps,
-    teams: &[String],
-    st: &mut Stats,
-) -> String {
-    let k = k as usize;
-    let (train_frac, dev_frac) = match opts.mix {
-        Mix::Training => (1.0, 0.0),
-        Mix::Mixed => (0.65, 0.05),
-        Mix::Inference => (0.10, 0.10),
-    };
-    let round = |x: f64| x.round() as usize;
-    let (n_train, n_dev) = if opts.mix == Mix::Training {
-        (k, 0)
-    } else if k < 3 {
-        (0, 0)
-    } else {
-        let t = if training_nodes > 0 {
-            round(k as f64 * train_frac).max(1)
-        } else {
-            0
-        };
-        (t, round(k as f64 * dev_frac).max(1))
-    };
-    let n_inf = k - n_train - n_dev;
-    let n_whole = round(n_inf as f64 * 0.35);
-    let n_mig = n_inf - n_whole;
-
-    let total = ((training_nodes + serving_nodes) * GPUS_PER_NODE) as f64;
-    let (train_cap, serve_cap) = if n_train == 0 {
-        (0.0, total)
-    } else if n_inf + n_dev == 0 {
-        (total, 0.0)
-    } else if serving_nodes == 0 {
-        (total * 0.75, total * 0.25)
-    } else {
-        (
-            (training_nodes * GPUS_PER_NODE) as f64,
-            (serving_nodes * GPUS_PER_NODE) as f64,
-        )
-    };
-    let u = rng.range_f64(0.95, 1.05);
-    let (mut mig_share, whole_share, mut dev_share) = (0.5, 0.35, 0.15);
-    if n_dev == 0 {
-        mig_share += dev_share;
-        dev_share = 0.0;
-    }
-    let (mig_share, whole_share) = if n_whole == 0 {
-        (mig_share + whole_share, 0.0)
-    } else if n_mig == 0 {
-        (0.0, mig_share + whole_share)
-    } else {
-        (mig_share, whole_share)
-    };
-
-    let mut s = String::new();
-    let mut demand = 0.0;
-    let idw = digits(k as u64).max(4);
-    let mut idx = 0usize;
-    let mut next_name = |family: &str| {
-        idx += 1;
-        format!("{family}-{idx:0idw$}")
-    };
-
-    // ---- training
-    let mut train = String::new();
-    let max_gang = GANGS
-        .iter()
-        .copied()
-        .filter(|g| *g == 8 || *g * 2 <= caps.cluster)
-        .max()
-        .unwrap_or(8);
-    let mut carry = 0.0;
-    let train_budget = train_cap * u;
-    for b in allocate(rng, train_budget, n_train, 1.5, 8.0) {
-        let target = b + carry;
-        let team = rng.pick(teams);
-        let sweep = rng.chance(0.3);
-        let (g, gpn) = if target < 6.0 {
-            let g = [4u64, 2, 1]
-                .into_iter()
-                .find(|g| *g as f64 <= target)
-                .unwrap_or(1);
-            (g, g)
-        } else if sweep {
-            (8, 8)
-        } else {
-            let sizes: Vec<u64> = GANGS.iter().copied().filter(|g| *g <= max_gang).collect();
-            let mut i = sizes.iter().rposition(|g| *g as f64 <= target).unwrap_or(0);
-            if i > 0 && rng.chance(0.4) {
-                i -= 1;
-            }
-            if i > 0 && rng.chance(0.15) {
-                i -= 1;
-            }
-            (sizes[i], 8)
-        };
-        let max_rep = if sweep { 32 } else { 4 };
-        let replicas = ((target / g as f64).round() as u64).clamp(1, max_rep);
-        let actual = (g * replicas) as f64;
-        carry = target - actual;
-        demand += actual;
-
-        let tiers = tiers_for(g, caps);
-        let (required, preferred) = if g <= GPUS_PER_NODE && (sweep || g < 8) {
-            ("node", None)
-        } else if tiers.len() >= 2 && rng.chance(0.35) {
-            (tiers[1], Some(tiers[0]))
-        } else {
-            (tiers[0], None)
-        };
-        let (family, priority, checkpoint) = if sweep || g < 8 {
-            ("sweep", "scavenger", *rng.pick(&["10m", "15m", "30m"]))
-        } else if g >= 256 {
-            (
-                "pretrain",
-                if rng.chance(0.7) {
-                    "production"
-                } else {
-                    "research"
-                },
-                *rng.pick(&["30m", "1h"]),
-            )
-        } else {
-            (
-                *rng.pick(&["finetune", "rlhf", "distill", "eval"]),
-                if rng.chance(0.3) {
-                    "production"
-                } else {
-                    "research"
-                },
-                *rng.pick(&["15m", "20m", "30m", "1h", "2h"]),
-            )
-        };
-        let name = next_name(family);
-        let rep = if replicas > 1 {
-            format!(" replicas={replicas}")
-        } else {
-            String::new()
-        };
-        let _ = writeln!(
-            train,
-            "training \"{name}\" team=\"{team}\" priority=\"{priority}\"{rep} {{"
-        );
-        let _ = writeln!(train, "    gang gpus={g} gpus-per-node={gpn}");
-        match preferred {
-            Some(p) => {
-                let _ = writeln!(
-                    train,
-                    "    topology required=\"{required}\" preferred=\"{p}\""
-                );
-            }
-            None => {
-                let _ = writeln!(train, "    topology required=\"{required}\"");
-            }
-        }
-        let _ = writeln!(train, "    checkpoint every=\"{checkpoint}\"");
-        if priority != "production" {
-            let _ = writeln!(train, "    preemptible");
-        }
-        let _ = writeln!(train, "    models \"{H100}\"\n}}");
-    }
-    let train_demand = demand;
-
-    // ---- inference
-    let mut inf = String::new();
-    let models = format!("\"{A100}\" \"{H100}\"");
-    let mut carry = 0.0;
-    for b in allocate(rng, serve_cap * u * mig_share, n_mig, 0.9, 0.0) {
-        let target = b + carry;
-        let (family, size, prec, gib) = *rng.pick(MIG_MODELS);
-        let eq = mig_equivalent(gib as f64);
-        let replicas = ((target / eq).round() as u64).clamp(1, 4000);
-        let actual = eq * replicas as f64;
-        carry = target - actual;
-        demand += actual;
-        let team = rng.pick(teams);
-        let priority = if rng.chance(0.75) {
-            "serving"
-        } else {
-            "production"
-        };
-        let name = next_name(&format!("{family}-{size}-{prec}"));
-        let _ = writeln!(
-            inf,
-            "inference \"{name}\" team=\"{team}\" priority=\"{priority}\" replicas={replicas} {{\n    memory \"{gib}GiB\"\n    isolation \"mig\"\n    models {models}\n}}"
-        );
-    }
-    let mut carry = 0.0;
-    for b in allocate(rng, serve_cap * u * whole_share, n_whole, 0.9, 0.0) {
-        let target = b + carry;
-        let (family, size, prec, gib, g) = *rng.pick(WHOLE_MODELS);
-        let replicas = ((target / g as f64).round() as u64).clamp(1, 4000);
-        let actual = (g * replicas) as f64;
-        carry = target - actual;
-        demand += actual;
-        let team = rng.pick(teams);
-        let priority = if rng.chance(0.75) {
-            "serving"
-        } else {
-            "production"
-        };
-        let name = next_name(&format!("{family}-{size}-{prec}"));
-        let _ = writeln!(
-            inf,
-            "inference \"{name}\" team=\"{team}\" priority=\"{priority}\" replicas={replicas} {{\n    memory \"{gib}GiB\"\n    isolation \"whole-gpu\"\n    gpus {g}\n    models {models}\n}}"
-        );
-    }
-    let inf_demand = demand - train_demand;
-
-    // ---- dev
-    let mut dev = String::new();
-    let mut carry = 0.0;
-    for b in allocate(rng, serve_cap * u * dev_share, n_dev, 0.9, 0.0) {
-        let target = b + carry;
-        let per_gpu = 4u64;
-        let replicas = ((target * per_gpu as f64).round() as u64).clamp(1, 16000);
-        let actual = replicas as f64 / per_gpu as f64;
-        carry = target - actual;
-        demand += actual;
-        let team = rng.pick(teams);
-        // 4 x 18 GiB stays below an 80 GB GPU (GP029: time-slicing has no memory isolation).
-        let gib = *rng.pick(&[8u32, 12, 16, 18]);
-        let name = next_name("notebooks");
-        let _ = writeln!(
-            dev,
-            "dev \"{name}\" team=\"{team}\" priority=\"research\" replicas={replicas} {{\n    share \"time-slice\" per-gpu={per_gpu}\n    memory \"{gib}GiB\"\n    models {models}\n}}"
-        );
-    }
-    let dev_demand = demand - train_demand - inf_demand;
-
-    st.training_classes = n_train;
-    st.inference_classes = n_inf;
-    st.dev_classes = n_dev;
-    st.demand_gpus = demand;
-
-    let _ = writeln!(
-        s,
-        "// {k} workload classes: {n_train} training, {n_inf} inference ({n_mig} MIG, {n_whole} whole-GPU), {n_dev} dev.\n\
-         // Requested demand: {:.1} GPU-equivalents, {:.1}% of {} GPUs\n\
-         // (training {:.1}, inference {:.1}, dev {:.1}). MIG replicas count as their footprint\n\
-         // rounded up to 1/8, 2/8, 4/8 or 1 GPU; time-sliced sessions as 1/per-gpu.",
-        demand,
-        st.demand_percent(),
-        st.gpus,
-        train_demand,
-        inf_demand,
-        dev_demand
-    );
-    for (title, body) in [
-        ("training", train),
-        ("inference", inf),
-        ("development", dev),
-    ] {
-        if !body.is_empty() {
-            let _ = writeln!(s, "\n// ---- {title}\n");
-            s.push_str(&body);
-        }
-    }
-    s
 }
