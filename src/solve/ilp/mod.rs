@@ -348,13 +348,11 @@ fn resolution(coefs: &[f64]) -> Option<f64> {
     // A running fraction num/den, starting at 1.
     let (mut num, mut den): (u128, u128) = (1, 1);
     for &c in coefs {
-        let Some((n, d)) = (1..=1000u128).find_map(|d| {
+        let (n, d) = (1..=1000u128).find_map(|d| {
             let n = c * d as f64;
             let r = n.round();
             ((n - r).abs() <= 1e-9 * d as f64 && r >= 1.0).then_some((r as u128, d))
-        }) else {
-            return None;
-        };
+        })?;
         // gcd(num/den, n/d) = gcd(num*d, n*den) / (den*d)
         let l = den * d;
         let g = gcd(num * d, n * den);
