@@ -22,11 +22,14 @@ use crate::solve::GangNodes;
 use std::collections::BTreeMap;
 
 /// Reward for keeping one GPU of a gang (or a packed replica's GPU share) in the node
-/// group it used before. Decision: above every per-GPU cost of the compaction objective
-/// (1 per MIG or shared GPU, at most 0.5 for price, a gang's spread penalty per GPU), so
-/// running work is not moved for a tidier layout; below nothing that admission decides
-/// (admission is locked before the compaction stage).
-pub const KEEP_GPU: f64 = 2.0;
+/// group it used before. Decision: far above every per-GPU cost of the compaction
+/// objective (1 per MIG or shared GPU, at most 0.5 for price, a gang's spread penalty
+/// per GPU), so running work is not moved for a tidier layout; below nothing that
+/// admission decides (admission is locked before the compaction stage). 2.0 (just above
+/// the per-GPU costs) was not enough in aggregate: at 100,000 GPUs, one new leaf-bound
+/// gang moved 8 running gangs (16 GPUs) to save more than 32 in layout costs elsewhere,
+/// while a whole leaf was free; at 20 it moves none (docs/benchmarks.md).
+pub const KEEP_GPU: f64 = 20.0;
 
 /// Reward for keeping one node in its previous pool mode (relabelling a node evicts what
 /// runs on it).
