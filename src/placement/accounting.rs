@@ -37,19 +37,24 @@ fn model_name(c: &Cluster, ni: NodeIdx, gi: u32) -> String {
         .unwrap_or_default()
 }
 
+/// `amount` GPU-equivalents of class `workload` on one GPU.
+fn record(c: &Cluster, workload: usize, node: NodeIdx, gpu: u32, amount: f64) -> Record {
+    Record {
+        workload,
+        node,
+        gpu,
+        model: model_name(c, node, gpu),
+        amount,
+    }
+}
+
 /// GPU-equivalents held per (class, GPU), from the assignment.
 pub(crate) fn records(c: &Cluster, a: &Assignment) -> Vec<Record> {
     let mut out = Vec::new();
     for (wi, _, nodes) in &a.gangs {
         for (ni, gpus) in nodes {
             for gi in gpus {
-                out.push(Record {
-                    workload: *wi,
-                    node: *ni,
-                    gpu: *gi,
-                    model: model_name(c, *ni, *gi),
-                    amount: 1.0,
-                });
+                out.push(record(c, *wi, *ni, *gi, 1.0));
             }
         }
     }
@@ -62,13 +67,7 @@ pub(crate) fn records(c: &Cluster, a: &Assignment) -> Vec<Record> {
                     .map(|q| q.memory_slices as f64 / s.memory_slices.max(1) as f64)
             })
             .unwrap_or(1.0);
-        out.push(Record {
-            workload: *wi,
-            node: *ni,
-            gpu: *gi,
-            model: model_name(c, *ni, *gi),
-            amount,
-        });
+        out.push(record(c, *wi, *ni, *gi, amount));
     }
     for (wi, ni, gi, n) in &a.shares {
         let per_gpu = c
@@ -79,24 +78,12 @@ pub(crate) fn records(c: &Cluster, a: &Assignment) -> Vec<Record> {
                 _ => 1,
             })
             .unwrap_or(1);
-        out.push(Record {
-            workload: *wi,
-            node: *ni,
-            gpu: *gi,
-            model: model_name(c, *ni, *gi),
-            amount: *n as f64 / per_gpu.max(1) as f64,
-        });
+        out.push(record(c, *wi, *ni, *gi, *n as f64 / per_gpu.max(1) as f64));
     }
     for (wi, ni, gs, k) in &a.packed {
         let share = c.workloads[*wi].packed_milli_per_gpu() as f64 / 1000.0;
         for g in gs {
-            out.push(Record {
-                workload: *wi,
-                node: *ni,
-                gpu: *g,
-                model: model_name(c, *ni, *g),
-                amount: *k as f64 * share,
-            });
+            out.push(record(c, *wi, *ni, *g, *k as f64 * share));
         }
     }
     out
