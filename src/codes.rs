@@ -172,6 +172,12 @@ pub const ALL: &[Code] = &[
         "upgrade the target before applying its folder, or leave it out",
     ),
     code(
+        "GP914",
+        "render",
+        "the target's scheduler owns no node: nothing is rendered for it",
+        "give that scheduler nodes (`pool ... scheduler=`), or leave the target out",
+    ),
+    code(
         "GP920",
         "state",
         "the state file cannot be read or is not a gpuplan state",

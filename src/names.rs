@@ -19,6 +19,8 @@ pub const LABEL_PREFIX: &str = "gpuplan.io";
 /// The node label (and taint key) that names a node's pool.
 pub const POOL_LABEL: &str = "gpuplan.io/pool";
 pub const MODEL_LABEL: &str = "gpuplan.io/gpu-model";
+/// The scheduling authority that owns a node (label and `NoSchedule` taint key).
+pub const SCHEDULER_LABEL: &str = "gpuplan.io/scheduler";
 /// The GPU Operator's MIG manager reads this label.
 pub const MIG_CONFIG_LABEL: &str = "nvidia.com/mig.config";
 /// The device plugin reads this label.
@@ -30,6 +32,7 @@ pub const CLASS_LABEL: &str = "gpuplan.io/class";
 /// label or taint the user declares with one of these keys would be overwritten.
 pub const RESERVED_LABEL_KEYS: &[&str] = &[
     POOL_LABEL,
+    SCHEDULER_LABEL,
     MODEL_LABEL,
     MIG_CONFIG_LABEL,
     PLUGIN_CONFIG_LABEL,

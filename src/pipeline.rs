@@ -216,6 +216,18 @@ pub fn place(
 ) -> Result<(Placement, Timings), (Vec<Diagnostic>, Timings)> {
     let mut clock = Instant::now();
     let mut timings = Timings::default();
+    // With scheduling authorities, plan on the view that keeps every class on its
+    // scheduler's nodes; the placement gets the user's model names back at the end.
+    let view = model
+        .authorities_declared()
+        .then(|| crate::model::authority::solver_view(model));
+    let model = view.as_ref().unwrap_or(model);
+    let restore = |mut p: Placement| {
+        if view.is_some() {
+            p.restore_model_names();
+        }
+        p
+    };
     let opts = Options {
         solver: s.solver,
         time_limit: s.time_limit,
@@ -241,13 +253,13 @@ pub fn place(
     let problems = placement::check(model, &built);
     timings.lap("check", &mut clock);
     if problems.is_empty() {
-        return Ok((built, timings));
+        return Ok((restore(built), timings));
     }
     if opts.solver == SolverKind::Ilp {
         if let Some(fallback) = greedy_fallback(model, &problems) {
             on(Event::FellBack);
             timings.lap("greedy fallback", &mut clock);
-            return Ok((fallback, timings));
+            return Ok((restore(fallback), timings));
         }
     }
     let diagnostics = problems

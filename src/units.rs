@@ -270,6 +270,16 @@ pub const MAX_RANGE_NAMES: usize = 100_000;
 /// Zero padding follows the width of the range's first bound. A name without brackets
 /// expands to itself.
 pub fn expand_names(pattern: &str) -> Result<Vec<String>, String> {
+    let results = expand_pattern(pattern)?;
+    for r in &results {
+        validate_node_name(r)?;
+    }
+    Ok(results)
+}
+
+/// Expands a bracket pattern like [`expand_names`] without holding the results to node
+/// naming rules (device names such as `mlx5_[0-7]`).
+pub fn expand_pattern(pattern: &str) -> Result<Vec<String>, String> {
     let mut results: Vec<String> = vec![String::new()];
     let mut rest = pattern;
     if pattern.is_empty() {
@@ -314,9 +324,6 @@ pub fn expand_names(pattern: &str) -> Result<Vec<String>, String> {
     }
     for r in &mut results {
         r.push_str(rest);
-    }
-    for r in &results {
-        validate_node_name(r)?;
     }
     Ok(results)
 }

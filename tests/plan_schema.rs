@@ -195,6 +195,7 @@ fn the_validator_rejects_drift() {
         mig_changes: vec![],
         teams: vec![],
         headroom: vec![],
+        authorities: vec![],
         moves: Some(placement::Moves::default()),
     })
     .unwrap();

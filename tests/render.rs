@@ -430,6 +430,7 @@ fn slurm_block_topology_only_from_24_05() {
         &[Target::Slurm],
         &render::Options {
             slurm_version: Some(vec![22, 5]),
+            ..Default::default()
         },
     )
     .unwrap()

@@ -82,7 +82,12 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
     };
     timings(&checked.timings);
     let (sources, model, plan) = (&checked.sources, &checked.model, &checked.placement);
-    let opts = render::Options { slurm_version };
+    // A target named on the command line that renders nothing deserves a warning.
+    let warn_empty = !s.targets.iter().any(|t| matches!(t, RenderTarget::All));
+    let opts = render::Options {
+        slurm_version,
+        warn_empty,
+    };
     let rendered = match render::render(model, plan, &targets(&s.targets), &opts) {
         Ok(r) => r,
         Err(diags) => {

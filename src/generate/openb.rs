@@ -277,7 +277,9 @@ fn cluster_kdl(nodes: &[OpenbNode], pods: &[OpenbPod], o: &OpenbOptions, capacit
         "// Alibaba GPU cluster trace v2023 (openb): {} nodes, {capacity} GPUs.",
         nodes.len()
     );
-    c.push_str("cluster \"openb\"\n\n");
+    // The trace is a Kubernetes cluster with a GPU-sharing scheduler: Kueue-managed
+    // nodes get every sharing mode.
+    c.push_str("cluster \"openb\" {\n    scheduler \"kueue\"\n}\n\n");
     let mut models: Vec<&str> = nodes
         .iter()
         .map(|n| n.model.as_str())

@@ -222,6 +222,14 @@ fn build_class(spec: &Spec, d: &ClassDecl) -> NodeClass {
         nics: value_or(nics.and_then(|n| n.count.as_ref()), 0),
         nic_speed: nics.and_then(|n| n.speed.as_ref()).map(|s| s.value),
         nic_kind: nics.and_then(|n| n.kind.as_ref()).map(|s| s.value.clone()),
+        nic_names: nics
+            .and_then(|n| n.names.as_ref())
+            .and_then(|p| crate::units::expand_pattern(&p.value).ok())
+            .unwrap_or_default(),
+        socket_ifname: nics
+            .and_then(|n| n.socket_ifname.as_ref())
+            .map(|s| s.value.clone()),
+        gid_index: nics.and_then(|n| n.gid_index.as_ref()).map(|s| s.value),
         labels,
         taints,
     }
@@ -273,6 +281,9 @@ pub fn build(spec: &Spec) -> Cluster {
         kubernetes_version: version(|c| &c.kubernetes_version),
         volcano_version: version(|c| &c.volcano_version),
         kueue_version: version(|c| &c.kueue_version),
+        scheduler: header
+            .and_then(|c| c.scheduler.as_ref())
+            .and_then(|s| Authority::parse(&s.value)),
         models,
         classes,
         nodes,
@@ -286,12 +297,14 @@ pub fn build(spec: &Spec) -> Cluster {
         pools: Vec::new(),
         topology: Topology::default(),
         model_stats: BTreeMap::new(),
+        owners: Vec::new(),
     };
     build_fabric(spec, &mut cluster);
     build_nvlink(spec, &mut cluster);
     build_policy(spec, &mut cluster);
     cluster.topology = Topology::build(&cluster);
     cluster.model_stats = model_stats(&cluster);
+    cluster.owners = cluster.compute_owners();
     cluster
 }
 
@@ -523,6 +536,7 @@ fn quota(spec: &Spec, q: &QuotaDecl) -> Quota {
         pool: q.pool.as_ref().map(|p| p.value.clone()),
         guarantee: value_or(q.guarantee.as_ref(), 0),
         burst: q.burst.as_ref().map(|b| b.value),
+        scheduler: authority(&q.scheduler),
         span: q.span,
     }
 }
@@ -568,6 +582,7 @@ fn workload(spec: &Spec, w: &WorkloadDecl) -> Workload {
         team: text(&w.team).unwrap_or_default(),
         priority: text(&w.priority).unwrap_or_default(),
         replicas: value_or(w.replicas.as_ref(), 1),
+        scheduler: authority(&w.scheduler),
         models: w
             .models
             .iter()
@@ -637,10 +652,16 @@ fn build_pools(spec: &Spec, c: &mut Cluster) {
             mode: p.mode.as_ref().map(|m| m.value.clone()).unwrap_or_default(),
             nodes: node_indexes(c, &p.nodes),
             max_disrupted: p.max_disrupted.as_ref().map(|m| m.value),
+            scheduler: authority(&p.scheduler),
         };
         c.pools.push(pool);
     }
     c.pools.sort_by(|a, b| a.name.cmp(&b.name));
+}
+
+/// A `scheduler=` value as an authority (`None` when absent or not a known name).
+fn authority(v: &Option<S<String>>) -> Option<Authority> {
+    v.as_ref().and_then(|s| Authority::parse(&s.value))
 }
 
 fn model_stats(c: &Cluster) -> BTreeMap<String, ModelStats> {

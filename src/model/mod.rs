@@ -6,6 +6,7 @@
 //! and the validation rules (which see both the spec and the model) report it. That
 //! way every problem is reported once, by the rule that owns it.
 
+pub mod authority;
 mod build;
 pub mod capacity;
 mod mig;
@@ -13,6 +14,7 @@ mod pool_mode;
 pub mod sizing;
 pub mod topology;
 
+pub use authority::{Authority, ClassAuthority};
 pub use build::build;
 pub use mig::{CurrentLayouts, current_mig_layouts};
 pub use pool_mode::PoolMode;
@@ -40,6 +42,8 @@ pub struct Cluster {
     pub kubernetes_version: Option<Vec<u32>>,
     pub volcano_version: Option<Vec<u32>>,
     pub kueue_version: Option<Vec<u32>>,
+    /// The default scheduling authority (`cluster { scheduler ... }`).
+    pub scheduler: Option<Authority>,
     pub models: BTreeMap<String, GpuModel>,
     pub classes: BTreeMap<String, NodeClass>,
     pub nodes: Vec<Node>,
@@ -57,6 +61,10 @@ pub struct Cluster {
     /// Per GPU model present on nodes: usable GPUs, and the most on one node.
     #[serde(skip)]
     pub model_stats: BTreeMap<String, ModelStats>,
+    /// The scheduler owning each node (by node index), computed once from the pools
+    /// (see [`Cluster::node_authority`]).
+    #[serde(skip)]
+    pub owners: Vec<Option<Authority>>,
 }
 
 /// How much of one GPU model the cluster has (usable GPUs only).
@@ -175,6 +183,12 @@ pub struct NodeClass {
     pub nics: u32,
     pub nic_speed: Option<Bandwidth>,
     pub nic_kind: Option<String>,
+    /// RDMA device names in rail order (`nics names=`), empty when not declared.
+    pub nic_names: Vec<String>,
+    /// `nics socket-ifname=`: NCCL's bootstrap interface(s).
+    pub socket_ifname: Option<String>,
+    /// `nics gid-index=`: the RoCE GID index.
+    pub gid_index: Option<u32>,
     pub labels: BTreeMap<String, String>,
     pub taints: Vec<Taint>,
 }
@@ -252,6 +266,8 @@ pub struct Quota {
     pub pool: Option<String>,
     pub guarantee: u32,
     pub burst: Option<u32>,
+    /// `scheduler=`: the authority this part of the quota belongs to.
+    pub scheduler: Option<Authority>,
     #[serde(skip)]
     pub span: Span,
 }
@@ -263,11 +279,22 @@ impl Quota {
     }
 
     /// Whether GPUs of `model` in declared pool `pool` count against this quota. A quota
-    /// that names neither a model nor a pool counts nothing (the team ceiling covers it).
+    /// that names neither a model nor a pool nor a scheduler counts nothing (the team
+    /// ceiling covers it). A scheduler's part (`scheduler=`) counts the GPUs of models
+    /// named `MODEL@SCHEDULER`: the planner's view of an authority's nodes
+    /// ([`crate::model::authority::solver_view`]).
     pub fn covers(&self, model: &str, pool: Option<&str>) -> bool {
-        (self.model.is_some() || self.pool.is_some())
-            && self.model.as_deref().is_none_or(|m| m == model)
+        let (base, owner) = match model.rsplit_once('@') {
+            Some((b, o)) => (b, Authority::parse(o)),
+            None => (model, None),
+        };
+        (self.model.is_some() || self.pool.is_some() || self.scheduler.is_some())
+            && self
+                .model
+                .as_deref()
+                .is_none_or(|m| m == base || m == model)
             && self.pool.as_deref().is_none_or(|p| Some(p) == pool)
+            && self.scheduler.is_none_or(|s| Some(s) == owner)
     }
 }
 
@@ -338,6 +365,8 @@ pub struct Workload {
     pub team: String,
     pub priority: String,
     pub replicas: u32,
+    /// `scheduler=`: the authority the class is pinned to.
+    pub scheduler: Option<Authority>,
     /// Acceptable models (canonical names); empty = any.
     pub models: Vec<String>,
     pub gang_gpus: u32,
@@ -430,6 +459,8 @@ pub struct Pool {
     pub nodes: Vec<NodeIdx>,
     /// Nodes of the pool a rollout may disrupt at once (`max-disrupted`; default 1).
     pub max_disrupted: Option<u32>,
+    /// `scheduler=`: the authority that owns the pool's nodes.
+    pub scheduler: Option<Authority>,
 }
 
 impl Cluster {

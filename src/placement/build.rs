@@ -66,7 +66,7 @@ pub fn build(c: &Cluster, a: &Assignment, info: &SolveInfo) -> Placement {
             cost_per_hour: team_used.get(&t.name).and_then(|u| u.1).map(round4),
         })
         .collect();
-    Placement {
+    let mut p = Placement {
         format_version: FORMAT_VERSION.to_string(),
         cluster: c.name.clone(),
         solver: solver_summary(c, info, &workloads),
@@ -77,8 +77,11 @@ pub fn build(c: &Cluster, a: &Assignment, info: &SolveInfo) -> Placement {
         mig_layouts: mig_layouts(c, a),
         mig_changes: mig_changes(c, a),
         teams,
+        authorities: Vec::new(),
         moves: None,
-    }
+    };
+    p.authorities = super::authority::authorities(c, &p);
+    p
 }
 
 /// `(bound - got) / bound`, 0 when the bound is reached (rounded).

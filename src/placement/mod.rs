@@ -9,6 +9,7 @@
 //! gives byte-identical JSON.
 
 mod accounting;
+mod authority;
 mod build;
 pub mod check;
 mod explain;
@@ -310,10 +311,40 @@ pub struct Placement {
     pub mig_changes: Vec<MigChange>,
     pub teams: Vec<TeamUsage>,
     pub headroom: Vec<Headroom>,
+    /// Per scheduling authority: its pools, nodes, classes and team quota parts (absent
+    /// when no authority is declared).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub authorities: Vec<AuthorityUse>,
     /// What moved since the previous placement (the state's, or `plan --previous`);
     /// absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moves: Option<Moves>,
+}
+
+/// One scheduler's share of the cluster.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AuthorityUse {
+    pub scheduler: crate::model::Authority,
+    /// Declared pools whose nodes it owns.
+    pub pools: Vec<String>,
+    /// Its nodes, as hostlist ranges.
+    pub nodes: String,
+    pub node_count: u32,
+    /// Usable GPUs on its nodes.
+    pub gpus: u32,
+    /// Classes that run under it.
+    pub classes: Vec<String>,
+    /// Each team's part of its quota, and the GPUs the team's classes got under it.
+    pub teams: Vec<TeamPart>,
+}
+
+/// One team's part of its quota under one scheduler.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TeamPart {
+    pub team: String,
+    pub guarantee: u32,
+    pub ceiling: u32,
+    pub gpus_placed: f64,
 }
 
 /// How much of the previous placement a plan moved.
@@ -331,4 +362,30 @@ pub struct Moves {
     pub nodes_changed: u32,
     /// GPUs whose MIG layout was created, changed or removed.
     pub mig_gpus_changed: u32,
+}
+
+impl Placement {
+    /// Turns the planner's view names (`h100@slurm`, see
+    /// [`crate::model::authority::solver_view`]) back into the user's model names.
+    pub fn restore_model_names(&mut self) {
+        use crate::model::authority::{base_model, restore_text};
+        for w in &mut self.workloads {
+            w.mig_profiles = std::mem::take(&mut w.mig_profiles)
+                .into_iter()
+                .map(|(m, p)| (base_model(&m).to_string(), p))
+                .collect();
+            for u in &mut w.unplaced {
+                u.message = restore_text(&u.message);
+            }
+        }
+        for l in &mut self.mig_layouts {
+            l.model = base_model(&l.model).to_string();
+        }
+        for ch in &mut self.mig_changes {
+            ch.model = base_model(&ch.model).to_string();
+        }
+        if let Some(n) = &mut self.solver.note {
+            *n = restore_text(n);
+        }
+    }
 }

@@ -78,6 +78,7 @@ pub fn human(p: &Placement, c: &Cluster) -> String {
         );
     }
     pools(&mut s, p, c);
+    authorities(&mut s, p);
     let _ = writeln!(s, "\nworkloads");
     for w in &p.workloads {
         workload(&mut s, w);
@@ -109,6 +110,40 @@ pub fn human(p: &Placement, c: &Cluster) -> String {
             .unwrap_or_default()
     );
     s
+}
+
+/// Which scheduler owns which nodes, runs which classes, enforces which quota parts.
+fn authorities(s: &mut String, p: &Placement) {
+    if p.authorities.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\nauthorities (one scheduler per node)");
+    for a in &p.authorities {
+        let _ = writeln!(
+            s,
+            "  {:<11} {:>4} nodes {:>5} GPUs  {}",
+            a.scheduler.as_str(),
+            a.node_count,
+            a.gpus,
+            if a.nodes.is_empty() { "-" } else { &a.nodes }
+        );
+        if !a.pools.is_empty() {
+            let _ = writeln!(s, "    pools: {}", a.pools.join(", "));
+        }
+        if !a.classes.is_empty() {
+            let _ = writeln!(s, "    classes: {}", a.classes.join(", "));
+        }
+        for t in &a.teams {
+            let _ = writeln!(
+                s,
+                "    team {}: guarantee {}, ceiling {}, placed {}",
+                t.team,
+                t.guarantee,
+                t.ceiling,
+                num(t.gpus_placed)
+            );
+        }
+    }
 }
 
 fn pools(s: &mut String, p: &Placement, c: &Cluster) {

@@ -116,6 +116,7 @@ struct WorkloadCtx<'a> {
     /// `Job` (training) or `Deployment`.
     kind: &'static str,
     pool_label: &'static str,
+    scheduler_label: &'static str,
     tolerations: Vec<TolerationCtx>,
 }
 
@@ -206,6 +207,7 @@ fn workload_ctx<'a>(header: &'a str, c: &'a ClassFacts) -> WorkloadCtx<'a> {
             "Deployment"
         },
         pool_label: super::facts::POOL_LABEL,
+        scheduler_label: super::facts::SCHEDULER_LABEL,
         tolerations: tolerations(&c.tolerations),
     }
 }

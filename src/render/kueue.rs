@@ -170,10 +170,19 @@ fn flavors_of(f: &Facts) -> Vec<Flavor> {
                 pool: p.name.clone(),
                 model: Some(m.clone()),
                 mode: p.mode,
-                labels: vec![
-                    (super::facts::MODEL_LABEL.to_string(), m.clone()),
-                    (super::facts::POOL_LABEL.to_string(), p.name.clone()),
-                ],
+                labels: {
+                    let mut l = vec![
+                        (super::facts::MODEL_LABEL.to_string(), m.clone()),
+                        (super::facts::POOL_LABEL.to_string(), p.name.clone()),
+                    ];
+                    if !f.serves.is_empty() {
+                        l.push((
+                            super::facts::SCHEDULER_LABEL.to_string(),
+                            crate::model::Authority::Kueue.as_str().to_string(),
+                        ));
+                    }
+                    l
+                },
                 taints: common_taints(&nodes),
                 topology: !f.tiers.is_empty()
                     && nodes
@@ -336,7 +345,14 @@ fn whole_gpu_split(f: &Facts, t: &TeamFacts, whole: &[&Flavor]) -> BTreeMap<Stri
         return out;
     };
     let mut declared = 0u32;
-    for q in &team.quotas {
+    // Model and pool quotas that Kueue enforces (with authorities, those of Kueue's
+    // nodes; a scheduler's part is already the team's guarantee here).
+    let kueue_quota = |q: &&crate::model::Quota| {
+        (q.model.is_some() || q.pool.is_some())
+            && (!f.c.authorities_declared()
+                || f.c.quota_authorities(q) == [crate::model::Authority::Kueue])
+    };
+    for q in team.quotas.iter().filter(kueue_quota) {
         declared += q.guarantee;
         if let Some(fl) = whole
             .iter()

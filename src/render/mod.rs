@@ -46,6 +46,8 @@ pub const GP910: &str = "GP910";
 pub const GP912: &str = "GP912";
 /// GP913: the target version named in the KDL is older than what gpuplan renders.
 pub const GP913: &str = "GP913";
+/// GP914: the target's scheduler owns no node (warning; nothing rendered for it).
+pub const GP914: &str = "GP914";
 
 /// A render target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -83,6 +85,10 @@ impl Target {
 pub struct Options {
     /// Overrides the Slurm version named in the KDL (`--slurm-version`).
     pub slurm_version: Option<Vec<u32>>,
+    /// Warn (GP914) when a target's scheduler owns no node: the user named that target.
+    /// Without it (`--target all`, `plan`) such a target is left out silently: the plan's
+    /// file list already says what is rendered.
+    pub warn_empty: bool,
 }
 
 /// Rendered files: path relative to the output directory -> contents.
@@ -111,13 +117,37 @@ pub fn render(
         .push(("render facts".to_string(), t0.elapsed().as_secs_f64()));
     let env = environment();
     let mut errors = Vec::new();
+    // With authorities declared, each target sees only its schedulers' nodes and
+    // classes; a target whose schedulers own no node renders nothing (GP914).
+    let scoped: Vec<(Target, Option<facts::Facts>)> =
+        targets.iter().map(|&t| (t, facts.scoped(t))).collect();
+    let mut live = Vec::new();
+    for (t, s) in &scoped {
+        match s {
+            Some(f) if f.nodes.is_empty() && !opts.warn_empty => {}
+            Some(f) if f.nodes.is_empty() => out.warnings.push(Diagnostic::warning(
+                GP914,
+                format!(
+                    "no node is owned by {}: nothing rendered for target `{}`",
+                    f.serves
+                        .iter()
+                        .map(|a| a.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    t.dir()
+                ),
+            )
+            .with_help("give that scheduler nodes (pool ... scheduler=\"...\"), or leave the target out")),
+            _ => live.push((*t, s.as_ref().unwrap_or(&facts))),
+        }
+    }
     // Targets render concurrently (they only read the facts); results are taken in
     // target order, so the output does not depend on scheduling.
     let results: Vec<_> = std::thread::scope(|scope| {
-        let handles: Vec<_> = targets
+        let handles: Vec<_> = live
             .iter()
-            .map(|&t| {
-                let (facts, env) = (&facts, &env);
+            .map(|&(t, facts)| {
+                let env = &env;
                 scope.spawn(move || {
                     let t0 = std::time::Instant::now();
                     let mut warnings = Vec::new();

@@ -52,6 +52,7 @@ struct JobCtx<'a> {
     mode: Option<&'static str>,
     highest_tier: Option<u32>,
     pool_label: &'static str,
+    scheduler_label: &'static str,
     tolerations: Vec<TolerationCtx>,
 }
 
@@ -201,6 +202,7 @@ fn job_ctx<'a>(f: &Facts, header: &'a str, c: &'a ClassFacts) -> JobCtx<'a> {
         mode,
         highest_tier: tier,
         pool_label: super::facts::POOL_LABEL,
+        scheduler_label: super::facts::SCHEDULER_LABEL,
         tolerations: tolerations(&c.tolerations),
     }
 }

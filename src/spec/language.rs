@@ -154,6 +154,8 @@ pub const POOL_MODES: &[&str] = &["training", "mig", "time-slice", "mps", "whole
 pub const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
 pub const NIC_KINDS: &[&str] = &["infiniband", "ethernet", "roce"];
 pub const PREEMPTION: &[&str] = &["lower-priority", "never"];
+/// Scheduling authorities: the scheduler that owns a node (and runs a class).
+pub const SCHEDULERS: &[&str] = &["kubernetes", "kueue", "volcano", "slurm"];
 
 const LABEL_ARGS: &[ArgDef] = &[
     a("key", Ty::Str, "label key, e.g. `gpuplan.io/rack`"),
@@ -172,6 +174,11 @@ const WORKLOAD_PROPS: &[PropDef] = &[
     p_req("team", Ty::Ref("team"), "the team that owns the workload"),
     p_req("priority", Ty::Ref("priority"), "its priority class"),
     p("replicas", Ty::Int, "how many copies (default 1)"),
+    p(
+        "scheduler",
+        Ty::Enum(SCHEDULERS),
+        "the scheduler the class runs under (default: the cluster's `scheduler`, see Scheduling authority)",
+    ),
 ];
 const MODELS_ARGS: &[ArgDef] = &[a_many(
     "model",
@@ -187,11 +194,24 @@ pub static NODES: &[NodeDef] = &[
         args: &[a("name", Ty::Str, "cluster name (Slurm `ClusterName`)")],
         props: &[],
         children: &[
+            "cluster/scheduler",
             "cluster/slurm",
             "cluster/kubernetes",
             "cluster/volcano",
             "cluster/kueue",
         ],
+        repeatable: false,
+    },
+    NodeDef {
+        id: "cluster/scheduler",
+        summary: "The default scheduling authority: the scheduler that owns every node not in a pool with its own `scheduler`.",
+        args: &[a(
+            "name",
+            Ty::Enum(SCHEDULERS),
+            "`kubernetes` (kube-scheduler alone), `kueue` (with Kueue admission), `volcano` or `slurm`",
+        )],
+        props: &[],
+        children: &[],
         repeatable: false,
     },
     NodeDef {
@@ -382,6 +402,21 @@ pub static NODES: &[NodeDef] = &[
         props: &[
             p("speed", Ty::Bandwidth, "per-NIC speed, e.g. \"400Gbps\""),
             p("kind", Ty::Enum(NIC_KINDS), "fabric kind"),
+            p(
+                "names",
+                Ty::Str,
+                "RDMA device names in rail order, a pattern like \"mlx5_[0-7]\" (NCCL_IB_HCA)",
+            ),
+            p(
+                "socket-ifname",
+                Ty::Str,
+                "network interface(s) for NCCL's bootstrap sockets, e.g. \"eth0\" (NCCL_SOCKET_IFNAME)",
+            ),
+            p(
+                "gid-index",
+                Ty::Int,
+                "RoCE GID index (NCCL_IB_GID_INDEX; default 3, RoCE v2 over IPv4)",
+            ),
         ],
         children: &[],
         repeatable: false,
@@ -547,6 +582,11 @@ pub static NODES: &[NodeDef] = &[
             p("pool", Ty::Ref("pool"), "pool the quota counts"),
             p("guarantee", Ty::Int, "guaranteed GPUs"),
             p("burst", Ty::Int, "GPU ceiling"),
+            p(
+                "scheduler",
+                Ty::Enum(SCHEDULERS),
+                "the authority this part of the team's quota belongs to (default: the pool's, or the only one)",
+            ),
         ],
         children: &[],
         repeatable: true,
@@ -843,6 +883,11 @@ pub static NODES: &[NodeDef] = &[
                 "max-disrupted",
                 Ty::Int,
                 "nodes of the pool disrupted at once by a rollout (default 1)",
+            ),
+            p(
+                "scheduler",
+                Ty::Enum(SCHEDULERS),
+                "the scheduler that owns the pool's nodes (default: the cluster's `scheduler`)",
             ),
         ],
         children: &[],

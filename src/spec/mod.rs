@@ -45,6 +45,8 @@ pub struct ClusterDecl {
     pub kubernetes_version: Option<S<Vec<u32>>>,
     pub volcano_version: Option<S<Vec<u32>>>,
     pub kueue_version: Option<S<Vec<u32>>>,
+    /// `scheduler "NAME"`: the default scheduling authority.
+    pub scheduler: Option<S<String>>,
 }
 
 #[derive(Clone, Debug)]
@@ -101,6 +103,10 @@ pub struct NicsDecl {
     pub count: Option<S<u32>>,
     pub speed: Option<S<Bandwidth>>,
     pub kind: Option<S<String>>,
+    /// `names="mlx5_[0-7]"`: the pattern as written, expanded.
+    pub names: Option<S<String>>,
+    pub socket_ifname: Option<S<String>>,
+    pub gid_index: Option<S<u32>>,
 }
 
 #[derive(Clone, Debug)]
@@ -199,6 +205,7 @@ pub struct QuotaDecl {
     pub pool: Option<S<String>>,
     pub guarantee: Option<S<u32>>,
     pub burst: Option<S<u32>>,
+    pub scheduler: Option<S<String>>,
 }
 
 #[derive(Clone, Debug)]
@@ -247,6 +254,7 @@ pub struct WorkloadDecl {
     pub team: Option<S<String>>,
     pub priority: Option<S<String>>,
     pub replicas: Option<S<u32>>,
+    pub scheduler: Option<S<String>>,
     pub models: Vec<S<String>>,
     pub models_span: Option<Span>,
     // training
@@ -301,6 +309,7 @@ pub struct PoolDecl {
     pub mode: Option<S<String>>,
     pub nodes: Option<S<Vec<String>>>,
     pub max_disrupted: Option<S<u32>>,
+    pub scheduler: Option<S<String>>,
 }
 
 /// Converts kdl's parse errors into GP001 diagnostics, one per problem.

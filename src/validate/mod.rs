@@ -77,9 +77,23 @@ pub fn validate(sources: &SourceMap) -> Outcome {
             spec: &spec,
             model: &model,
         };
-        for r in rules::ALL {
+        for r in rules::ALL
+            .iter()
+            .filter(|r| !rules::ONLY_WHEN_VALID.contains(&r.code))
+        {
             if let Some(check) = r.check {
                 check(&cx, &mut diags);
+            }
+        }
+        // Advice about a configuration that could be planned is noise next to errors.
+        if !diags.has_errors() {
+            for r in rules::ALL
+                .iter()
+                .filter(|r| rules::ONLY_WHEN_VALID.contains(&r.code))
+            {
+                if let Some(check) = r.check {
+                    check(&cx, &mut diags);
+                }
             }
         }
         Some(model)

@@ -374,6 +374,8 @@ fn cluster_kdl(opts: &SuperpodOptions, st: &Stats, serving: bool) -> String {
         if serving { ", pools, MIG policy" } else { "" }
     );
     let _ = writeln!(s, "cluster \"superpod-{}\" {{", opts.gpus);
+    // Kueue owns every node: it admits gangs and every sharing mode the mixes use.
+    let _ = writeln!(s, "    scheduler \"kueue\"");
     let _ = writeln!(s, "    slurm version=\"23.11\"");
     let _ = writeln!(s, "    kubernetes version=\"1.31\"");
     if serving {

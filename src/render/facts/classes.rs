@@ -2,8 +2,10 @@
 //! pinned to), what its pods ask for, and which taints they must tolerate.
 
 use super::{
-    ClassFacts, GPU_RESOURCE, NodeFacts, SHARED_RESOURCE, TierFacts, Workloads, mig_resource,
+    ClassFacts, GPU_RESOURCE, NodeFacts, SCHEDULER_LABEL, SHARED_RESOURCE, TierFacts, Workloads,
+    mig_resource,
 };
+use crate::model::Cluster;
 use crate::model::WorkloadKind;
 use crate::model::{Taint, Tier, Workload};
 use crate::placement::{Placement, WorkloadPlacement};
@@ -11,12 +13,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// The facts of every planned class, sorted by name.
 pub(super) fn classes_of(
+    c: &Cluster,
     plan: &Placement,
     nodes: &[NodeFacts],
     tiers: &[TierFacts],
     workload: &Workloads,
 ) -> Vec<ClassFacts> {
     let cx = ClassCx {
+        c,
         by_name: nodes.iter().map(|n| (n.name.as_str(), n)).collect(),
         pool_taints: pool_taints(nodes),
         tiers,
@@ -47,6 +51,7 @@ fn pool_taints(nodes: &[NodeFacts]) -> BTreeMap<&str, Vec<Taint>> {
 
 /// What every class's facts are computed from.
 struct ClassCx<'a> {
+    c: &'a Cluster,
     by_name: BTreeMap<&'a str, &'a NodeFacts>,
     pool_taints: BTreeMap<&'a str, Vec<Taint>>,
     tiers: &'a [TierFacts],
@@ -62,8 +67,25 @@ impl ClassCx<'_> {
             (Some(t), Some(n)) => self.pin(t, n),
             _ => (None, None),
         };
+        let scheduler = self.c.authority_of(m);
+        // The pool's taints, less other schedulers' (a pool named after its mode may
+        // span schedulers), plus the class's own scheduler's.
+        let mut tolerations: Vec<Taint> = nf
+            .and_then(|n| self.pool_taints.get(n.pool.as_str()))
+            .cloned()
+            .unwrap_or_default();
+        tolerations.retain(|t| t.key != SCHEDULER_LABEL);
+        if let Some(a) = scheduler {
+            tolerations.push(Taint {
+                key: SCHEDULER_LABEL.into(),
+                value: Some(a.as_str().into()),
+                effect: "NoSchedule".into(),
+            });
+            tolerations.sort();
+        }
         ClassFacts {
             name: w.name.clone(),
+            scheduler,
             kind: w.kind.clone(),
             team: w.team.clone(),
             priority: w.priority.clone(),
@@ -83,10 +105,7 @@ impl ClassCx<'_> {
             preferred: m.preferred_tier.map(|t| t.as_str().to_string()),
             pin_label,
             pin_value,
-            tolerations: nf
-                .and_then(|n| self.pool_taints.get(n.pool.as_str()))
-                .cloned()
-                .unwrap_or_default(),
+            tolerations,
         }
     }
 

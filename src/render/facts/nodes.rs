@@ -3,7 +3,7 @@
 
 use super::{
     ClassFacts, MIG_CONFIG_LABEL, MODEL_LABEL, NodeFacts, PLUGIN_CONFIG_LABEL, POOL_LABEL,
-    PoolFacts, Workloads, is_label_value, range, switch_tier_name, tier_label,
+    PoolFacts, SCHEDULER_LABEL, Workloads, is_label_value, range, switch_tier_name, tier_label,
 };
 use crate::diag::Diagnostic;
 use crate::model::{Cluster, Isolation, Node, NodeClass, PoolMode, Taint};
@@ -202,7 +202,11 @@ impl NodeCx<'_> {
         let domains = domains_of(c, n);
         let mig_config = self.mig.config_of.get(n.name.as_str()).cloned();
         let plugin_config = self.plugin_config(n, mode, mig_config.is_some(), plugin_configs);
+        let authority = c.node_index.get(&n.name).and_then(|&i| c.node_authority(i));
         let mut labels = own_labels(n, class, pool, model.as_deref(), &domains);
+        if let Some(a) = authority {
+            labels.insert(SCHEDULER_LABEL.into(), a.as_str().into());
+        }
         if let Some(mc) = &mig_config {
             labels.insert(MIG_CONFIG_LABEL.into(), mc.clone());
         } else if spec.is_some_and(|m| m.mig_capable) {
@@ -211,6 +215,7 @@ impl NodeCx<'_> {
         labels.insert(PLUGIN_CONFIG_LABEL.into(), plugin_config.clone());
         NodeFacts {
             name: n.name.clone(),
+            authority,
             class: n.class.clone(),
             pool: pool.to_string(),
             mode,
@@ -219,7 +224,7 @@ impl NodeCx<'_> {
             gpus: n.usable_gpus().map(|g| g.index).collect(),
             domains,
             labels,
-            taints: taints_of(n, class, pool),
+            taints: taints_of(n, class, pool, authority),
             mig_config,
             plugin_config,
             sockets: class.map(|c| c.sockets).unwrap_or(1).max(1),
@@ -316,9 +321,22 @@ fn label_errors(n: &Node, labels: &BTreeMap<String, String>) -> Vec<Diagnostic> 
 
 /// A node's taints, sorted and without duplicates: the class's, the node's own, and the
 /// pool taint `gpuplan.io/pool=<pool>:NoSchedule`.
-fn taints_of(n: &Node, class: Option<&NodeClass>, pool: &str) -> Vec<Taint> {
+fn taints_of(
+    n: &Node,
+    class: Option<&NodeClass>,
+    pool: &str,
+    authority: Option<crate::model::Authority>,
+) -> Vec<Taint> {
     let mut taints: Vec<Taint> = class.map(|c| c.taints.clone()).unwrap_or_default();
     taints.extend(n.taints.clone());
+    // One scheduler's pods never land on another's nodes.
+    if let Some(a) = authority {
+        taints.push(Taint {
+            key: SCHEDULER_LABEL.into(),
+            value: Some(a.as_str().into()),
+            effect: "NoSchedule".into(),
+        });
+    }
     taints.push(Taint {
         key: POOL_LABEL.into(),
         value: Some(pool.to_string()),

@@ -136,3 +136,63 @@ fn priority_error(c: &Cluster, p: &PriorityFacts) -> Diagnostic {
     }
     d
 }
+
+/// The teams as one target sees them (see [`super::Facts::scoped`]): each team's
+/// guarantee and ceiling are its parts under `serves` (summed), its MIG instances and
+/// shared replicas those of its classes that run under them; a team with no part and no
+/// sub-team with one is left out (a parent stays for its children's sake).
+pub(super) fn scoped(
+    c: &Cluster,
+    plan: &Placement,
+    all: &[TeamFacts],
+    serves: &[crate::model::Authority],
+) -> Vec<TeamFacts> {
+    let runs_here = |w: &str| {
+        c.workloads
+            .iter()
+            .find(|x| x.name == w)
+            .and_then(|x| c.authority_of(x))
+            .is_some_and(|a| serves.contains(&a))
+    };
+    let has_part = |name: &str| {
+        c.teams
+            .get(name)
+            .is_some_and(|t| c.team_parts(t).keys().any(|a| serves.contains(a)))
+    };
+    let keep = |name: &str| {
+        c.teams
+            .values()
+            .any(|t| has_part(&t.name) && c.team_chain(&t.name).iter().any(|x| x.name == name))
+    };
+    all.iter()
+        .filter(|t| keep(&t.name))
+        .map(|t| {
+            let mut t = t.clone();
+            let parts = c
+                .teams
+                .get(&t.name)
+                .map(|x| c.team_parts(x))
+                .unwrap_or_default();
+            t.guarantee = 0;
+            t.ceiling = 0;
+            for (a, p) in parts.iter().filter(|(a, _)| serves.contains(a)) {
+                let _ = a;
+                t.guarantee += p.guarantee;
+                t.ceiling += p.ceiling;
+            }
+            t.mig.clear();
+            t.shared = 0;
+            for w in plan
+                .workloads
+                .iter()
+                .filter(|w| w.team == t.name && runs_here(&w.name))
+            {
+                for i in &w.mig_instances {
+                    *t.mig.entry(mig_resource(&i.profile)).or_insert(0) += 1;
+                }
+                t.shared += w.shares.iter().map(|s| s.replicas).sum::<u32>();
+            }
+            t
+        })
+        .collect()
+}

@@ -51,8 +51,16 @@ fn switch_tree(f: &Facts) -> Vec<Switch> {
     let planned: HashSet<&str> = f.nodes.iter().map(|n| n.name.as_str()).collect();
     let mut switches = Vec::new();
     let mut top = Vec::new();
+    // Switches kept so far (leaves first): a switch with none of the rendered nodes
+    // below it (another scheduler's) is left out, and so is every reference to it.
+    let mut kept: HashSet<usize> = HashSet::new();
     for tier in [SwitchTier::Leaf, SwitchTier::Spine, SwitchTier::Core] {
-        for s in c.switches.iter().filter(|s| s.tier == tier) {
+        for (si, s) in c
+            .switches
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.tier == tier)
+        {
             let nodes: Vec<String> = s
                 .nodes
                 .iter()
@@ -63,11 +71,13 @@ fn switch_tree(f: &Facts) -> Vec<Switch> {
             let children: Vec<String> = s
                 .children
                 .iter()
+                .filter(|i| kept.contains(i))
                 .map(|i| c.switches[*i].name.clone())
                 .collect();
             if nodes.is_empty() && children.is_empty() {
                 continue;
             }
+            kept.insert(si);
             if s.parent.is_none() {
                 top.push(s.name.clone());
             }

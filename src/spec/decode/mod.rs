@@ -113,5 +113,6 @@ fn cluster(v: &NodeView) -> Option<ClusterDecl> {
         kubernetes_version: ver("kubernetes"),
         volcano_version: ver("volcano"),
         kueue_version: ver("kueue"),
+        scheduler: v.child("scheduler").and_then(|c| c.arg_str(0)),
     })
 }

@@ -22,6 +22,7 @@ pub(super) fn team(v: &NodeView) -> Option<TeamDecl> {
                 pool: c.prop_str("pool"),
                 guarantee: c.prop_u32("guarantee"),
                 burst: c.prop_u32("burst"),
+                scheduler: c.prop_str("scheduler"),
             })
             .collect(),
     })
@@ -110,6 +111,7 @@ pub(super) fn workload(v: &NodeView) -> Option<WorkloadDecl> {
         team: v.prop_str("team"),
         priority: v.prop_str("priority"),
         replicas: v.prop_u32("replicas"),
+        scheduler: v.prop_str("scheduler"),
         models,
         models_span,
         gang_span: gang.map(|g| g.head_span()),
@@ -204,5 +206,6 @@ pub(super) fn pool(v: &NodeView) -> Option<PoolDecl> {
         mode: v.prop_str("mode"),
         nodes: v.prop_names("nodes"),
         max_disrupted: v.prop_u32("max-disrupted"),
+        scheduler: v.prop_str("scheduler"),
     })
 }

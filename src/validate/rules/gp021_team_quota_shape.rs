@@ -11,7 +11,8 @@ pub static RULE: Rule = Rule {
     docs: r#"
 **What.** A team's (or quota's) `burst` is below its `guarantee`; the guarantees of a
 team's children add up to more than its own guarantee, or a child's burst exceeds the
-parent's; or a `quota` names neither a `model` nor a `pool` (or both).
+parent's; or a `quota` names neither a `model` nor a `pool` (or both), unless it is a
+scheduler's part (`quota scheduler=... guarantee=N`, see GP038).
 
 **Why.** Volcano's hierarchical queues and Kueue's cohorts reject such trees (children's
 `deserved` may not exceed the parent's), and a ceiling below the guarantee is meaningless.
@@ -74,7 +75,8 @@ fn check_team(t: &TeamDecl, out: &mut Diagnostics) {
 
 /// A quota names exactly one of model and pool, and bursts to at least its guarantee.
 fn check_quota(t: &TeamDecl, q: &QuotaDecl, out: &mut Diagnostics) {
-    if q.model.is_some() == q.pool.is_some() {
+    let scheduler_part = q.scheduler.is_some() && q.model.is_none() && q.pool.is_none();
+    if q.model.is_some() == q.pool.is_some() && !scheduler_part {
         out.push(
             Diagnostic::error(
                 RULE.code,
@@ -84,7 +86,7 @@ fn check_quota(t: &TeamDecl, q: &QuotaDecl, out: &mut Diagnostics) {
                 ),
             )
             .at(q.span, "which GPUs does it count?")
-            .with_help("write quota model=\"...\" guarantee=N, or quota pool=\"...\" guarantee=N"),
+            .with_help("write quota model=\"...\" guarantee=N, or quota pool=\"...\" guarantee=N (or quota scheduler=\"...\" guarantee=N for a scheduler's part)"),
         );
     }
     if let (Some(g), Some(b)) = (&q.guarantee, &q.burst) {

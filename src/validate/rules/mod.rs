@@ -40,8 +40,20 @@ mod gp029_shared_gpu_memory;
 mod gp030_mps_with_mig;
 mod gp031_unsafe_name;
 mod gp032_invalid_label;
+mod gp033_authority_undeclared;
+mod gp034_node_without_authority;
+mod gp035_gang_without_gang_admission;
+mod gp036_class_authority;
+mod gp037_preemption_across_authorities;
+mod gp038_quota_authority;
+mod gp039_mode_unsupported;
+mod gp040_gang_fabric;
+mod gp041_nic_names;
 
 use super::Rule;
+
+/// Rules that only run on a configuration without errors (advice, not problems).
+pub static ONLY_WHEN_VALID: &[&str] = &["GP033"];
 
 /// Every rule, in code order.
 pub static ALL: &[&Rule] = &[
@@ -78,4 +90,13 @@ pub static ALL: &[&Rule] = &[
     &gp030_mps_with_mig::RULE,
     &gp031_unsafe_name::RULE,
     &gp032_invalid_label::RULE,
+    &gp033_authority_undeclared::RULE,
+    &gp034_node_without_authority::RULE,
+    &gp035_gang_without_gang_admission::RULE,
+    &gp036_class_authority::RULE,
+    &gp037_preemption_across_authorities::RULE,
+    &gp038_quota_authority::RULE,
+    &gp039_mode_unsupported::RULE,
+    &gp040_gang_fabric::RULE,
+    &gp041_nic_names::RULE,
 ];

@@ -77,6 +77,21 @@ impl Master<'_> {
                 }
                 self.u.insert(team.name.clone(), u);
             }
+            // A scheduler's part of the quota: its ceiling over the classes that run
+            // under that scheduler (in the planner's view every class is pinned).
+            for q in team
+                .quotas
+                .iter()
+                .filter(|q| q.model.is_none() && q.pool.is_none())
+            {
+                let Some(a) = q.scheduler else { continue };
+                let row = self.lp.row(-INF, q.ceiling() as f64);
+                for &w in ws.iter().filter(|&&w| c.workloads[w].scheduler == Some(a)) {
+                    for (coef, v) in self.usage(w, None) {
+                        self.lp.set(row, v, coef);
+                    }
+                }
+            }
             for q in &team.quotas {
                 let (Some(m), Some(b)) = (&q.model, q.burst) else {
                     continue;

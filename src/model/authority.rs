@@ -1,0 +1,375 @@
+//! Scheduling authority: which scheduler owns each node and runs each class.
+//!
+//! A node is owned by exactly one scheduler: its pool's `scheduler=`, or else the
+//! cluster's `scheduler`. A class runs under exactly one scheduler (see
+//! [`Cluster::class_authority`]) and is placed only on nodes that scheduler owns. When
+//! no authority is declared anywhere, every node and class has none (`None`): the plan
+//! is made as before and every target renders every node (`validate` warns once).
+//!
+//! Decision: a class is never split across schedulers. A job is submitted to one
+//! scheduler; splitting a class would need one submission per scheduler and a quota
+//! per part, which nobody writes by hand and gpuplan could not render honestly.
+
+use super::{Cluster, NodeIdx, PoolMode, Quota, Workload, WorkloadKind};
+use serde::{Deserialize, Serialize};
+
+/// The scheduler that owns a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Authority {
+    /// kube-scheduler alone (no gang admission).
+    Kubernetes,
+    /// kube-scheduler with Kueue admission (gangs through `podSets`, topology-aware).
+    Kueue,
+    /// Volcano (gangs through PodGroups, HyperNodes).
+    Volcano,
+    /// Slurm (gangs are jobs, topology.conf).
+    Slurm,
+}
+
+impl Authority {
+    pub const ALL: [Authority; 4] = [
+        Authority::Kubernetes,
+        Authority::Kueue,
+        Authority::Volcano,
+        Authority::Slurm,
+    ];
+
+    pub fn parse(s: &str) -> Option<Authority> {
+        Some(match s {
+            "kubernetes" => Authority::Kubernetes,
+            "kueue" => Authority::Kueue,
+            "volcano" => Authority::Volcano,
+            "slurm" => Authority::Slurm,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Authority::Kubernetes => "kubernetes",
+            Authority::Kueue => "kueue",
+            Authority::Volcano => "volcano",
+            Authority::Slurm => "slurm",
+        }
+    }
+
+    /// Whether its nodes are Kubernetes nodes (every authority but Slurm).
+    pub fn kubernetes_managed(self) -> bool {
+        self != Authority::Slurm
+    }
+
+    /// Whether it admits a multi-pod gang all-or-nothing (kube-scheduler alone does not).
+    pub fn gang_admission(self) -> bool {
+        self != Authority::Kubernetes
+    }
+
+    /// Whether its device plumbing supports GPUs in `mode`. Kubernetes-managed nodes get
+    /// every mode from the NVIDIA device plugin (MIG `mixed` strategy, time-slicing and
+    /// MPS sharing). Slurm gets whole GPUs and MIG instances (gres.conf, one GRES per
+    /// instance with `MultipleFiles`); GPU sharing between jobs would need `gres/shard`
+    /// or `gres/mps` with their own daemons and limits, which gpuplan does not render.
+    pub fn supports(self, mode: PoolMode) -> bool {
+        self != Authority::Slurm || matches!(mode, PoolMode::WholeGpu | PoolMode::Mig)
+    }
+
+    /// Whether it can run a class at all (gangs of several pods need gang admission).
+    pub fn can_run(self, c: &Cluster, w: &Workload) -> bool {
+        !(w.kind == WorkloadKind::Training && c.gang_pods(w) > 1 && !self.gang_admission())
+    }
+}
+
+impl std::fmt::Display for Authority {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a class's authority was decided, or why it could not be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClassAuthority {
+    /// No authority is declared anywhere: the class may land on any node.
+    Undeclared,
+    Resolved(Authority),
+    /// More than one authority could run it and none is the cluster's default.
+    Ambiguous,
+    /// No authority of the cluster can run it (e.g. a multi-pod gang where only plain
+    /// `kubernetes` owns nodes).
+    None,
+}
+
+impl Cluster {
+    /// Whether any scheduling authority is declared (cluster, pool, class or quota).
+    pub fn authorities_declared(&self) -> bool {
+        self.scheduler.is_some()
+            || self.pools.iter().any(|p| p.scheduler.is_some())
+            || self.workloads.iter().any(|w| w.scheduler.is_some())
+            || self
+                .teams
+                .values()
+                .any(|t| t.quotas.iter().any(|q| q.scheduler.is_some()))
+    }
+
+    /// The scheduler that owns a node: its pool's, else the cluster's.
+    pub fn node_authority(&self, n: NodeIdx) -> Option<Authority> {
+        match self.owners.get(n) {
+            Some(a) if self.owners.len() == self.nodes.len() => *a,
+            _ => self.pool_of(n).and_then(|p| p.scheduler).or(self.scheduler),
+        }
+    }
+
+    /// Every node's authority in one pass over the pools (the first pool that lists a
+    /// node wins, as [`Cluster::pool_of`]).
+    pub(super) fn compute_owners(&self) -> Vec<Option<Authority>> {
+        let mut pool: Vec<Option<usize>> = vec![None; self.nodes.len()];
+        for (pi, p) in self.pools.iter().enumerate() {
+            for &n in &p.nodes {
+                if let Some(slot) = pool.get_mut(n) {
+                    slot.get_or_insert(pi);
+                }
+            }
+        }
+        pool.iter()
+            .map(|p| p.and_then(|pi| self.pools[pi].scheduler).or(self.scheduler))
+            .collect()
+    }
+
+    /// The authorities that own at least one node, sorted.
+    pub fn authorities(&self) -> Vec<Authority> {
+        let mut v: Vec<Authority> = (0..self.nodes.len())
+            .filter_map(|n| self.node_authority(n))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// Pods of one gang of a training class.
+    pub fn gang_pods(&self, w: &Workload) -> u32 {
+        w.gang_gpus.max(1).div_ceil(self.gang_per_node(w).max(1))
+    }
+
+    /// The scheduler a class runs under: its `scheduler=`; else the cluster's default
+    /// when that can run it; else the one authority owning nodes with a GPU model the
+    /// class accepts that can run it.
+    pub fn class_authority(&self, w: &Workload) -> ClassAuthority {
+        if !self.authorities_declared() {
+            return ClassAuthority::Undeclared;
+        }
+        if let Some(a) = w.scheduler {
+            return ClassAuthority::Resolved(a);
+        }
+        if let Some(a) = self.scheduler.filter(|a| a.can_run(self, w)) {
+            return ClassAuthority::Resolved(a);
+        }
+        let mut found: Vec<Authority> = (0..self.nodes.len())
+            .filter(|&n| {
+                self.nodes[n]
+                    .usable_gpus()
+                    .any(|g| g.model.as_deref().is_some_and(|m| w.accepts(m)))
+            })
+            .filter_map(|n| self.node_authority(n))
+            .filter(|a| a.can_run(self, w))
+            .collect();
+        found.sort();
+        found.dedup();
+        match found.as_slice() {
+            [one] => ClassAuthority::Resolved(*one),
+            [] => ClassAuthority::None,
+            _ => ClassAuthority::Ambiguous,
+        }
+    }
+
+    /// The resolved authority of a class (`None` when undeclared or unresolved).
+    pub fn authority_of(&self, w: &Workload) -> Option<Authority> {
+        match self.class_authority(w) {
+            ClassAuthority::Resolved(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The authorities the nodes a quota counts belong to: its `scheduler=`, else its
+    /// pool's nodes', else those of the nodes with its model (every authority of the
+    /// cluster for a quota that names neither).
+    pub fn quota_authorities(&self, q: &Quota) -> Vec<Authority> {
+        if let Some(a) = q.scheduler {
+            return vec![a];
+        }
+        let mut v: Vec<Authority> = (0..self.nodes.len())
+            .filter(|&n| {
+                let pool_ok = q
+                    .pool
+                    .as_deref()
+                    .is_none_or(|p| self.pool_of(n).is_some_and(|x| x.name == p));
+                let model_ok = q.model.as_deref().is_none_or(|m| {
+                    self.nodes[n]
+                        .gpus
+                        .iter()
+                        .any(|g| g.model.as_deref() == Some(m))
+                });
+                pool_ok && model_ok
+            })
+            .filter_map(|n| self.node_authority(n))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
+/// One authority's part of a team's quota.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Part {
+    pub guarantee: u32,
+    pub ceiling: u32,
+}
+
+impl Cluster {
+    /// The authorities the classes of a team and of its descendants run under, sorted.
+    pub fn team_class_authorities(&self, team: &str) -> Vec<Authority> {
+        let mut v: Vec<Authority> = self
+            .workloads
+            .iter()
+            .filter(|w| self.team_chain(&w.team).iter().any(|t| t.name == team))
+            .filter_map(|w| self.authority_of(w))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// A team's quota split per authority. With `quota scheduler=...` lines, their sums;
+    /// otherwise all of it to the one authority its classes (and its descendants') run
+    /// under, or, with no class, to the cluster's default (or its only) authority. Empty
+    /// when authorities are undeclared or the split is not determined (GP038 says why).
+    pub fn team_parts(&self, team: &super::Team) -> std::collections::BTreeMap<Authority, Part> {
+        let mut out = std::collections::BTreeMap::new();
+        if !self.authorities_declared() {
+            return out;
+        }
+        let lines: Vec<&Quota> = team
+            .quotas
+            .iter()
+            .filter(|q| q.scheduler.is_some() && q.model.is_none() && q.pool.is_none())
+            .collect();
+        if !lines.is_empty() {
+            for q in lines {
+                let p: &mut Part = out.entry(q.scheduler.expect("filtered")).or_default();
+                p.guarantee += q.guarantee;
+                p.ceiling += q.ceiling();
+            }
+            return out;
+        }
+        let whole = Part {
+            guarantee: team.guarantee,
+            ceiling: team.ceiling(),
+        };
+        let classes = self.team_class_authorities(&team.name);
+        let all = self.authorities();
+        let one = match (classes.as_slice(), self.scheduler, all.as_slice()) {
+            ([a], _, _) => Some(*a),
+            ([], Some(d), _) => Some(d),
+            ([], None, [a]) => Some(*a),
+            _ => None,
+        };
+        if let Some(a) = one {
+            out.insert(a, whole);
+        }
+        out
+    }
+
+    /// Usable GPUs owned by an authority (of `model`, when given).
+    pub fn authority_gpus(&self, a: Authority, model: Option<&str>) -> u32 {
+        (0..self.nodes.len())
+            .filter(|&n| self.node_authority(n) == Some(a))
+            .map(|n| {
+                self.nodes[n]
+                    .usable_gpus()
+                    .filter(|g| model.is_none_or(|m| g.model.as_deref() == Some(m)))
+                    .count() as u32
+            })
+            .sum()
+    }
+}
+
+/// The planner's view of a cluster with authorities: every GPU's model is renamed
+/// `MODEL@AUTHORITY` after the scheduler that owns its node, every class accepts only
+/// the models of its own scheduler, and quotas count the renamed models (a scheduler's
+/// part counts every model of its scheduler, see [`super::Quota::covers`]). Every solver,
+/// bound and check then keeps each class on its scheduler's nodes without knowing about
+/// schedulers; [`restore_names`] turns the names back in the placement.
+pub fn solver_view(c: &Cluster) -> Cluster {
+    let mut v = c.clone();
+    let owners: Vec<Option<Authority>> = (0..c.nodes.len()).map(|n| c.node_authority(n)).collect();
+    let all = c.authorities();
+    let tag = |m: &str, a: Authority| format!("{m}@{a}");
+    for (n, node) in v.nodes.iter_mut().enumerate() {
+        let Some(a) = owners[n] else { continue };
+        for g in &mut node.gpus {
+            if let Some(m) = &g.model {
+                g.model = Some(tag(m, a));
+            }
+        }
+    }
+    v.models = c
+        .models
+        .iter()
+        .flat_map(|(name, gm)| {
+            all.iter().map(move |&a| {
+                let mut gm = gm.clone();
+                gm.name = tag(name, a);
+                (gm.name.clone(), gm)
+            })
+        })
+        .collect();
+    for (w, orig) in v.workloads.iter_mut().zip(&c.workloads) {
+        let Some(a) = c.authority_of(orig) else {
+            // Unresolved (validation reports it): the class accepts no model.
+            w.models = vec![String::from("@")];
+            continue;
+        };
+        w.scheduler = Some(a);
+        w.models = if orig.models.is_empty() {
+            c.models.keys().map(|m| tag(m, a)).collect()
+        } else {
+            orig.models.iter().map(|m| tag(m, a)).collect()
+        };
+    }
+    for (t, orig) in v.teams.values_mut().zip(c.teams.values()) {
+        for (q, oq) in t.quotas.iter_mut().zip(&orig.quotas) {
+            if let Some(m) = &oq.model {
+                let owner = oq
+                    .scheduler
+                    .or_else(|| match c.quota_authorities(oq).as_slice() {
+                        [one] => Some(*one),
+                        _ => None,
+                    });
+                if let Some(a) = owner {
+                    q.model = Some(tag(m, a));
+                }
+            }
+        }
+    }
+    v.refresh();
+    v
+}
+
+/// `MODEL@AUTHORITY` -> `MODEL` (names from [`solver_view`]).
+pub fn base_model(name: &str) -> &str {
+    match name.rsplit_once('@') {
+        Some((b, o)) if Authority::parse(o).is_some() => b,
+        _ => name,
+    }
+}
+
+/// Text with the view's model names in the user's terms: `h100@slurm` -> `h100 (slurm
+/// nodes)`.
+pub fn restore_text(s: &str) -> String {
+    let mut out = s.to_string();
+    for a in Authority::ALL {
+        out = out
+            .replace(&format!("@{a}`"), &format!("` (on {a} nodes)"))
+            .replace(&format!("@{a}"), &format!(" (on {a} nodes)"));
+    }
+    out
+}

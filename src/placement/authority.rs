@@ -1,0 +1,69 @@
+//! The authority table of a plan: per scheduler, the pools and nodes it owns, the
+//! classes it runs and each team's part of its quota (empty when no authority is
+//! declared).
+
+use super::{AuthorityUse, Placement, TeamPart};
+use crate::model::{Authority, Cluster};
+use crate::units::compress_names;
+use std::collections::BTreeSet;
+
+pub(super) fn authorities(c: &Cluster, p: &Placement) -> Vec<AuthorityUse> {
+    if !c.authorities_declared() {
+        return Vec::new();
+    }
+    Authority::ALL
+        .iter()
+        .filter_map(|&a| {
+            let nodes: Vec<usize> = (0..c.nodes.len())
+                .filter(|&n| c.node_authority(n) == Some(a))
+                .collect();
+            let classes: Vec<&crate::model::Workload> = c
+                .workloads
+                .iter()
+                .filter(|w| c.authority_of(w) == Some(a))
+                .collect();
+            let teams: Vec<TeamPart> = c
+                .teams
+                .values()
+                .filter_map(|t| {
+                    let part = c.team_parts(t).get(&a).copied()?;
+                    let placed: f64 = p
+                        .workloads
+                        .iter()
+                        .filter(|wp| {
+                            classes.iter().any(|w| w.name == wp.name)
+                                && c.team_chain(&wp.team).iter().any(|x| x.name == t.name)
+                        })
+                        .map(|wp| wp.gpus_placed)
+                        .sum();
+                    Some(TeamPart {
+                        team: t.name.clone(),
+                        guarantee: part.guarantee,
+                        ceiling: part.ceiling,
+                        gpus_placed: super::accounting::round4(placed),
+                    })
+                })
+                .collect();
+            if nodes.is_empty() && classes.is_empty() && teams.is_empty() {
+                return None;
+            }
+            let names: Vec<String> = nodes.iter().map(|&n| c.nodes[n].name.clone()).collect();
+            let pools: BTreeSet<String> = nodes
+                .iter()
+                .filter_map(|&n| c.pool_of(n).map(|x| x.name.clone()))
+                .collect();
+            Some(AuthorityUse {
+                scheduler: a,
+                pools: pools.into_iter().collect(),
+                nodes: compress_names(&names).join(","),
+                node_count: nodes.len() as u32,
+                gpus: nodes
+                    .iter()
+                    .map(|&n| c.nodes[n].usable_gpus().count() as u32)
+                    .sum(),
+                classes: classes.iter().map(|w| w.name.clone()).collect(),
+                teams,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,94 @@
+//! GP039: a GPU mode the owning scheduler's device plumbing cannot serve.
+use super::prelude::*;
+use crate::model::sizing::{self, Usage};
+use crate::model::{Authority, PoolMode};
+
+pub static RULE: Rule = Rule {
+    code: "GP039",
+    name: "mode-unsupported-by-authority",
+    severity: Severity::Error,
+    summary: "a pool or class needs GPU sharing its scheduler cannot express",
+    docs: r#"
+**What.** A pool owned by `slurm` has `mode="time-slice"` or `mode="mps"`, or a class
+running under `slurm` shares GPUs (`share`/`isolation` `time-slice` or `mps`, or a
+`fraction`).
+
+**Why.** Kubernetes-managed nodes (`kubernetes`, `kueue`, `volcano`) get every mode from
+the NVIDIA device plugin: MIG (`mixed` strategy), time-slicing and MPS. gpuplan renders
+Slurm's GPUs as whole-GPU GRES and MIG instances (gres.conf, `MultipleFiles`); GPU
+sharing between Slurm jobs needs `gres/shard` or `gres/mps` with their own daemons and
+limits, which gpuplan does not render, so such a plan could not be applied.
+
+**Example.**
+```text
+pool "notebooks" mode="time-slice" nodes="n-[01-02]" scheduler="slurm"
+```
+
+**Fix.** Own the pool with a Kubernetes scheduler (`scheduler="kueue"`), or use MIG
+(`share "mig"`) on Slurm nodes.
+"#,
+    check: Some(check),
+};
+
+fn check(cx: &Ctx, out: &mut Diagnostics) {
+    let m = cx.model;
+    for p in &m.pools {
+        let Some(mode) = PoolMode::from_decl(&p.mode) else {
+            continue;
+        };
+        let owners: Vec<Authority> = {
+            let mut v: Vec<Authority> = p
+                .nodes
+                .iter()
+                .filter_map(|&n| m.node_authority(n))
+                .collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        for a in owners.into_iter().filter(|a| !a.supports(mode)) {
+            out.push(
+                Diagnostic::error(
+                    RULE.code,
+                    format!("pool `{}` is `{}`, which {a} cannot serve", p.name, p.mode),
+                )
+                .at(p.span, format!("{} under {a}", p.mode))
+                .with_help(format!("own the pool with a Kubernetes scheduler (scheduler=\"kueue\"), or use mode=\"mig\" or \"whole-gpu\" under {a}")),
+            );
+        }
+    }
+    for w in &m.workloads {
+        let Some(a) = m.authority_of(w) else { continue };
+        let mode = match sizing::usage(w, 1) {
+            Usage::Shared { mps, .. } => PoolMode::shared(mps),
+            Usage::Packed { milli } if milli % 1000 != 0 => PoolMode::TimeSlice,
+            _ => continue,
+        };
+        if a.supports(mode) {
+            continue;
+        }
+        let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
+            continue;
+        };
+        let span = decl
+            .share
+            .as_ref()
+            .or(decl.isolation.as_ref())
+            .map(|s| s.span)
+            .or(decl.fraction.as_ref().map(|f| f.span))
+            .unwrap_or(decl.span);
+        out.push(
+            Diagnostic::error(
+                RULE.code,
+                format!(
+                    "{} `{}` shares GPUs ({}), which {a} cannot serve",
+                    w.kind.as_str(),
+                    w.name,
+                    mode.as_str()
+                ),
+            )
+            .at(span, format!("sharing under {a}"))
+            .with_help(format!("run it under a Kubernetes scheduler (scheduler=\"kueue\"), or give it MIG instances (share \"mig\") under {a}")),
+        );
+    }
+}
