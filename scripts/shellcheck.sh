@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Renders every example with `--target all` and runs shellcheck on every generated
-# script (mig/*.sh, k8s/label-nodes.sh, slurm/sacctmgr.sh); fails on any warning.
+# script (mig/*.sh, k8s/label-nodes.sh, slurm/sacctmgr.sh, slurm/examples/*.sbatch);
+# fails on any warning.
 # Installs Debian's shellcheck when it is missing.
 # usage: scripts/shellcheck.sh [EXAMPLE_DIR...]   (default: examples/*/)
 set -euo pipefail
@@ -21,7 +22,7 @@ total=0
 for e in "${examples[@]}"; do
   name=$(basename "$e")
   "$BIN" --quiet render "$e" --target all --out-dir "$TMP/$name"
-  mapfile -t scripts < <(find "$TMP/$name" -name '*.sh' -type f | sort)
+  mapfile -t scripts < <(find "$TMP/$name" \( -name '*.sh' -o -name '*.sbatch' \) -type f | sort)
   [ ${#scripts[@]} -gt 0 ] || { echo "$name: no scripts rendered"; exit 1; }
   # -S style: every finding, down to style notes, fails the check
   shellcheck --shell=sh --severity=style "${scripts[@]}"

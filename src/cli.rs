@@ -211,6 +211,8 @@ pub enum RenderTarget {
     Slurm,
     /// mig-parted and device-plugin configs, per-node MIG scripts.
     Mig,
+    /// NCCL settings and topology files per node class.
+    Fabric,
     /// Every target.
     All,
 }

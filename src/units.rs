@@ -439,6 +439,30 @@ pub fn compress_names(names: &[String]) -> Vec<String> {
     out
 }
 
+/// A bus id in NCCL's spelling: `00000000:18:00.0` / `0000:18:00.0` -> `0000:18:00.0`,
+/// lowercase. `None` when it is not `[domain:]bus:device.function` in hex.
+pub fn normalize_bus_id(s: &str) -> Option<String> {
+    let s = s.trim().to_ascii_lowercase();
+    let parts: Vec<&str> = s.split(':').collect();
+    let (domain, bus, devfn) = match parts.as_slice() {
+        [d, b, df] => (*d, *b, *df),
+        [b, df] => ("0", *b, *df),
+        _ => return None,
+    };
+    let (dev, func) = devfn.split_once('.')?;
+    let hex = |x: &str, max: u32| {
+        (!x.is_empty() && x.len() <= 8)
+            .then(|| u32::from_str_radix(x, 16).ok())
+            .flatten()
+            .filter(|v| *v <= max)
+    };
+    let d = hex(domain, 0xffff)?;
+    let b = hex(bus, 0xff)?;
+    let dv = hex(dev, 0x1f)?;
+    let f = hex(func, 0x7)?;
+    Some(format!("{d:04x}:{b:02x}:{dv:02x}.{f:x}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,10 @@
 //! `gpuplan render`: golden files (insta) for every target on every example, byte
 //! determinism, the cross-target consistency test (each team's guarantee and ceiling,
 //! each priority's value and order, each pool's nodes and each training gang's size are
-//! the same numbers in every target), and the CLI's atomic out-dir handling.
+//! the same numbers in every target; with scheduling authorities, each target states
+//! its scheduler's part and no node is counted by two schedulers), cross-object checks
+//! (Kueue topology levels, Volcano tiers, Slurm switches), and the CLI's atomic out-dir
+//! handling.
 //!
 //! Review snapshot changes with `cargo insta review` (or `INSTA_UPDATE=always`).
 //! gpuplan's version in the files' headers is filtered out (`gpuplan [version]`,
@@ -10,7 +13,7 @@
 mod common;
 
 use common::gpuplan;
-use gpuplan::model::Cluster;
+use gpuplan::model::{Authority, Cluster};
 use gpuplan::placement::Placement;
 use gpuplan::render::{self, Files, Target};
 use gpuplan::solve::SolverKind;
@@ -30,6 +33,15 @@ fn examples() -> Vec<(String, Cluster, Placement)> {
             (name, c, p)
         })
         .collect()
+}
+
+/// The examples and the test fixtures the cross-target checks also run on.
+fn examples_and_fixtures() -> Vec<(String, Cluster, Placement)> {
+    let mut v = examples();
+    let dir = "tests/fixtures/hetero-gb200-h100";
+    let (c, p) = plan(Path::new(dir));
+    v.push((dir.to_string(), c, p));
+    v
 }
 
 fn plan(dir: &Path) -> (Cluster, Placement) {
@@ -63,7 +75,11 @@ fn golden_every_target_on_every_example() {
         let files = render_all(&c, &p);
         for t in Target::ALL {
             let text = bundle(&files, t.dir());
-            assert!(!text.is_empty(), "{ex}: no {} files", t.dir());
+            // With authorities, a target whose scheduler owns no node renders nothing.
+            if text.is_empty() {
+                assert!(c.authorities_declared(), "{ex}: no {} files", t.dir());
+                continue;
+            }
             insta::assert_snapshot!(format!("{ex}-{}", t.dir()), text);
         }
         // Same input, byte-identical output.
@@ -166,17 +182,396 @@ impl<'a> Targets<'a> {
 
 #[test]
 fn every_target_states_the_same_numbers() {
-    for (ex, c, p) in examples() {
+    for (ex, c, p) in examples_and_fixtures() {
         let files = render_all(&c, &p);
         let t = Targets::new(&ex, &c, &p, &files);
         teams_agree(&t);
         priorities_agree(&t);
         pools_agree(&t);
         gangs_agree(&t);
+        one_owner_per_node(&t);
+        kueue_topologies_reach(&t);
+        volcano_tiers_exist(&t);
+        slurm_jobs_name_what_slurm_defines(&t);
     }
 }
 
-/// Teams: guarantee and ceiling.
+/// Whether a target's files serve scheduler `a` (every scheduler when none is declared).
+fn serves(c: &Cluster, target: &[Authority], a: Option<Authority>) -> bool {
+    !c.authorities_declared() || a.is_some_and(|a| target.contains(&a))
+}
+
+const KUBE: &[Authority] = &[Authority::Kubernetes, Authority::Kueue, Authority::Volcano];
+
+/// A team's guarantee and ceiling as seen by a target serving `target` (the whole team
+/// when no authority is declared); `None`: the team is not in that target.
+fn part(c: &Cluster, team: &str, target: &[Authority]) -> Option<(i64, i64)> {
+    let t = &c.teams[team];
+    if !c.authorities_declared() {
+        return Some((t.guarantee as i64, t.ceiling() as i64));
+    }
+    let parts = c.team_parts(t);
+    let has = |name: &str| {
+        c.team_parts(&c.teams[name])
+            .keys()
+            .any(|a| target.contains(a))
+    };
+    let keep = c
+        .teams
+        .values()
+        .any(|x| has(&x.name) && c.team_chain(&x.name).iter().any(|y| y.name == team));
+    keep.then(|| {
+        parts
+            .iter()
+            .filter(|(a, _)| target.contains(a))
+            .fold((0, 0), |(g, x), (_, p)| {
+                (g + p.guarantee as i64, x + p.ceiling as i64)
+            })
+    })
+}
+
+/// No node is counted by two schedulers: Slurm, Volcano and Kueue each list only their
+/// own nodes, no Slurm node is in a Kubernetes object, and every team's parts add up to
+/// its quota.
+fn one_owner_per_node(x: &Targets) {
+    let Targets {
+        ex,
+        c,
+        files,
+        k8s,
+        volcano,
+        kueue,
+        ..
+    } = x;
+    if !c.authorities_declared() {
+        return;
+    }
+    let owner = |n: &str| c.node_authority(c.node_index[n]);
+    let k8s_nodes: BTreeSet<String> = kind(k8s, "Node").iter().map(|n| name(n)).collect();
+    for n in &k8s_nodes {
+        assert!(
+            owner(n).is_some_and(|a| a != Authority::Slurm),
+            "{ex}: {n} (owned by {:?}) is a Kubernetes Node",
+            owner(n)
+        );
+    }
+    // No Slurm-owned node name appears in any Kubernetes-side file.
+    let slurm_nodes: Vec<&str> = c
+        .nodes
+        .iter()
+        .filter(|n| owner(&n.name) == Some(Authority::Slurm))
+        .map(|n| n.name.as_str())
+        .collect();
+    for (path, text) in files.iter().filter(|(p, _)| {
+        p.starts_with("k8s/") || p.starts_with("kueue/") || p.starts_with("volcano/")
+    }) {
+        for n in &slurm_nodes {
+            let word =
+                text.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '-' || ch == '.'));
+            assert!(
+                !word.clone().any(|w| w == *n),
+                "{ex}: Slurm node {n} in {path}"
+            );
+        }
+    }
+    if let Some(conf) = files.get("slurm/slurm.conf") {
+        for f in slurm_fields(conf, "NodeName=") {
+            for n in expand(&f["NodeName"]) {
+                assert_eq!(owner(&n), Some(Authority::Slurm), "{ex}: {n} in slurm.conf");
+            }
+        }
+    }
+    // Volcano HyperNodes name only Volcano nodes (leaf members select nodes by name).
+    for h in kind(volcano, "HyperNode") {
+        for m in h["spec"]["members"].as_sequence().unwrap() {
+            if m["type"].as_str() == Some("Node") {
+                let sel = &m["selector"];
+                let names: Vec<String> = if let Some(e) = sel["exactMatch"]["name"].as_str() {
+                    vec![e.to_string()]
+                } else {
+                    Vec::new()
+                };
+                for n in names {
+                    assert_eq!(
+                        owner(&n),
+                        Some(Authority::Volcano),
+                        "{ex}: {n} in a HyperNode"
+                    );
+                }
+            }
+        }
+    }
+    // A Kueue flavor's nodeLabels match only Kueue nodes.
+    let labels: BTreeMap<String, &Value> = kind(k8s, "Node")
+        .into_iter()
+        .map(|n| (name(n), &n["metadata"]["labels"]))
+        .collect();
+    for fl in kind(kueue, "ResourceFlavor") {
+        let want = fl["spec"]["nodeLabels"].as_mapping().unwrap();
+        for (n, l) in &labels {
+            if want.iter().all(|(k, v)| &l[k.as_str().unwrap()] == v) {
+                assert_eq!(
+                    owner(n),
+                    Some(Authority::Kueue),
+                    "{ex}: flavor {} matches {n}",
+                    name(fl)
+                );
+            }
+        }
+    }
+    // Each team's parts add up to its quota.
+    for t in c.teams.values() {
+        let parts = c.team_parts(t);
+        if parts.is_empty() {
+            continue;
+        }
+        let g: u32 = parts.values().map(|p| p.guarantee).sum();
+        let ceil: u32 = parts.values().map(|p| p.ceiling).sum();
+        assert_eq!(
+            (g, ceil),
+            (t.guarantee, t.ceiling()),
+            "{ex}: parts of {}",
+            t.name
+        );
+    }
+}
+
+/// Every Kueue job with a topology annotation reaches only flavors whose Topology has
+/// that level, and every node of such a flavor carries every level of its Topology.
+fn kueue_topologies_reach(x: &Targets) {
+    let Targets { ex, k8s, kueue, .. } = x;
+    let topologies: BTreeMap<String, Vec<String>> = kind(kueue, "Topology")
+        .into_iter()
+        .map(|t| {
+            let levels = t["spec"]["levels"]
+                .as_sequence()
+                .unwrap()
+                .iter()
+                .map(|l| l["nodeLabel"].as_str().unwrap().to_string())
+                .collect();
+            (name(t), levels)
+        })
+        .collect();
+    let nodes: Vec<&Value> = kind(k8s, "Node");
+    let matches = |fl: &Value, n: &Value| {
+        fl["spec"]["nodeLabels"]
+            .as_mapping()
+            .unwrap()
+            .iter()
+            .all(|(k, v)| &n["metadata"]["labels"][k.as_str().unwrap()] == v)
+    };
+    for fl in kind(kueue, "ResourceFlavor") {
+        let Some(t) = fl["spec"]["topologyName"].as_str() else {
+            continue;
+        };
+        let levels = topologies
+            .get(t)
+            .unwrap_or_else(|| panic!("{ex}: flavor {} names missing Topology {t}", name(fl)));
+        for n in nodes.iter().filter(|n| matches(fl, n)) {
+            for l in levels.iter().filter(|l| *l != "kubernetes.io/hostname") {
+                assert!(
+                    !n["metadata"]["labels"][l.as_str()].is_null(),
+                    "{ex}: node {} of flavor {} lacks level {l}",
+                    name(n),
+                    name(fl)
+                );
+            }
+        }
+    }
+    for j in kind(kueue, "Job") {
+        let ann = &j["spec"]["template"]["metadata"]["annotations"];
+        let level = [
+            "kueue.x-k8s.io/podset-required-topology",
+            "kueue.x-k8s.io/podset-preferred-topology",
+        ]
+        .iter()
+        .find_map(|k| ann[*k].as_str());
+        let Some(level) = level else { continue };
+        // The job reaches the flavors its ClusterQueue (= its team) lists for its
+        // resource; a flavor it reaches must have a Topology with this level.
+        let team = j["metadata"]["namespace"].as_str().unwrap();
+        let resource = j["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+            .as_mapping()
+            .unwrap()
+            .keys()
+            .next()
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .to_string();
+        let cq = kind(kueue, "ClusterQueue")
+            .into_iter()
+            .find(|q| name(q) == team)
+            .unwrap_or_else(|| panic!("{ex}: no ClusterQueue for {team}"));
+        let mut reached = 0;
+        for grp in cq["spec"]["resourceGroups"].as_sequence().unwrap() {
+            let covered: Vec<&str> = grp["coveredResources"]
+                .as_sequence()
+                .unwrap()
+                .iter()
+                .map(|r| r.as_str().unwrap())
+                .collect();
+            if !covered.contains(&resource.as_str()) {
+                continue;
+            }
+            let selector = &j["spec"]["template"]["spec"]["nodeSelector"];
+            for f in grp["flavors"].as_sequence().unwrap() {
+                let fname = f["name"].as_str().unwrap();
+                let fl = kind(kueue, "ResourceFlavor")
+                    .into_iter()
+                    .find(|x| name(x) == fname)
+                    .unwrap();
+                // Kueue skips a flavor whose nodeLabels the pods' nodeSelector excludes.
+                let excluded =
+                    fl["spec"]["nodeLabels"]
+                        .as_mapping()
+                        .unwrap()
+                        .iter()
+                        .any(|(k, v)| {
+                            let s = &selector[k.as_str().unwrap()];
+                            !s.is_null() && s != v
+                        });
+                if excluded {
+                    continue;
+                }
+                // A nominal quota of 0 and no borrowing can still admit by borrowing from
+                // the cohort: every listed flavor counts.
+                let t = fl["spec"]["topologyName"].as_str().unwrap_or_else(|| {
+                    panic!(
+                        "{ex}: job {} ({level}) reaches flavor {fname} without a Topology",
+                        name(j)
+                    )
+                });
+                assert!(
+                    topologies[t].iter().any(|l| l == level),
+                    "{ex}: job {} asks for {level}, flavor {fname}'s Topology {t} has {:?}",
+                    name(j),
+                    topologies[t]
+                );
+                reached += 1;
+            }
+        }
+        assert!(reached > 0, "{ex}: job {} reaches no flavor", name(j));
+    }
+}
+
+/// Every Volcano job's `highestTierAllowed` is a tier of some HyperNode that contains
+/// one of its candidate nodes (those of its pool).
+fn volcano_tiers_exist(x: &Targets) {
+    let Targets {
+        ex, k8s, volcano, ..
+    } = x;
+    let hypernodes = kind(volcano, "HyperNode");
+    let pool_of: BTreeMap<String, String> = kind(k8s, "Node")
+        .into_iter()
+        .map(|n| {
+            (
+                name(n),
+                n["metadata"]["labels"]["gpuplan.io/pool"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        })
+        .collect();
+    // The nodes below each HyperNode (members are nodes or HyperNodes of the tier below).
+    fn below(h: &Value, all: &[&Value], out: &mut BTreeSet<String>) {
+        for m in h["spec"]["members"].as_sequence().unwrap() {
+            let sel = m["selector"]["exactMatch"]["name"].as_str();
+            match (m["type"].as_str(), sel) {
+                (Some("Node"), Some(n)) => {
+                    out.insert(n.to_string());
+                }
+                (Some("HyperNode"), Some(n)) => {
+                    if let Some(child) = all.iter().find(|x| name(x) == n) {
+                        below(child, all, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    for j in kind(volcano, "Job") {
+        let Some(tier) = j["spec"]["networkTopology"]["highestTierAllowed"].as_i64() else {
+            continue;
+        };
+        let pool = j["spec"]["tasks"][0]["template"]["spec"]["affinity"]["nodeAffinity"]
+            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+            ["matchExpressions"]
+            .as_sequence()
+            .and_then(|e| {
+                e.iter()
+                    .find(|x| x["key"].as_str() == Some("gpuplan.io/pool"))
+                    .and_then(|x| x["values"][0].as_str())
+            })
+            .map(str::to_string);
+        let candidates: BTreeSet<&String> = pool_of
+            .iter()
+            .filter(|(_, p)| pool.as_ref().is_none_or(|want| want == *p))
+            .map(|(n, _)| n)
+            .collect();
+        let ok = hypernodes.iter().any(|h| {
+            h["spec"]["tier"].as_i64() == Some(tier) && {
+                let mut nodes = BTreeSet::new();
+                below(h, &hypernodes, &mut nodes);
+                nodes.iter().any(|n| candidates.contains(n))
+            }
+        });
+        assert!(
+            ok,
+            "{ex}: Volcano job {} allows tier {tier}, which no HyperNode over its nodes has",
+            name(j)
+        );
+    }
+}
+
+/// Every Slurm sbatch example asks for a partition slurm.conf defines and for
+/// `--switches` only where topology.conf has switches.
+fn slurm_jobs_name_what_slurm_defines(x: &Targets) {
+    let Targets { ex, files, .. } = x;
+    let Some(conf) = files.get("slurm/slurm.conf") else {
+        return;
+    };
+    let partitions: BTreeSet<String> = slurm_fields(conf, "PartitionName=")
+        .into_iter()
+        .map(|f| f["PartitionName"].clone())
+        .collect();
+    let features: BTreeSet<String> = slurm_fields(conf, "NodeName=")
+        .into_iter()
+        .flat_map(|f| {
+            f.get("Features")
+                .map(|v| v.split(',').map(str::to_string).collect::<Vec<_>>())
+                .unwrap_or_default()
+        })
+        .collect();
+    let topo = files
+        .get("slurm/topology.conf")
+        .cloned()
+        .unwrap_or_default();
+    for (path, sb) in files
+        .iter()
+        .filter(|(p, _)| p.starts_with("slurm/examples/"))
+    {
+        for l in sb.lines() {
+            if let Some(p) = l.strip_prefix("#SBATCH --partition=") {
+                assert!(partitions.contains(p), "{ex}: {path} partition {p}");
+            }
+            if let Some(fs) = l.strip_prefix("#SBATCH --constraint=") {
+                for f in fs.split(['&', '|', ',']) {
+                    assert!(features.contains(f), "{ex}: {path} feature {f}");
+                }
+            }
+            if l.starts_with("#SBATCH --switches") {
+                assert!(
+                    topo.lines().any(|t| t.starts_with("SwitchName=")),
+                    "{ex}: {path} asks for switches, topology.conf defines none"
+                );
+            }
+        }
+    }
+}
+
+/// Teams: guarantee and ceiling (each target its scheduler's part).
 fn teams_agree(x: &Targets) {
     let Targets {
         ex,
@@ -187,86 +582,118 @@ fn teams_agree(x: &Targets) {
         volcano,
         kueue,
     } = x;
-    let sacct = &files["slurm/sacctmgr.sh"];
     for t in &p.teams {
-        let (g, ceil) = (t.guarantee as i64, t.ceiling as i64);
-        let rq = kind(k8s, "ResourceQuota")
-            .into_iter()
-            .find(|d| d["metadata"]["namespace"].as_str() == Some(&t.name))
-            .unwrap_or_else(|| panic!("{ex}: no quota for {}", t.name));
-        assert_eq!(
-            num(&rq["spec"]["hard"]["requests.nvidia.com/gpu"]),
-            ceil,
-            "{ex} {} k8s",
-            t.name
-        );
-        let q = kind(volcano, "Queue")
-            .into_iter()
-            .find(|d| name(d) == t.name)
-            .unwrap();
-        assert_eq!(
-            num(&q["spec"]["capability"]["nvidia.com/gpu"]),
-            ceil,
-            "{ex} {} volcano",
-            t.name
-        );
-        assert_eq!(
-            num(&q["spec"]["deserved"]["nvidia.com/gpu"]),
-            g,
-            "{ex} {} volcano",
-            t.name
-        );
-        assert_eq!(
-            num(&q["spec"]["guarantee"]["resource"]["nvidia.com/gpu"]),
-            g
-        );
-        let cq = kind(kueue, "ClusterQueue")
-            .into_iter()
-            .find(|d| name(d) == t.name)
-            .unwrap();
-        let mut nominal = 0;
-        for grp in cq["spec"]["resourceGroups"].as_sequence().unwrap() {
-            for fl in grp["flavors"].as_sequence().unwrap() {
-                for r in fl["resources"].as_sequence().unwrap() {
-                    if r["name"].as_str() == Some("nvidia.com/gpu") {
-                        nominal += num(&r["nominalQuota"]);
-                        assert_eq!(num(&r["borrowingLimit"]), ceil - g, "{ex} {} kueue", t.name);
+        if files.keys().any(|f| f.starts_with("k8s/")) {
+            if let Some((_, ceil)) = part(c, &t.name, KUBE) {
+                let rq = kind(k8s, "ResourceQuota")
+                    .into_iter()
+                    .find(|d| d["metadata"]["namespace"].as_str() == Some(&t.name))
+                    .unwrap_or_else(|| panic!("{ex}: no quota for {}", t.name));
+                assert_eq!(
+                    num(&rq["spec"]["hard"]["requests.nvidia.com/gpu"]),
+                    ceil,
+                    "{ex} {} k8s",
+                    t.name
+                );
+            }
+        }
+        if let Some((g, ceil)) =
+            part(c, &t.name, &[Authority::Volcano]).filter(|_| !volcano.is_empty())
+        {
+            let q = kind(volcano, "Queue")
+                .into_iter()
+                .find(|d| name(d) == t.name)
+                .unwrap_or_else(|| panic!("{ex}: no Queue for {}", t.name));
+            assert_eq!(
+                num(&q["spec"]["capability"]["nvidia.com/gpu"]),
+                ceil,
+                "{ex} {} volcano",
+                t.name
+            );
+            assert_eq!(
+                num(&q["spec"]["deserved"]["nvidia.com/gpu"]),
+                g,
+                "{ex} {} volcano",
+                t.name
+            );
+            assert_eq!(
+                num(&q["spec"]["guarantee"]["resource"]["nvidia.com/gpu"]),
+                g
+            );
+        }
+        if let Some((g, ceil)) = part(c, &t.name, &[Authority::Kueue]).filter(|_| !kueue.is_empty())
+        {
+            let cq = kind(kueue, "ClusterQueue")
+                .into_iter()
+                .find(|d| name(d) == t.name)
+                .unwrap();
+            let mut nominal = 0;
+            let mut whole_flavors = 0;
+            for grp in cq["spec"]["resourceGroups"].as_sequence().unwrap() {
+                for fl in grp["flavors"].as_sequence().unwrap() {
+                    for r in fl["resources"].as_sequence().unwrap() {
+                        if r["name"].as_str() == Some("nvidia.com/gpu") {
+                            whole_flavors += 1;
+                            nominal += num(&r["nominalQuota"]);
+                            assert_eq!(
+                                num(&r["borrowingLimit"]),
+                                ceil - g,
+                                "{ex} {} kueue",
+                                t.name
+                            );
+                        }
                     }
                 }
             }
+            // Declared quotas that cover no whole-GPU pool of Kueue's nodes (MIG /
+            // shared pools, models only found there, other schedulers' quotas) are not
+            // whole-GPU nominal quota.
+            let kueue_node =
+                |n: &str| serves(c, &[Authority::Kueue], c.node_authority(c.node_index[n]));
+            let whole: Vec<(String, Option<String>)> = p
+                .pools
+                .iter()
+                .filter(|np| {
+                    np.mode == gpuplan::placement::PoolMode::WholeGpu && kueue_node(&np.node)
+                })
+                .map(|np| {
+                    let n = c.node(&np.node).unwrap();
+                    let m = n
+                        .gpus
+                        .iter()
+                        .find_map(|g| g.model.clone())
+                        .unwrap_or_default();
+                    (m, np.pool.clone())
+                })
+                .collect();
+            let elsewhere: i64 = c.teams[&t.name]
+                .quotas
+                .iter()
+                .filter(|q| q.model.is_some() || q.pool.is_some())
+                .filter(|q| {
+                    !c.authorities_declared() || c.quota_authorities(q) == [Authority::Kueue]
+                })
+                .filter(|q| !whole.iter().any(|(m, pool)| q.covers(m, pool.as_deref())))
+                .map(|q| q.guarantee as i64)
+                .sum();
+            if whole_flavors > 0 {
+                assert_eq!(nominal, g - elsewhere, "{ex} {} kueue nominal", t.name);
+            }
         }
-        // Declared quotas that cover no whole-GPU pool (MIG / shared pools, models only
-        // found there) are not whole-GPU nominal quota.
-        let whole: Vec<(String, Option<String>)> = p
-            .pools
-            .iter()
-            .filter(|np| np.mode == gpuplan::placement::PoolMode::WholeGpu)
-            .map(|np| {
-                let n = c.node(&np.node).unwrap();
-                let m = n
-                    .gpus
-                    .iter()
-                    .find_map(|g| g.model.clone())
-                    .unwrap_or_default();
-                (m, np.pool.clone())
-            })
-            .collect();
-        let elsewhere: i64 = c.teams[&t.name]
-            .quotas
-            .iter()
-            .filter(|q| !whole.iter().any(|(m, pool)| q.covers(m, pool.as_deref())))
-            .map(|q| q.guarantee as i64)
-            .sum();
-        assert_eq!(nominal, g - elsewhere, "{ex} {} kueue nominal", t.name);
-        assert!(
-            sacct.contains(&format!(
-                "where name={} set Fairshare={} GrpTRES=gres/gpu={ceil}",
-                t.name,
-                g.max(1)
-            )),
-            "{ex} {} slurm",
-            t.name
-        );
+        if let (Some(sacct), Some((g, ceil))) = (
+            files.get("slurm/sacctmgr.sh"),
+            part(c, &t.name, &[Authority::Slurm]),
+        ) {
+            assert!(
+                sacct.contains(&format!(
+                    "where name={} set Fairshare={} GrpTRES=gres/gpu={ceil}",
+                    t.name,
+                    g.max(1)
+                )),
+                "{ex} {} slurm",
+                t.name
+            );
+        }
     }
 }
 
@@ -280,7 +707,6 @@ fn priorities_agree(x: &Targets) {
         kueue,
         ..
     } = x;
-    let sacct = &files["slurm/sacctmgr.sh"];
     let mut model: Vec<(i64, String)> = c
         .priorities
         .iter()
@@ -288,6 +714,9 @@ fn priorities_agree(x: &Targets) {
         .collect();
     model.sort_by(|a, b| b.cmp(a));
     for (targets, k) in [(k8s, "PriorityClass"), (kueue, "WorkloadPriorityClass")] {
+        if targets.is_empty() {
+            continue;
+        }
         let mut got: Vec<(i64, String)> = kind(targets, k)
             .iter()
             .map(|d| (num(&d["value"]), name(d)))
@@ -295,33 +724,42 @@ fn priorities_agree(x: &Targets) {
         got.sort_by(|a, b| b.cmp(a));
         assert_eq!(got, model, "{ex} {k}");
     }
-    for (v, n) in &model {
-        assert!(
-            sacct.contains(&format!("where name={n} set Priority={v} ")),
-            "{ex} qos {n}"
-        );
+    if let Some(sacct) = files.get("slurm/sacctmgr.sh") {
+        for (v, n) in &model {
+            assert!(
+                sacct.contains(&format!("where name={n} set Priority={v} ")),
+                "{ex} qos {n}"
+            );
+        }
     }
 }
 
-/// Pools: the same nodes in the plan, the node labels and the Slurm partitions.
+/// Pools: the same nodes in the plan, the node labels and the Slurm partitions (each
+/// target: the nodes its scheduler owns).
 fn pools_agree(x: &Targets) {
     let Targets {
         ex,
+        c,
         p,
         files,
         k8s,
         kueue,
         ..
     } = x;
-    let conf = &files["slurm/slurm.conf"];
-    let mut plan_pools: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for np in &p.pools {
-        let pool = np
-            .pool
-            .clone()
-            .unwrap_or_else(|| np.mode.as_str().to_string());
-        plan_pools.entry(pool).or_default().insert(np.node.clone());
-    }
+    let pools = |target: &[Authority]| {
+        let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for np in &p.pools {
+            if !serves(c, target, c.node_authority(c.node_index[&np.node])) {
+                continue;
+            }
+            let pool = np
+                .pool
+                .clone()
+                .unwrap_or_else(|| np.mode.as_str().to_string());
+            out.entry(pool).or_default().insert(np.node.clone());
+        }
+        out
+    };
     let mut labelled: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for n in kind(k8s, "Node") {
         let pool = n["metadata"]["labels"]["gpuplan.io/pool"]
@@ -330,62 +768,83 @@ fn pools_agree(x: &Targets) {
             .to_string();
         labelled.entry(pool).or_default().insert(name(n));
     }
-    let partitions: BTreeMap<String, BTreeSet<String>> = slurm_fields(conf, "PartitionName=")
-        .into_iter()
-        .map(|f| (f["PartitionName"].clone(), expand(&f["Nodes"])))
-        .collect();
-    assert_eq!(labelled, plan_pools, "{ex} k8s node labels");
-    assert_eq!(partitions, plan_pools, "{ex} slurm partitions");
-    let flavor_pools: BTreeSet<String> = kind(kueue, "ResourceFlavor")
-        .iter()
-        .map(|f| {
-            f["spec"]["nodeLabels"]["gpuplan.io/pool"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
-    assert_eq!(
-        flavor_pools,
-        plan_pools.keys().cloned().collect(),
-        "{ex} kueue flavors"
-    );
+    assert_eq!(labelled, pools(KUBE), "{ex} k8s node labels");
+    if let Some(conf) = files.get("slurm/slurm.conf") {
+        let partitions: BTreeMap<String, BTreeSet<String>> = slurm_fields(conf, "PartitionName=")
+            .into_iter()
+            .map(|f| (f["PartitionName"].clone(), expand(&f["Nodes"])))
+            .collect();
+        assert_eq!(
+            partitions,
+            pools(&[Authority::Slurm]),
+            "{ex} slurm partitions"
+        );
+    }
+    if !kueue.is_empty() {
+        let flavor_pools: BTreeSet<String> = kind(kueue, "ResourceFlavor")
+            .iter()
+            .map(|f| {
+                f["spec"]["nodeLabels"]["gpuplan.io/pool"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            flavor_pools,
+            pools(&[Authority::Kueue]).keys().cloned().collect(),
+            "{ex} kueue flavors"
+        );
+    }
 }
 
-/// Training gangs: pods and GPUs per pod.
+/// Training gangs: pods and GPUs per pod, in every target that runs the class.
 fn gangs_agree(x: &Targets) {
     let Targets {
         ex,
+        c,
         p,
         files,
         k8s,
         volcano,
         kueue,
-        ..
     } = x;
     for w in p.workloads.iter().filter(|w| w.kind == "training") {
+        let a = c
+            .workloads
+            .iter()
+            .find(|m| m.name == w.name)
+            .and_then(|m| c.authority_of(m));
         let g = &w.gangs[0];
         let (pods, per_pod) = (g.nodes.len() as i64, g.nodes[0].gpus.len() as i64);
-        let vj = kind(volcano, "Job")
-            .into_iter()
-            .find(|d| name(d) == w.name)
-            .unwrap();
-        assert_eq!(
-            num(&vj["spec"]["minAvailable"]),
-            pods,
-            "{ex} {} volcano",
-            w.name
-        );
-        assert_eq!(num(&vj["spec"]["tasks"][0]["replicas"]), pods);
-        let lim =
-            &vj["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"]["limits"];
-        assert_eq!(
-            num(&lim["nvidia.com/gpu"]),
-            per_pod,
-            "{ex} {} volcano gpus",
-            w.name
-        );
-        for (docs, what) in [(k8s, "k8s"), (kueue, "kueue")] {
+        if serves(c, &[Authority::Volcano], a) {
+            let vj = kind(volcano, "Job")
+                .into_iter()
+                .find(|d| name(d) == w.name)
+                .unwrap();
+            assert_eq!(
+                num(&vj["spec"]["minAvailable"]),
+                pods,
+                "{ex} {} volcano",
+                w.name
+            );
+            assert_eq!(num(&vj["spec"]["tasks"][0]["replicas"]), pods);
+            let lim =
+                &vj["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"]["limits"];
+            assert_eq!(
+                num(&lim["nvidia.com/gpu"]),
+                per_pod,
+                "{ex} {} volcano gpus",
+                w.name
+            );
+        }
+        for (docs, what, auth) in [
+            (k8s, "k8s", Authority::Kubernetes),
+            (kueue, "kueue", Authority::Kueue),
+        ] {
+            if !serves(c, &[auth], a) {
+                continue;
+            }
             let j = kind(docs, "Job")
                 .into_iter()
                 .find(|d| name(d) == w.name && d["apiVersion"].as_str() == Some("batch/v1"))
@@ -404,17 +863,19 @@ fn gangs_agree(x: &Targets) {
                 w.name
             );
         }
-        let sb = &files[&format!("slurm/examples/{}.sbatch", w.name)];
-        assert!(
-            sb.contains(&format!("#SBATCH --nodes={pods}\n")),
-            "{ex} {} slurm",
-            w.name
-        );
-        assert!(
-            sb.contains(&format!(":{per_pod}\n")),
-            "{ex} {} slurm gres",
-            w.name
-        );
+        if serves(c, &[Authority::Slurm], a) {
+            let sb = &files[&format!("slurm/examples/{}.sbatch", w.name)];
+            assert!(
+                sb.contains(&format!("#SBATCH --nodes={pods}\n")),
+                "{ex} {} slurm",
+                w.name
+            );
+            assert!(
+                sb.contains(&format!(":{per_pod}\n")),
+                "{ex} {} slurm gres",
+                w.name
+            );
+        }
     }
 }
 
@@ -451,7 +912,7 @@ fn cli_writes_and_replaces_its_own_folder_only() {
     let o = out.to_str().unwrap();
     let r = gpuplan(&[
         "render",
-        "examples/small-lab",
+        "examples/mixed-authority",
         "--target",
         "slurm,k8s",
         "--out-dir",
@@ -465,7 +926,7 @@ fn cli_writes_and_replaces_its_own_folder_only() {
     std::fs::write(out.join("stale.txt"), "x").unwrap();
     let r = gpuplan(&[
         "render",
-        "examples/small-lab",
+        "examples/mixed-authority",
         "--target",
         "volcano",
         "--out-dir",
@@ -486,7 +947,7 @@ fn cli_writes_and_replaces_its_own_folder_only() {
     std::fs::write(foreign.join("notes.txt"), "keep").unwrap();
     let r = gpuplan(&[
         "render",
-        "examples/small-lab",
+        "examples/mixed-authority",
         "--out-dir",
         foreign.to_str().unwrap(),
     ]);
@@ -637,4 +1098,22 @@ fn mig_configs_follow_the_upstream_formats_and_the_plan() {
             }
         }
     }
+}
+
+/// The cross-object checks fail on the defect issue 16 found: an H100 flavor without a
+/// Topology reached by a gang with a topology annotation (Kueue never admits it).
+#[test]
+fn cross_object_checks_catch_a_flavor_without_topology() {
+    let (c, p) = plan(Path::new("tests/fixtures/hetero-gb200-h100"));
+    let mut files = render_all(&c, &p);
+    let flavors = files.get_mut("kueue/resourceflavors.yaml").unwrap();
+    assert!(flavors.contains("topologyName: hetero-leaf-spine"));
+    *flavors = flavors.replace("  topologyName: hetero-leaf-spine\n", "");
+    let t = Targets::new("hetero (broken)", &c, &p, &files);
+    let caught =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kueue_topologies_reach(&t)));
+    assert!(
+        caught.is_err(),
+        "the check accepted a flavor without a Topology"
+    );
 }

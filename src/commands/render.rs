@@ -48,6 +48,7 @@ fn targets(sel: &[RenderTarget]) -> Vec<Target> {
             RenderTarget::Kueue => out.push(Target::Kueue),
             RenderTarget::Slurm => out.push(Target::Slurm),
             RenderTarget::Mig => out.push(Target::Mig),
+            RenderTarget::Fabric => out.push(Target::Fabric),
         }
     }
     out.sort();

@@ -230,6 +230,8 @@ fn build_class(spec: &Spec, d: &ClassDecl) -> NodeClass {
             .and_then(|n| n.socket_ifname.as_ref())
             .map(|s| s.value.clone()),
         gid_index: nics.and_then(|n| n.gid_index.as_ref()).map(|s| s.value),
+        gpu_bus_ids: bus_ids(gpus.and_then(|g| g.bus_ids.as_ref())),
+        nic_bus_ids: bus_ids(nics.and_then(|n| n.bus_ids.as_ref())),
         labels,
         taints,
     }
@@ -657,6 +659,17 @@ fn build_pools(spec: &Spec, c: &mut Cluster) {
         c.pools.push(pool);
     }
     c.pools.sort_by(|a, b| a.name.cmp(&b.name));
+}
+
+/// A `bus-ids=` list in NCCL's spelling; empty when absent or when any id is invalid.
+pub(crate) fn bus_ids(v: Option<&S<String>>) -> Vec<String> {
+    v.and_then(|s| {
+        s.value
+            .split(',')
+            .map(crate::units::normalize_bus_id)
+            .collect::<Option<Vec<_>>>()
+    })
+    .unwrap_or_default()
 }
 
 /// A `scheduler=` value as an authority (`None` when absent or not a known name).

@@ -189,6 +189,10 @@ pub struct NodeClass {
     pub socket_ifname: Option<String>,
     /// `nics gid-index=`: the RoCE GID index.
     pub gid_index: Option<u32>,
+    /// Declared PCI bus ids (NCCL spelling) of the GPUs and NICs, in index order; empty
+    /// when not declared (or not valid: GP041).
+    pub gpu_bus_ids: Vec<String>,
+    pub nic_bus_ids: Vec<String>,
     pub labels: BTreeMap<String, String>,
     pub taints: Vec<Taint>,
 }

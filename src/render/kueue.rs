@@ -28,7 +28,19 @@ struct Flavor {
     mode: PoolMode,
     labels: Vec<(String, String)>,
     taints: Vec<Taint>,
-    topology: bool,
+    /// The Topology whose levels every node of the flavor carries (none when its
+    /// nodes carry no fabric label).
+    topology: Option<String>,
+}
+
+/// A Kueue Topology: the fabric labels (coarsest first, hostname last) that one family
+/// of nodes all carry.
+#[derive(Serialize, Clone)]
+struct TopologyCtx {
+    name: String,
+    /// Tier names, innermost first (the flavor's family).
+    tiers: Vec<String>,
+    levels: Vec<String>,
 }
 
 /// A team's share of one flavor: (team, pool, GPU model).
@@ -63,8 +75,7 @@ struct ClusterQueue {
 struct Ctx<'a> {
     header: String,
     cohort: String,
-    topology: Option<String>,
-    levels: Vec<String>,
+    topologies: Vec<TopologyCtx>,
     flavors: Vec<Flavor>,
     queues: Vec<ClusterQueue>,
     teams: Vec<&'a str>,
@@ -87,21 +98,18 @@ pub(super) fn render(
     warnings: &mut Vec<Diagnostic>,
 ) -> Result<Files, Diagnostic> {
     warnings.extend(version_warning(f));
-    let flavors = flavors_of(f);
-    let queues = Quotas::new(f, &flavors).queues();
     let name = if is_dns_label(&f.c.name) {
         f.c.name.clone()
     } else {
         "gpuplan".to_string()
     };
-    let has_topology = flavors.iter().any(|fl| fl.topology);
-    let mut levels: Vec<String> = f.tiers.iter().rev().map(|t| t.label.clone()).collect();
-    levels.push("kubernetes.io/hostname".into());
+    let (flavors, topologies) = topologies_of(f, flavors_of(f), &name);
+    let queues = Quotas::new(f, &flavors).queues();
+    let has_topology = !topologies.is_empty();
     let ctx = Ctx {
         header: f.header(),
         cohort: name.clone(),
-        topology: has_topology.then(|| name.clone()),
-        levels,
+        topologies,
         flavors,
         queues,
         teams: f.teams.iter().map(|t| t.name.as_str()).collect(),
@@ -125,7 +133,7 @@ pub(super) fn render(
         );
     }
     for c in f.classes.iter().filter(|c| c.kind == "training") {
-        let jc = job_ctx(f, &ctx, c, has_topology);
+        let jc = job_ctx(f, &ctx, c);
         files.insert(
             format!("examples/{}.yaml", c.name),
             run(env, "kueue/job.yaml.j2", &jc)?,
@@ -184,15 +192,69 @@ fn flavors_of(f: &Facts) -> Vec<Flavor> {
                     l
                 },
                 taints: common_taints(&nodes),
-                topology: !f.tiers.is_empty()
-                    && nodes
+                // Provisionally the tiers every node carries (comma-joined); named
+                // by `topologies_of`.
+                topology: Some(
+                    f.tiers
                         .iter()
-                        .all(|n| f.tiers.iter().all(|t| n.domains.contains_key(&t.name))),
+                        .filter(|t| nodes.iter().all(|n| n.domains.contains_key(&t.name)))
+                        .map(|t| t.name.clone())
+                        .collect::<Vec<_>>()
+                        .join(","),
+                )
+                .filter(|s| !s.is_empty()),
             });
         }
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
+}
+
+/// One Topology per family of flavors whose nodes carry the same fabric labels (a GB200
+/// rack's nodes carry `gpuplan.io/nvlink-domain`, an H100 node does not), so that every
+/// flavor's `topologyName` names levels all its nodes carry: Kueue cannot place a
+/// topology-aware job on a flavor without a topology, nor on nodes missing a level. With
+/// one family the Topology is named after the cluster; with several, after the cluster
+/// and the family's tiers (`pod-nvlink-leaf-spine`, `pod-leaf-spine`).
+fn topologies_of(
+    f: &Facts,
+    mut flavors: Vec<Flavor>,
+    cluster: &str,
+) -> (Vec<Flavor>, Vec<TopologyCtx>) {
+    let families: BTreeSet<String> = flavors
+        .iter()
+        .filter_map(|fl| fl.topology.clone())
+        .collect();
+    let one = families.len() == 1;
+    let mut topologies = Vec::new();
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    for fam in &families {
+        let tiers: Vec<String> = fam.split(',').map(str::to_string).collect();
+        let name = if one {
+            cluster.to_string()
+        } else {
+            format!("{cluster}-{}", tiers.join("-"))
+        };
+        let mut levels: Vec<String> = f
+            .tiers
+            .iter()
+            .rev()
+            .filter(|t| tiers.contains(&t.name))
+            .map(|t| t.label.clone())
+            .collect();
+        levels.push("kubernetes.io/hostname".into());
+        names.insert(fam.clone(), name.clone());
+        topologies.push(TopologyCtx {
+            name,
+            tiers,
+            levels,
+        });
+    }
+    topologies.sort_by(|a, b| a.name.cmp(&b.name));
+    for fl in &mut flavors {
+        fl.topology = fl.topology.as_ref().and_then(|t| names.get(t).cloned());
+    }
+    (flavors, topologies)
 }
 
 /// The taints every node of a flavor has (at most 8, as Kueue allows).
@@ -410,19 +472,30 @@ fn planned_on<'a>(f: &'a Facts) -> BTreeMap<FlavorOf<'a>, BTreeMap<String, u32>>
 }
 
 /// The example Job of a training class: its topology annotation (required, else
-/// preferred tier, when the flavors have a topology), the node labels of its flavor
-/// and its tolerations.
-fn job_ctx<'a>(f: &Facts, ctx: &'a Ctx, c: &'a ClassFacts, has_topology: bool) -> JobCtx<'a> {
+/// preferred tier) at a level of its flavor's Topology (the innermost at or above the
+/// tier; none when the flavor has no Topology), the node labels of its flavor and its
+/// tolerations.
+fn job_ctx<'a>(f: &Facts, ctx: &'a Ctx, c: &'a ClassFacts) -> JobCtx<'a> {
+    let flavor = ctx
+        .flavors
+        .iter()
+        .find(|fl| Some(&fl.pool) == c.pool.as_ref() && fl.model == c.model);
+    let family: Option<&TopologyCtx> = flavor
+        .and_then(|fl| fl.topology.as_ref())
+        .and_then(|name| ctx.topologies.iter().find(|t| &t.name == name));
     let label_of = |tier: &str| -> Option<String> {
+        let fam = family?;
         if tier == "node" {
-            Some("kubernetes.io/hostname".to_string())
-        } else {
-            f.tier_at_least(tier).map(|t| t.label.clone())
+            return Some("kubernetes.io/hostname".to_string());
         }
+        let want = crate::model::Tier::parse(tier)?;
+        f.tiers
+            .iter()
+            .filter(|t| fam.tiers.contains(&t.name))
+            .find(|t| crate::model::Tier::parse(&t.name).is_some_and(|x| x >= want))
+            .map(|t| t.label.clone())
     };
-    let topology = if !has_topology {
-        None
-    } else if let Some(r) = c.required.as_deref().and_then(label_of) {
+    let topology = if let Some(r) = c.required.as_deref().and_then(label_of) {
         Some(("kueue.x-k8s.io/podset-required-topology", r))
     } else {
         c.preferred
@@ -430,12 +503,7 @@ fn job_ctx<'a>(f: &Facts, ctx: &'a Ctx, c: &'a ClassFacts, has_topology: bool) -
             .and_then(label_of)
             .map(|p| ("kueue.x-k8s.io/podset-preferred-topology", p))
     };
-    let flavor_labels = ctx
-        .flavors
-        .iter()
-        .find(|fl| Some(&fl.pool) == c.pool.as_ref() && fl.model == c.model)
-        .map(|fl| fl.labels.clone())
-        .unwrap_or_default();
+    let flavor_labels = flavor.map(|fl| fl.labels.clone()).unwrap_or_default();
     JobCtx {
         header: &ctx.header,
         c,

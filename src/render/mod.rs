@@ -23,11 +23,13 @@
 // A render fails at most once per target, so a large error value costs nothing.
 #![allow(clippy::result_large_err)]
 
+pub mod fabric;
 pub mod facts;
 mod k8s;
 mod kueue;
 mod mig;
 mod migscript;
+pub mod nccl;
 mod slurm;
 mod volcano;
 
@@ -57,15 +59,17 @@ pub enum Target {
     Kueue,
     Slurm,
     Mig,
+    Fabric,
 }
 
 impl Target {
-    pub const ALL: [Target; 5] = [
+    pub const ALL: [Target; 6] = [
         Target::K8s,
         Target::Volcano,
         Target::Kueue,
         Target::Slurm,
         Target::Mig,
+        Target::Fabric,
     ];
 
     /// The target's folder in the output directory.
@@ -76,6 +80,7 @@ impl Target {
             Target::Kueue => "kueue",
             Target::Slurm => "slurm",
             Target::Mig => "mig",
+            Target::Fabric => "fabric",
         }
     }
 }
@@ -157,6 +162,7 @@ pub fn render(
                         Target::Kueue => kueue::render(facts, env, &mut warnings),
                         Target::Slurm => slurm::render(facts, env),
                         Target::Mig => mig::render(facts, env),
+                        Target::Fabric => fabric::render(facts),
                     };
                     (t, r, warnings, t0.elapsed().as_secs_f64())
                 })

@@ -352,11 +352,18 @@ pub static NODES: &[NodeDef] = &[
         id: "node-class/gpus",
         summary: "How many GPUs, of which model.",
         args: &[a("count", Ty::Int, "GPUs per node")],
-        props: &[p_req(
-            "model",
-            Ty::Ref("GPU model"),
-            "catalog id or a `gpu-model` name",
-        )],
+        props: &[
+            p_req(
+                "model",
+                Ty::Ref("GPU model"),
+                "catalog id or a `gpu-model` name",
+            ),
+            p(
+                "bus-ids",
+                Ty::Str,
+                "PCI bus ids of the GPUs in index order, comma-separated (`nvidia-smi --query-gpu=pci.bus_id`), for NCCL's topology file",
+            ),
+        ],
         children: &[],
         repeatable: false,
     },
@@ -416,6 +423,11 @@ pub static NODES: &[NodeDef] = &[
                 "gid-index",
                 Ty::Int,
                 "RoCE GID index (NCCL_IB_GID_INDEX; default 3, RoCE v2 over IPv4)",
+            ),
+            p(
+                "bus-ids",
+                Ty::Str,
+                "PCI bus ids of the NICs in rail order, comma-separated, for NCCL's topology file",
             ),
         ],
         children: &[],

@@ -78,6 +78,7 @@ pub struct GpusDecl {
     pub span: Span,
     pub count: Option<S<u32>>,
     pub model: Option<S<String>>,
+    pub bus_ids: Option<S<String>>,
 }
 
 #[derive(Clone, Debug)]
@@ -107,6 +108,7 @@ pub struct NicsDecl {
     pub names: Option<S<String>>,
     pub socket_ifname: Option<S<String>>,
     pub gid_index: Option<S<u32>>,
+    pub bus_ids: Option<S<String>>,
 }
 
 #[derive(Clone, Debug)]

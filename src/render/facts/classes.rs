@@ -83,9 +83,26 @@ impl ClassCx<'_> {
             });
             tolerations.sort();
         }
+        let nccl = if m.kind == WorkloadKind::Training {
+            let landed: BTreeSet<&str> = w
+                .gangs
+                .iter()
+                .flat_map(|g| g.nodes.iter())
+                .filter_map(|n| self.by_name.get(n.node.as_str()).map(|f| f.class.as_str()))
+                .collect();
+            if landed.is_empty() {
+                Vec::new()
+            } else {
+                crate::render::fabric::env_for(self.c, &landed)
+            }
+        } else {
+            Vec::new()
+        };
         ClassFacts {
             name: w.name.clone(),
             scheduler,
+            nccl_mount: nccl.iter().any(|(k, _)| k == "NCCL_TOPO_FILE"),
+            nccl,
             kind: w.kind.clone(),
             team: w.team.clone(),
             priority: w.priority.clone(),

@@ -146,6 +146,11 @@ pub struct ClassFacts {
     pub pin_value: Option<String>,
     /// Taints the pods must tolerate (pool taint and the nodes' own).
     pub tolerations: Vec<Taint>,
+    /// NCCL variables for a training class's pods (from the node classes it landed
+    /// on, see `render::fabric`); empty for other classes.
+    pub nccl: Vec<(String, String)>,
+    /// Whether the pods mount the node's NCCL files (`NCCL_TOPO_FILE` is set).
+    pub nccl_mount: bool,
 }
 
 #[derive(Clone)]
@@ -261,7 +266,13 @@ impl<'a> Facts<'a> {
         let serves = if self.serves.is_empty() {
             String::new()
         } else {
-            let names: Vec<&str> = self.serves.iter().map(|a| a.as_str()).collect();
+            let owners = self.c.authorities();
+            let names: Vec<&str> = self
+                .serves
+                .iter()
+                .filter(|a| owners.contains(a))
+                .map(|a| a.as_str())
+                .collect();
             format!(
                 " for scheduler {} (its nodes and classes only)",
                 names.join(", ")
@@ -284,7 +295,7 @@ impl<'a> Facts<'a> {
     /// declared, or the MIG target, which partitions GPUs below every scheduler).
     pub fn scoped(&self, target: super::Target) -> Option<Facts<'a>> {
         use super::Target;
-        if !self.c.authorities_declared() || target == Target::Mig {
+        if !self.c.authorities_declared() || matches!(target, Target::Mig | Target::Fabric) {
             return None;
         }
         let serves: Vec<Authority> = match target {

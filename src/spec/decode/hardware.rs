@@ -43,6 +43,7 @@ pub(super) fn node_class(v: &NodeView) -> Option<ClassDecl> {
             span: c.head_span(),
             count: c.arg_u32(0),
             model: c.prop_str("model"),
+            bus_ids: c.prop_str("bus-ids"),
         }),
         nvlink_domains: v
             .children_named("nvlink-domain")
@@ -63,6 +64,7 @@ pub(super) fn node_class(v: &NodeView) -> Option<ClassDecl> {
             names: c.prop_str("names"),
             socket_ifname: c.prop_str("socket-ifname"),
             gid_index: c.prop_u32("gid-index"),
+            bus_ids: c.prop_str("bus-ids"),
         }),
         labels: labels(v),
         taints: taints(v),

@@ -1,0 +1,262 @@
+//! The fabric target: what NCCL needs, derived from the declared topology instead of
+//! left to auto-detection. Per node class with GPUs: `fabric/<class>/nccl.env` (the
+//! variables) and `fabric/<class>/topo.xml` (an NCCL topology file, see [`super::nccl`]),
+//! plus `fabric/nodes.tsv` saying which class folder each node installs at
+//! [`NCCL_DIR`]. The same variables go into the rendered gang workloads
+//! ([`class_env`]).
+//!
+//! Nothing is guessed: without `nics names=` there is no `NCCL_IB_HCA` (NCCL picks the
+//! HCAs), without `socket-ifname=` no `NCCL_SOCKET_IFNAME`, and without declared PCI bus
+//! ids (`gpus bus-ids=`, `nics bus-ids=`) no `NCCL_TOPO_FILE`: NCCL matches a file's GPUs
+//! by bus id and its NICs by name, so a file with invented bus ids would move the real
+//! NICs away from their GPUs and cost GPUDirect RDMA (see [`super::nccl`]). The file is
+//! still written, for review.
+
+use super::Files;
+use super::facts::Facts;
+use super::nccl::{self, GpuTopo, NcclEnv, NicTopo, NodeTopo, NumaTopo};
+use crate::diag::Diagnostic;
+use crate::model::{Cluster, NodeClass};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Where a node's class files are installed (hostPath-mounted into pods).
+pub const NCCL_DIR: &str = "/etc/gpuplan/nccl";
+/// `NCCL_TOPO_FILE` on every node: its own class's topology file.
+pub const TOPO_FILE: &str = "/etc/gpuplan/nccl/topo.xml";
+/// RoCE v2 over IPv4 on ConnectX NICs with the default GID table.
+pub const DEFAULT_GID_INDEX: u32 = 3;
+
+/// The NCCL settings of one node class.
+pub fn settings(c: &Cluster, k: &NodeClass) -> NcclEnv {
+    let roce = matches!(k.nic_kind.as_deref(), Some("roce") | Some("ethernet"));
+    NcclEnv {
+        ib_hca: if k.nics > 0 {
+            k.nic_names.clone()
+        } else {
+            Vec::new()
+        },
+        socket_ifname: k.socket_ifname.clone(),
+        gid_index: (roce && k.nics > 0).then(|| k.gid_index.unwrap_or(DEFAULT_GID_INDEX)),
+        topo_file: nccl::bus_ids_declared(&topology(c, k)).then(|| TOPO_FILE.to_string()),
+    }
+}
+
+/// The environment a class's pods get on node classes `classes`: each variable from
+/// the classes that set it; NIC names and interfaces unioned (NCCL ignores devices a
+/// node does not have), sorted by name.
+pub fn env_for(c: &Cluster, classes: &BTreeSet<&str>) -> Vec<(String, String)> {
+    let mut hcas: BTreeSet<String> = BTreeSet::new();
+    let mut ifnames: BTreeSet<String> = BTreeSet::new();
+    let mut gid: BTreeSet<u32> = BTreeSet::new();
+    let mut topo = true;
+    for k in classes.iter().filter_map(|k| c.classes.get(*k)) {
+        let s = settings(c, k);
+        hcas.extend(s.ib_hca);
+        ifnames.extend(s.socket_ifname);
+        gid.extend(s.gid_index);
+        topo &= s.topo_file.is_some();
+    }
+    let mut out = Vec::new();
+    // Each node's own class file sits at the same path: set only when every class has one.
+    if topo {
+        out.push(("NCCL_TOPO_FILE".to_string(), TOPO_FILE.to_string()));
+    }
+    if !hcas.is_empty() {
+        out.push((
+            "NCCL_IB_HCA".to_string(),
+            nccl::ib_hca_value(&hcas.into_iter().collect::<Vec<_>>()),
+        ));
+    }
+    if !ifnames.is_empty() {
+        out.push((
+            "NCCL_SOCKET_IFNAME".to_string(),
+            ifnames.into_iter().collect::<Vec<_>>().join(","),
+        ));
+    }
+    // One GID index per communicator: only when the classes agree.
+    if let [one] = gid.iter().copied().collect::<Vec<_>>()[..] {
+        out.push(("NCCL_IB_GID_INDEX".to_string(), one.to_string()));
+    }
+    out.sort();
+    out
+}
+
+/// The environment of a planned class: from the node classes its replicas landed on.
+pub fn class_env(f: &Facts, class: &str) -> Vec<(String, String)> {
+    let c = f.c;
+    let Some(w) = f.plan.workloads.iter().find(|w| w.name == class) else {
+        return Vec::new();
+    };
+    let classes: BTreeSet<&str> = w
+        .gangs
+        .iter()
+        .flat_map(|g| g.nodes.iter())
+        .filter_map(|n| c.node(&n.node).map(|n| n.class.as_str()))
+        .collect();
+    if classes.is_empty() {
+        return Vec::new();
+    }
+    env_for(c, &classes)
+}
+
+/// Node classes with GPUs that have at least one node, by name.
+fn classes_with_nodes<'a>(f: &'a Facts<'a>) -> BTreeMap<&'a str, Vec<&'a str>> {
+    let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for n in &f.nodes {
+        if f.c.classes.get(&n.class).is_some_and(|k| k.gpu_count > 0) {
+            out.entry(n.class.as_str())
+                .or_default()
+                .push(n.name.as_str());
+        }
+    }
+    out
+}
+
+pub(super) fn render(f: &Facts) -> Result<Files, Diagnostic> {
+    let mut files = Files::new();
+    let header = f.header();
+    let mut tsv = format!("# {header}\n# node\tclass folder (install its files at {NCCL_DIR}/)\n");
+    let mut rows: Vec<(&str, &str)> = Vec::new();
+    for (class, nodes) in classes_with_nodes(f) {
+        let Some(k) = f.c.classes.get(class) else {
+            continue;
+        };
+        let env_header = format!(
+            "{header}\nNCCL settings for node class `{class}`: install as {NCCL_DIR}/nccl.env on {}",
+            super::facts::range(&nodes.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        );
+        let set = settings(f.c, k);
+        let mut notes = Vec::new();
+        if set.topo_file.is_none() {
+            notes.push(format!("NCCL_TOPO_FILE is not set: topo.xml uses synthetic PCI bus ids (declare `gpus bus-ids=` and `nics bus-ids=` in node class `{class}`); NCCL would match its NICs by name and move them away from their GPUs."));
+        }
+        if set.ib_hca.is_empty() && k.nics > 0 {
+            notes.push(format!("NCCL_IB_HCA is not set: node class `{class}` does not name its NICs (`nics names=`)."));
+        }
+        files.insert(
+            format!("{class}/nccl.env"),
+            nccl::env_file(&env_header, &notes, &set),
+        );
+        files.insert(
+            format!("{class}/topo.xml"),
+            nccl::topology_xml(&topology(f.c, k)),
+        );
+        rows.extend(nodes.iter().map(|n| (*n, class)));
+    }
+    if files.is_empty() {
+        return Ok(files);
+    }
+    rows.sort();
+    for (n, k) in rows {
+        tsv.push_str(&format!("{n}\t{k}\n"));
+    }
+    files.insert("nodes.tsv".to_string(), tsv);
+    Ok(files)
+}
+
+/// The compute capability NCCL's `sm` attribute wants, from the catalog architecture.
+fn sm_of(architecture: &str) -> u32 {
+    match architecture {
+        "volta" => 70,
+        "turing" => 75,
+        "ampere" => 80,
+        "ada" => 89,
+        "hopper" => 90,
+        "blackwell" => 100,
+        _ => 0,
+    }
+}
+
+/// A node class as NCCL's topology model sees it.
+fn topology(c: &Cluster, k: &NodeClass) -> NodeTopo {
+    let model = k.gpu_model.as_ref().and_then(|m| c.models.get(m));
+    let spec = model.and_then(|m| m.catalog);
+    let id = spec.map(|s| s.id).unwrap_or("");
+    let grace = id.starts_with("gb") || id.starts_with("gh");
+    let numa_ids: Vec<u32> = if k.numa.is_empty() {
+        vec![0]
+    } else {
+        k.numa.iter().map(|n| n.id).collect()
+    };
+    let numa_of_gpu = |g: u32| {
+        k.numa
+            .iter()
+            .find(|n| n.gpus.contains(&g))
+            .map(|n| n.id)
+            .unwrap_or(numa_ids[0])
+    };
+    let numa_of_nic = |i: u32| {
+        k.numa
+            .iter()
+            .find(|n| n.nics.contains(&i))
+            .map(|n| n.id)
+            .unwrap_or(numa_ids[0])
+    };
+    let switch_of = |gpu: Option<u32>, nic: Option<u32>| {
+        k.pcie_switches
+            .iter()
+            .find(|p| {
+                gpu.is_some_and(|g| p.gpus.contains(&g)) || nic.is_some_and(|i| p.nics.contains(&i))
+            })
+            .map(|p| p.name.clone())
+    };
+    let link_speed = match spec.map(|s| s.architecture) {
+        Some("hopper") | Some("blackwell") => "32.0 GT/s PCIe",
+        Some("turing") | Some("volta") => "8.0 GT/s PCIe",
+        _ => "16.0 GT/s PCIe",
+    };
+    let speed_mbps = k.nic_speed.map(|b| b.0 / 1_000_000).unwrap_or(0);
+    let roce = matches!(k.nic_kind.as_deref(), Some("roce") | Some("ethernet"));
+    NodeTopo {
+        numa: if k.numa.is_empty() {
+            vec![NumaTopo {
+                id: 0,
+                cores: Vec::new(),
+            }]
+        } else {
+            k.numa
+                .iter()
+                .map(|n| NumaTopo {
+                    id: n.id,
+                    cores: n.cores.clone(),
+                })
+                .collect()
+        },
+        pcie_switches: k.pcie_switches.iter().map(|p| p.name.clone()).collect(),
+        gpus: (0..k.gpu_count)
+            .map(|g| GpuTopo {
+                index: g,
+                numa: numa_of_gpu(g),
+                pcie_switch: switch_of(Some(g), None),
+                sm: spec.map(|s| sm_of(s.architecture)).unwrap_or(0),
+                pci_device: spec
+                    .and_then(|s| s.pci_device_ids.first().copied())
+                    .unwrap_or(0),
+                bus_id: k.gpu_bus_ids.get(g as usize).cloned(),
+            })
+            .collect(),
+        nics: (0..k.nics)
+            .map(|i| NicTopo {
+                index: i,
+                name: k
+                    .nic_names
+                    .get(i as usize)
+                    .cloned()
+                    .unwrap_or_else(|| format!("nic{i}")),
+                numa: numa_of_nic(i),
+                pcie_switch: switch_of(None, Some(i)),
+                speed_mbps,
+                roce,
+                bus_id: k.nic_bus_ids.get(i as usize).cloned(),
+            })
+            .collect(),
+        nvlink_domains: k.nvlink_domains.clone(),
+        nvswitch: id.contains("sxm") || id.starts_with("b200") || id.starts_with("gb200"),
+        nvlinks_per_gpu: model
+            .and_then(|m| m.nvlink)
+            .map(|n| n.links as u32)
+            .unwrap_or(0),
+        cpu_arch: if grace { "arm64" } else { "x86_64" }.to_string(),
+        link_speed: link_speed.to_string(),
+    }
+}

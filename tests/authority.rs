@@ -1,0 +1,186 @@
+//! Scheduling authority (issue 16): the planner keeps every class on its scheduler's
+//! nodes, the plan shows the authority table, and the renders of the mixed-authority
+//! example stay inside each scheduler (no Slurm node in a Kubernetes object, no Volcano
+//! node in slurm.conf or a Kueue flavor, quota parts that add up to each team's quota).
+//! The cross-target consistency test (tests/render.rs) checks the same on every example.
+
+mod common;
+
+use gpuplan::model::{Authority, Cluster};
+use gpuplan::render::{self, Target};
+use gpuplan::solve::SolverKind;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+fn mixed() -> (Cluster, gpuplan::placement::Placement) {
+    let c = common::load_dir(Path::new("examples/mixed-authority"));
+    let p = common::plan(&c, SolverKind::Ilp);
+    (c, p)
+}
+
+fn owner(c: &Cluster, n: &str) -> Option<Authority> {
+    c.node_authority(c.node_index[n])
+}
+
+#[test]
+fn every_class_lands_on_its_own_schedulers_nodes() {
+    for solver in [SolverKind::Ilp, SolverKind::Greedy] {
+        let c = common::load_dir(Path::new("examples/mixed-authority"));
+        let p = common::plan(&c, solver);
+        for w in &p.workloads {
+            let m = c.workloads.iter().find(|m| m.name == w.name).unwrap();
+            let a = c.authority_of(m).expect("resolved");
+            let nodes = w
+                .gangs
+                .iter()
+                .flat_map(|g| g.nodes.iter().map(|n| n.node.clone()))
+                .chain(w.mig_instances.iter().map(|i| i.node.clone()))
+                .chain(w.shares.iter().map(|s| s.node.clone()));
+            for n in nodes {
+                assert_eq!(owner(&c, &n), Some(a), "{solver:?}: {} on {n}", w.name);
+            }
+            assert_eq!(w.replicas_placed, w.replicas_requested, "{}", w.name);
+        }
+        // The view's model names never reach the user.
+        let json = serde_json::to_string(&p).unwrap();
+        assert!(!json.contains('@'), "{solver:?}: {json}");
+    }
+}
+
+#[test]
+fn the_plan_has_an_authority_table() {
+    let (_, p) = mixed();
+    let table: Vec<(Authority, u32, Vec<String>)> = p
+        .authorities
+        .iter()
+        .map(|a| (a.scheduler, a.node_count, a.classes.clone()))
+        .collect();
+    assert_eq!(
+        table,
+        vec![
+            (Authority::Kueue, 4, vec!["chat".to_string()]),
+            (Authority::Volcano, 4, vec!["sweep".to_string()]),
+            (
+                Authority::Slurm,
+                8,
+                vec!["finetune".to_string(), "pretrain".to_string()]
+            ),
+        ]
+    );
+    let ml: Vec<(Authority, u32, u32)> = p
+        .authorities
+        .iter()
+        .flat_map(|a| {
+            a.teams
+                .iter()
+                .filter(|t| t.team == "ml")
+                .map(move |t| (a.scheduler, t.guarantee, t.ceiling))
+        })
+        .collect();
+    assert_eq!(
+        ml,
+        vec![(Authority::Kueue, 24, 24), (Authority::Slurm, 48, 56)]
+    );
+}
+
+#[test]
+fn renders_stay_inside_their_scheduler() {
+    let (c, p) = mixed();
+    let files = render::render(&c, &p, &Target::ALL, &render::Options::default())
+        .unwrap()
+        .files;
+    let of = |a: Authority| -> Vec<&str> {
+        c.nodes
+            .iter()
+            .filter(|n| owner(&c, &n.name) == Some(a))
+            .map(|n| n.name.as_str())
+            .collect()
+    };
+    let words = |text: &str| -> BTreeSet<String> {
+        text.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '-'))
+            .map(str::to_string)
+            .collect()
+    };
+    let in_dir = |dir: &str| -> BTreeSet<String> {
+        files
+            .iter()
+            .filter(|(p, _)| p.starts_with(dir))
+            .flat_map(|(_, t)| words(t))
+            .collect()
+    };
+    // No Slurm-owned node in any Kubernetes object.
+    let kube = [in_dir("k8s/"), in_dir("kueue/"), in_dir("volcano/")];
+    for n in of(Authority::Slurm) {
+        assert!(
+            kube.iter().all(|w| !w.contains(n)),
+            "Slurm node {n} in a Kubernetes object"
+        );
+    }
+    // slurm.conf lists only hpc-* (expanded ranges); no Volcano node in it.
+    let conf = &files["slurm/slurm.conf"];
+    assert!(conf.contains("NodeName=hpc-[01-04]") && conf.contains("NodeName=hpc-[05-08]"));
+    assert!(!conf.contains("vc-") && !conf.contains("kq-"));
+    // No Volcano node in a Kueue flavor: flavors select gpuplan.io/scheduler: kueue.
+    let flavors = &files["kueue/resourceflavors.yaml"];
+    assert!(flavors.contains("gpuplan.io/scheduler: \"kueue\""));
+    for n in of(Authority::Volcano) {
+        assert!(!in_dir("kueue/").contains(n), "{n} in kueue/");
+        assert!(!in_dir("slurm/").contains(n), "{n} in slurm/");
+    }
+    // Every file of a scoped target names the scheduler it serves.
+    for (path, text) in &files {
+        let want = match path.split('/').next().unwrap() {
+            "slurm" => "for scheduler slurm",
+            "volcano" => "for scheduler volcano",
+            "kueue" => "for scheduler kueue",
+            "k8s" => "for scheduler kueue, volcano",
+            _ => continue,
+        };
+        assert!(text.contains(want), "{path} does not say `{want}`");
+    }
+    // Quotas per authority add up to the team's quota: ml = Slurm 48/56 + Kueue 24/24.
+    let sacct = &files["slurm/sacctmgr.sh"];
+    assert!(sacct.contains("where name=ml set Fairshare=48 GrpTRES=gres/gpu=56"));
+    assert!(
+        !sacct.contains("name=research"),
+        "research has no Slurm part"
+    );
+    let queues = &files["volcano/queues.yaml"];
+    assert!(queues.contains("name: research") && !queues.contains("name: ml\n"));
+    let rq = &files["k8s/resourcequotas.yaml"];
+    // ResourceQuota caps every Kubernetes-managed part: ml's Kueue 24, research's Volcano 32.
+    assert!(rq.contains("namespace: ml\nspec:\n  hard:\n    requests.nvidia.com/gpu: \"24\""));
+    assert!(
+        rq.contains("namespace: research\nspec:\n  hard:\n    requests.nvidia.com/gpu: \"32\"")
+    );
+    let ml = &c.teams["ml"];
+    let parts = c.team_parts(ml);
+    assert_eq!(
+        parts.values().map(|p| p.guarantee).sum::<u32>(),
+        ml.guarantee
+    );
+    assert_eq!(parts.values().map(|p| p.ceiling).sum::<u32>(), ml.ceiling());
+    // Workloads select and tolerate their own scheduler only.
+    let sweep = &files["volcano/jobs/sweep.yaml"];
+    assert!(sweep.contains("key: gpuplan.io/scheduler\n                        operator: In\n                        values: [\"volcano\"]"));
+    assert!(!sweep.contains("\"kueue\"") && !sweep.contains("\"slurm\""));
+}
+
+#[test]
+fn a_named_target_without_nodes_warns_and_writes_nothing() {
+    let dir = std::env::temp_dir().join(format!("gpuplan-authority-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = common::gpuplan(&[
+        "render",
+        "examples/small-lab",
+        "--target",
+        "volcano",
+        "--out-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("GP914"), "{err}");
+    assert!(!dir.join("volcano").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
