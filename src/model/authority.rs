@@ -75,7 +75,8 @@ impl Authority {
 
     /// Whether it can run a class at all (gangs of several pods need gang admission).
     pub fn can_run(self, c: &Cluster, w: &Workload) -> bool {
-        !(w.kind == WorkloadKind::Training && c.gang_pods(w) > 1 && !self.gang_admission())
+        // Cheapest test first: counting a gang's pods scans the nodes.
+        self.gang_admission() || !(w.kind == WorkloadKind::Training && c.gang_pods(w) > 1)
     }
 }
 
@@ -153,6 +154,17 @@ impl Cluster {
     /// when that can run it; else the one authority owning nodes with a GPU model the
     /// class accepts that can run it.
     pub fn class_authority(&self, w: &Workload) -> ClassAuthority {
+        // Cached per class (workloads are sorted by name) when computed for this model.
+        if self.class_owners.len() == self.workloads.len() {
+            if let Ok(i) = self.workloads.binary_search_by(|x| x.name.cmp(&w.name)) {
+                return self.class_owners[i];
+            }
+        }
+        self.resolve_class(w)
+    }
+
+    /// [`Cluster::class_authority`] without the cache.
+    fn resolve_class(&self, w: &Workload) -> ClassAuthority {
         if !self.authorities_declared() {
             return ClassAuthority::Undeclared;
         }
@@ -162,22 +174,80 @@ impl Cluster {
         if let Some(a) = self.scheduler.filter(|a| a.can_run(self, w)) {
             return ClassAuthority::Resolved(a);
         }
-        let mut found: Vec<Authority> = (0..self.nodes.len())
-            .filter(|&n| {
-                self.nodes[n]
-                    .usable_gpus()
-                    .any(|g| g.model.as_deref().is_some_and(|m| w.accepts(m)))
-            })
-            .filter_map(|n| self.node_authority(n))
+        let found: Vec<Authority> = self
+            .candidate_authorities(w)
+            .into_iter()
             .filter(|a| a.can_run(self, w))
             .collect();
-        found.sort();
-        found.dedup();
         match found.as_slice() {
             [one] => ClassAuthority::Resolved(*one),
             [] => ClassAuthority::None,
             _ => ClassAuthority::Ambiguous,
         }
+    }
+
+    /// The authorities owning nodes with a usable GPU of a model the class accepts,
+    /// sorted (from the per-model index, not a scan of the nodes).
+    pub fn candidate_authorities(&self, w: &Workload) -> Vec<Authority> {
+        let mut v: Vec<Authority> = if self.model_owners.is_empty() && !self.nodes.is_empty() {
+            (0..self.nodes.len())
+                .filter(|&n| {
+                    self.nodes[n]
+                        .usable_gpus()
+                        .any(|g| g.model.as_deref().is_some_and(|m| w.accepts(m)))
+                })
+                .filter_map(|n| self.node_authority(n))
+                .collect()
+        } else {
+            self.model_owners
+                .iter()
+                .filter(|(m, _)| w.accepts(m))
+                .flat_map(|(_, a)| a.iter().copied())
+                .collect()
+        };
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// Per GPU model: the authorities owning a node with a usable GPU of it.
+    pub(super) fn compute_model_owners(
+        &self,
+    ) -> std::collections::BTreeMap<String, std::collections::BTreeSet<Authority>> {
+        let mut out: std::collections::BTreeMap<String, std::collections::BTreeSet<Authority>> =
+            Default::default();
+        for (n, node) in self.nodes.iter().enumerate() {
+            let Some(a) = self.node_authority(n) else {
+                continue;
+            };
+            for g in node.usable_gpus() {
+                if let Some(m) = &g.model {
+                    if !out.get(m).is_some_and(|s| s.contains(&a)) {
+                        out.entry(m.clone()).or_default().insert(a);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Every class's authority, in workload order (the cache of
+    /// [`Cluster::class_authority`]).
+    pub(super) fn compute_class_owners(&self) -> Vec<ClassAuthority> {
+        self.workloads
+            .iter()
+            .map(|w| self.resolve_class(w))
+            .collect()
+    }
+
+    /// Recomputes the authority caches (after nodes, pools or classes changed).
+    pub fn refresh_authorities(&mut self) {
+        self.owners = Vec::new();
+        self.model_owners = Default::default();
+        self.class_owners = Vec::new();
+        self.owners = self.compute_owners();
+        self.model_owners = self.compute_model_owners();
+        self.class_owners = self.compute_class_owners();
     }
 
     /// The resolved authority of a class (`None` when undeclared or unresolved).
@@ -243,10 +313,49 @@ impl Cluster {
     /// under, or, with no class, to the cluster's default (or its only) authority. Empty
     /// when authorities are undeclared or the split is not determined (GP038 says why).
     pub fn team_parts(&self, team: &super::Team) -> std::collections::BTreeMap<Authority, Part> {
-        let mut out = std::collections::BTreeMap::new();
         if !self.authorities_declared() {
-            return out;
+            return Default::default();
         }
+        self.parts_with(team, &self.team_class_authorities(&team.name))
+    }
+
+    /// Every team's parts (see [`Cluster::team_parts`]), the classes' authorities
+    /// gathered in one pass over the classes.
+    pub fn all_team_parts(
+        &self,
+    ) -> std::collections::BTreeMap<String, std::collections::BTreeMap<Authority, Part>> {
+        if !self.authorities_declared() {
+            return Default::default();
+        }
+        let mut classes: std::collections::BTreeMap<&str, Vec<Authority>> = Default::default();
+        for w in &self.workloads {
+            let Some(a) = self.authority_of(w) else {
+                continue;
+            };
+            for t in self.team_chain(&w.team) {
+                let v = classes.entry(t.name.as_str()).or_default();
+                if !v.contains(&a) {
+                    v.push(a);
+                }
+            }
+        }
+        self.teams
+            .values()
+            .map(|t| {
+                let mut cl = classes.get(t.name.as_str()).cloned().unwrap_or_default();
+                cl.sort();
+                (t.name.clone(), self.parts_with(t, &cl))
+            })
+            .collect()
+    }
+
+    /// A team's parts given the authorities its classes (and its descendants') run under.
+    fn parts_with(
+        &self,
+        team: &super::Team,
+        classes: &[Authority],
+    ) -> std::collections::BTreeMap<Authority, Part> {
+        let mut out = std::collections::BTreeMap::new();
         let lines: Vec<&Quota> = team
             .quotas
             .iter()
@@ -264,9 +373,8 @@ impl Cluster {
             guarantee: team.guarantee,
             ceiling: team.ceiling(),
         };
-        let classes = self.team_class_authorities(&team.name);
         let all = self.authorities();
-        let one = match (classes.as_slice(), self.scheduler, all.as_slice()) {
+        let one = match (classes, self.scheduler, all.as_slice()) {
             ([a], _, _) => Some(*a),
             ([], Some(d), _) => Some(d),
             ([], None, [a]) => Some(*a),
@@ -372,4 +480,42 @@ pub fn restore_text(s: &str) -> String {
             .replace(&format!("@{a}"), &format!(" (on {a} nodes)"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caches_agree_with_the_scans() {
+        let src = r#"
+cluster "c" { scheduler "kueue"; }
+node-class "k" { gpus 8 model="h100-sxm5-80gb"; }
+nodes "n-[01-04]" class="k"
+fabric { leaf "l" nodes="n-[01-04]"; }
+pool "hpc" mode="training" nodes="n-[01-02]" scheduler="slurm"
+team "t" guarantee=8
+priority "p" value=1
+training "a" team="t" priority="p" { gang gpus=16 gpus-per-node=8; }
+training "b" team="t" priority="p" scheduler="slurm" { gang gpus=8; }
+inference "c" team="t" priority="p" { gpus 1; }
+"#;
+        let mut sources = crate::source::SourceMap::new();
+        sources.add("t.kdl", src);
+        let mut diags = crate::diag::Diagnostics::new();
+        let spec = crate::spec::parse_all(&sources, &mut diags);
+        let c = crate::model::build(&spec);
+        assert_eq!(c.owners, c.compute_owners());
+        let mut bare = c.clone();
+        bare.owners.clear();
+        bare.model_owners.clear();
+        bare.class_owners.clear();
+        for w in &c.workloads {
+            assert_eq!(c.class_authority(w), bare.class_authority(w), "{}", w.name);
+            assert_eq!(c.candidate_authorities(w), bare.candidate_authorities(w));
+        }
+        assert_eq!(c.authority_of(&c.workloads[1]), Some(Authority::Slurm));
+        assert_eq!(c.node_authority(0), Some(Authority::Slurm));
+        assert_eq!(c.node_authority(3), Some(Authority::Kueue));
+    }
 }

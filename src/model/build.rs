@@ -300,13 +300,15 @@ pub fn build(spec: &Spec) -> Cluster {
         topology: Topology::default(),
         model_stats: BTreeMap::new(),
         owners: Vec::new(),
+        model_owners: BTreeMap::new(),
+        class_owners: Vec::new(),
     };
     build_fabric(spec, &mut cluster);
     build_nvlink(spec, &mut cluster);
     build_policy(spec, &mut cluster);
     cluster.topology = Topology::build(&cluster);
     cluster.model_stats = model_stats(&cluster);
-    cluster.owners = cluster.compute_owners();
+    cluster.refresh_authorities();
     cluster
 }
 
@@ -701,5 +703,6 @@ impl Cluster {
     pub fn refresh(&mut self) {
         self.topology = Topology::build(self);
         self.model_stats = model_stats(self);
+        self.refresh_authorities();
     }
 }

@@ -65,6 +65,12 @@ pub struct Cluster {
     /// (see [`Cluster::node_authority`]).
     #[serde(skip)]
     pub owners: Vec<Option<Authority>>,
+    /// Per GPU model, the authorities owning a node with a usable GPU of it.
+    #[serde(skip)]
+    pub model_owners: BTreeMap<String, std::collections::BTreeSet<Authority>>,
+    /// Every class's authority, in workload order (see [`Cluster::class_authority`]).
+    #[serde(skip)]
+    pub class_owners: Vec<ClassAuthority>,
 }
 
 /// How much of one GPU model the cluster has (usable GPUs only).

@@ -11,6 +11,7 @@ pub(super) fn authorities(c: &Cluster, p: &Placement) -> Vec<AuthorityUse> {
     if !c.authorities_declared() {
         return Vec::new();
     }
+    let all_parts = c.all_team_parts();
     Authority::ALL
         .iter()
         .filter_map(|&a| {
@@ -26,7 +27,7 @@ pub(super) fn authorities(c: &Cluster, p: &Placement) -> Vec<AuthorityUse> {
                 .teams
                 .values()
                 .filter_map(|t| {
-                    let part = c.team_parts(t).get(&a).copied()?;
+                    let part = all_parts.get(&t.name)?.get(&a).copied()?;
                     let placed: f64 = p
                         .workloads
                         .iter()

@@ -248,9 +248,11 @@ pub(crate) fn quote(v: &str) -> String {
 }
 
 /// The `sh` filter: `v` as one shell word, single-quoted unless it is made of letters,
-/// digits and `-_./=:,@%+` only.
+/// digits and `-_./=:,@%+` only (and does not start with `=`).
 pub(crate) fn sh_word(v: &str) -> Cow<'_, str> {
+    // A leading `=` stays quoted: `X==a` is legal sh but reads as a typo (SC1097).
     if !v.is_empty()
+        && !v.starts_with('=')
         && v.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
     {

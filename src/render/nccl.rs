@@ -472,7 +472,7 @@ mod tests {
         let f = env_file("h", &[], &e);
         assert_eq!(
             f,
-            "# h\nNCCL_IB_GID_INDEX=3\nNCCL_IB_HCA==mlx5_0,mlx5_1\nNCCL_SOCKET_IFNAME='^docker,lo'\n"
+            "# h\nNCCL_IB_GID_INDEX=3\nNCCL_IB_HCA='=mlx5_0,mlx5_1'\nNCCL_SOCKET_IFNAME='^docker,lo'\n"
         );
     }
 }

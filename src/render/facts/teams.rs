@@ -147,22 +147,29 @@ pub(super) fn scoped(
     all: &[TeamFacts],
     serves: &[crate::model::Authority],
 ) -> Vec<TeamFacts> {
+    let all_parts = c.all_team_parts();
+    // Teams with a part here, and their ancestors (a parent stays for its children).
+    let mut kept: BTreeSet<&str> = BTreeSet::new();
+    for t in c.teams.values() {
+        if all_parts
+            .get(&t.name)
+            .is_some_and(|p| p.keys().any(|a| serves.contains(a)))
+        {
+            kept.extend(c.team_chain(&t.name).iter().map(|x| x.name.as_str()));
+        }
+    }
+    let keep = |name: &str| kept.contains(name);
+    let authority: BTreeMap<&str, Option<crate::model::Authority>> = c
+        .workloads
+        .iter()
+        .map(|w| (w.name.as_str(), c.authority_of(w)))
+        .collect();
     let runs_here = |w: &str| {
-        c.workloads
-            .iter()
-            .find(|x| x.name == w)
-            .and_then(|x| c.authority_of(x))
+        authority
+            .get(w)
+            .copied()
+            .flatten()
             .is_some_and(|a| serves.contains(&a))
-    };
-    let has_part = |name: &str| {
-        c.teams
-            .get(name)
-            .is_some_and(|t| c.team_parts(t).keys().any(|a| serves.contains(a)))
-    };
-    let keep = |name: &str| {
-        c.teams
-            .values()
-            .any(|t| has_part(&t.name) && c.team_chain(&t.name).iter().any(|x| x.name == name))
     };
     all.iter()
         .filter(|t| keep(&t.name))

@@ -40,18 +40,19 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         .iter()
         .filter(|w| w.kind == WorkloadKind::Training)
     {
-        let pods = m.gang_pods(w);
-        if pods <= 1 {
-            continue;
-        }
         let stuck = match m.class_authority(w) {
             ClassAuthority::Resolved(Authority::Kubernetes) => true,
-            ClassAuthority::None => candidate_authorities(m, w)
+            ClassAuthority::None => m
+                .candidate_authorities(w)
                 .iter()
                 .all(|a| *a == Authority::Kubernetes),
             _ => false,
         };
-        if !stuck || candidate_authorities(m, w).is_empty() && w.scheduler.is_none() {
+        if !stuck || m.candidate_authorities(w).is_empty() && w.scheduler.is_none() {
+            continue;
+        }
+        let pods = m.gang_pods(w);
+        if pods <= 1 {
             continue;
         }
         let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
@@ -70,22 +71,4 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             .with_help("run it under a scheduler with gang admission: scheduler=\"kueue\", \"volcano\" or \"slurm\""),
         );
     }
-}
-
-/// The authorities owning nodes with a GPU model the class accepts, sorted.
-pub(super) fn candidate_authorities(
-    m: &crate::model::Cluster,
-    w: &crate::model::Workload,
-) -> Vec<Authority> {
-    let mut v: Vec<Authority> = (0..m.nodes.len())
-        .filter(|&n| {
-            m.nodes[n]
-                .usable_gpus()
-                .any(|g| g.model.as_deref().is_some_and(|x| w.accepts(x)))
-        })
-        .filter_map(|n| m.node_authority(n))
-        .collect();
-    v.sort();
-    v.dedup();
-    v
 }

@@ -34,7 +34,7 @@ cluster's default scheduler.
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     let m = cx.model;
     for w in &m.workloads {
-        let cands = super::gp035_gang_without_gang_admission::candidate_authorities(m, w);
+        let cands = m.candidate_authorities(w);
         let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
             continue;
         };
