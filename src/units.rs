@@ -277,6 +277,26 @@ pub fn expand_names(pattern: &str) -> Result<Vec<String>, String> {
     Ok(results)
 }
 
+/// Expands a comma-separated list of bracket patterns (`mlx5_[0-3],mlx5_[6-7]`; commas
+/// inside brackets separate range items), in order, without node naming rules.
+pub fn expand_pattern_list(list: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, ch) in list.char_indices() {
+        match ch {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.extend(expand_pattern(&list[start..i])?);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.extend(expand_pattern(&list[start..])?);
+    Ok(out)
+}
+
 /// Expands a bracket pattern like [`expand_names`] without holding the results to node
 /// naming rules (device names such as `mlx5_[0-7]`).
 pub fn expand_pattern(pattern: &str) -> Result<Vec<String>, String> {
@@ -466,6 +486,15 @@ pub fn normalize_bus_id(s: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pattern_lists_keep_their_order() {
+        assert_eq!(
+            expand_pattern_list("mlx5_2,mlx5_[0-1],ib[a,b]").unwrap(),
+            ["mlx5_2", "mlx5_0", "mlx5_1", "iba", "ibb"]
+        );
+        assert!(expand_pattern_list("a,").is_err());
+    }
 
     #[test]
     fn bytes() {

@@ -657,5 +657,7 @@ NIC Legend:
     assert_eq!(inv.numa[0].nics, vec![0, 1]);
     let kdl = kdl::render(&inv, "legend");
     assert!(kdl.contains("NIC1=mlx5_1"), "{kdl}");
+    // The legend's device names become `nics names=` (NCCL_IB_HCA in fabric/).
+    assert!(kdl.contains("names=\"mlx5_0,mlx5_1\""), "{kdl}");
     assert_valid("legend", &kdl, &[]);
 }

@@ -84,9 +84,19 @@ fn render_model(inv: &Inventory, s: &mut String) {
 
 fn render_class(inv: &Inventory, s: &mut String) {
     let _ = writeln!(s, "node-class {} {{", quote(&inv.class));
+    // PCI bus ids (nvidia-smi -q -x, NVML) let NCCL's topology file match the GPUs.
+    let bus_ids: Option<Vec<String>> = inv
+        .gpus
+        .iter()
+        .map(|g| g.bus_id.as_deref().and_then(crate::units::normalize_bus_id))
+        .collect();
+    let bus = bus_ids
+        .filter(|b| !b.is_empty())
+        .map(|b| format!(" bus-ids={}", quote(&b.join(","))))
+        .unwrap_or_default();
     let _ = writeln!(
         s,
-        "    gpus {} model={}",
+        "    gpus {} model={}{bus}",
         inv.gpus.len(),
         quote(&inv.model.name)
     );
@@ -130,9 +140,15 @@ fn render_class(inv: &Inventory, s: &mut String) {
             })
             .collect::<Vec<_>>()
             .join(" ");
+        // The legend's RDMA device names, in NIC order, feed NCCL_IB_HCA (render fabric/).
+        let devices: Option<Vec<&str>> = inv.nics.iter().map(|n| n.device.as_deref()).collect();
+        let names_prop = devices
+            .filter(|d| !d.is_empty())
+            .map(|d| format!(" names=\"{}\"", d.join(",")))
+            .unwrap_or_default();
         let _ = writeln!(
             s,
-            "    nics {}   // {names}; NIC i is rail i: drop storage/management NICs",
+            "    nics {}{names_prop}   // {names}; NIC i is rail i: drop storage/management NICs",
             inv.nics.len()
         );
     }

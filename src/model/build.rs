@@ -224,7 +224,7 @@ fn build_class(spec: &Spec, d: &ClassDecl) -> NodeClass {
         nic_kind: nics.and_then(|n| n.kind.as_ref()).map(|s| s.value.clone()),
         nic_names: nics
             .and_then(|n| n.names.as_ref())
-            .and_then(|p| crate::units::expand_pattern(&p.value).ok())
+            .and_then(|p| crate::units::expand_pattern_list(&p.value).ok())
             .unwrap_or_default(),
         socket_ifname: nics
             .and_then(|n| n.socket_ifname.as_ref())

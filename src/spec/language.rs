@@ -412,7 +412,7 @@ pub static NODES: &[NodeDef] = &[
             p(
                 "names",
                 Ty::Str,
-                "RDMA device names in rail order, a pattern like \"mlx5_[0-7]\" (NCCL_IB_HCA)",
+                "RDMA device names in rail order: patterns, comma-separated, like \"mlx5_[0-7]\" (NCCL_IB_HCA)",
             ),
             p(
                 "socket-ifname",

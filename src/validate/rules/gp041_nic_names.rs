@@ -7,7 +7,8 @@ pub static RULE: Rule = Rule {
     severity: Severity::Error,
     summary: "`nics names=` does not expand to one name per NIC, or a name or interface is not a device name",
     docs: r#"
-**What.** `nics N names="mlx5_[0-7]"` must expand to exactly N device names, each made of
+**What.** `nics N names="mlx5_[0-7]"` (patterns, comma-separated, in rail order) must
+expand to exactly N device names, each made of
 letters, digits, `_`, `-`, `.` and `:`; `socket-ifname` is one or more interface names
 or prefixes, comma-separated, optionally led by `^` (exclude) or `=` (exact), as NCCL
 reads `NCCL_SOCKET_IFNAME`; `gid-index` only makes sense for RoCE.
@@ -38,7 +39,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         let Some(nics) = &k.nics else { continue };
         let count = nics.count.as_ref().map(|c| c.value).unwrap_or(0);
         if let Some(p) = &nics.names {
-            match crate::units::expand_pattern(&p.value) {
+            match crate::units::expand_pattern_list(&p.value) {
                 Err(e) => out.push(
                     Diagnostic::error(RULE.code, format!("NIC names: {e}"))
                         .at(p.span, "not a name pattern")
