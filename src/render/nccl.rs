@@ -1,8 +1,8 @@
 //! NCCL's own topology file format (`NCCL_TOPO_FILE`) and environment variables, from a
 //! node class's declared layout. Pure: no I/O, deterministic.
 //!
-//! The grammar (NCCL `src/graph/xml.cc`, `xml.h`, `topo.cc`; what `NCCL_TOPO_DUMP_FILE`
-//! writes):
+//! The grammar (NCCL `src/graph/xml.cc`, `xml.h`, `topo.cc`, read at NVIDIA/nccl
+//! 5067397c; what `NCCL_TOPO_DUMP_FILE` writes):
 //!
 //! ```text
 //! <system version="1">
@@ -24,14 +24,18 @@
 //! - PCI class codes: `0x060400` bridge (a PCIe switch), `0x030200` 3D controller (a
 //!   datacenter GPU), `0x020700` InfiniBand, `0x020000` Ethernet (RoCE). `link_speed` is one
 //!   of the strings NCCL's `kvDictPciGen` knows (`"16.0 GT/s PCIe"`, `"32.0 GT/s PCIe"`,
-//!   ...), `link_width` the lane count.
+//!   ...), `link_width` the lane count; CPU `arch` one of `kvDictCpuArch` (`x86_64`,
+//!   `arm64`, `ppc64`).
 //! - `net speed` is in Mbps (400 Gb/s = `400000`); `gpu sm` is the compute capability
 //!   times ten (Hopper 90); `nvlink count` is the number of links to `target`, a peer GPU's
 //!   bus id (`tclass="0x030200"`) or an NVSwitch (`tclass="0x068000"`: NCCL makes one NVS
 //!   node for every such target, whatever its bus id).
 //! - Attributes NCCL can read from the machine are left out (`rank`, CPU `vendor`,
 //!   `familyid`, `modelid`, NIC `guid`): for a CPU element matching a real NUMA node NCCL
-//!   fills what is missing (`ncclTopoGetXmlFromCpu`).
+//!   fills what is missing (`ncclTopoGetXmlFromCpu` checks each with `xmlGetAttrIndex`).
+//! - Matching: `ncclTopoGetPciNode` finds a GPU's `pci` element by `busid`,
+//!   `ncclTopoFillNet` a NIC's `net` element by `name`; `ncclTopoTrimXml` then removes every
+//!   branch without a device NCCL uses.
 //! - **Bus ids.** NCCL matches a GPU of the file to a real GPU by PCI bus id and a NIC by
 //!   its `net name`; file branches with no matched device are trimmed
 //!   (`ncclTopoTrimXml`), matched ones keep the file's placement. A file with invented bus
