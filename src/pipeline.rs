@@ -216,10 +216,11 @@ pub fn place(
 ) -> Result<(Placement, Timings), (Vec<Diagnostic>, Timings)> {
     let mut clock = Instant::now();
     let mut timings = Timings::default();
-    // With scheduling authorities, plan on the view that keeps every class on its
-    // scheduler's nodes; the placement gets the user's model names back at the end.
+    // With scheduling authorities or CUDA requirements, plan on the view that keeps
+    // every class on the nodes that can run it (its scheduler's, a driver its CUDA runs
+    // on); the placement gets the user's model names back at the end.
     let view = model
-        .authorities_declared()
+        .needs_view()
         .then(|| crate::model::authority::solver_view(model));
     let model = view.as_ref().unwrap_or(model);
     let restore = |mut p: Placement| {

@@ -6,6 +6,7 @@
 //! [`placement`] decides whether a multiset of MIG profiles fits one GPU by the
 //! hardware's start-slot rules.
 
+pub mod cuda;
 pub mod data;
 pub mod placement;
 

@@ -12,6 +12,7 @@
 
 use super::{Cluster, NodeIdx, PoolMode, Quota, Workload, WorkloadKind};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The scheduler that owns a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -400,48 +401,81 @@ impl Cluster {
     }
 }
 
-/// The planner's view of a cluster with authorities: every GPU's model is renamed
-/// `MODEL@AUTHORITY` after the scheduler that owns its node, every class accepts only
-/// the models of its own scheduler, and quotas count the renamed models (a scheduler's
-/// part counts every model of its scheduler, see [`super::Quota::covers`]). Every solver,
-/// bound and check then keeps each class on its scheduler's nodes without knowing about
-/// schedulers; [`restore_names`] turns the names back in the placement.
+/// What a model name of the planner's view stands for: the user's model, the scheduler
+/// owning the node and its driver.
+type ViewKey = (String, Option<Authority>, Option<Vec<u32>>);
+
+/// The planner's view of a cluster with authorities or CUDA requirements: every GPU's
+/// model is renamed `MODEL@AUTHORITY~DRIVER` after the scheduler that owns its node and
+/// its driver (each part when it matters), every class accepts only the names of its
+/// own scheduler whose driver and architecture run its CUDA, and quotas count the
+/// renamed models (a scheduler's part counts every model of its scheduler, see
+/// [`super::Quota::covers`]). Every solver, bound and check then keeps each class on the
+/// nodes that can run it without knowing why; `Placement::restore_model_names` turns
+/// the names back.
 pub fn solver_view(c: &Cluster) -> Cluster {
     let mut v = c.clone();
-    let owners: Vec<Option<Authority>> = (0..c.nodes.len()).map(|n| c.node_authority(n)).collect();
-    let all = c.authorities();
-    let tag = |m: &str, a: Authority| format!("{m}@{a}");
+    let cuda = c.workloads.iter().any(|w| w.cuda.is_some());
+    // Each node's key: its model, `@scheduler` when authorities are declared, `~driver`
+    // when a class declares `cuda` and the node's driver is known.
+    let key_of = |n: NodeIdx, m: &str| -> String {
+        let mut k = m.to_string();
+        if let Some(a) = c.node_authority(n) {
+            k.push('@');
+            k.push_str(a.as_str());
+        }
+        if cuda {
+            if let Some(d) = c.node_driver(n) {
+                k.push('~');
+                k.push_str(&crate::catalog::cuda::driver_text(d));
+            }
+        }
+        k
+    };
+    let mut keys: BTreeMap<String, ViewKey> = BTreeMap::new();
     for (n, node) in v.nodes.iter_mut().enumerate() {
-        let Some(a) = owners[n] else { continue };
         for g in &mut node.gpus {
-            if let Some(m) = &g.model {
-                g.model = Some(tag(m, a));
+            if let Some(m) = g.model.clone() {
+                let k = key_of(n, &m);
+                keys.entry(k.clone()).or_insert_with(|| {
+                    (
+                        m.clone(),
+                        c.node_authority(n),
+                        c.node_driver(n).map(<[u32]>::to_vec),
+                    )
+                });
+                g.model = Some(k);
             }
         }
     }
-    v.models = c
-        .models
+    v.models = keys
         .iter()
-        .flat_map(|(name, gm)| {
-            all.iter().map(move |&a| {
-                let mut gm = gm.clone();
-                gm.name = tag(name, a);
-                (gm.name.clone(), gm)
-            })
+        .filter_map(|(k, (m, _, _))| {
+            let mut gm = c.models.get(m)?.clone();
+            gm.name = k.clone();
+            Some((k.clone(), gm))
         })
         .collect();
     for (w, orig) in v.workloads.iter_mut().zip(&c.workloads) {
-        let Some(a) = c.authority_of(orig) else {
+        let a = c.authority_of(orig);
+        if c.authorities_declared() && a.is_none() {
             // Unresolved (validation reports it): the class accepts no model.
             w.models = vec![String::from("@")];
             continue;
-        };
-        w.scheduler = Some(a);
-        w.models = if orig.models.is_empty() {
-            c.models.keys().map(|m| tag(m, a)).collect()
-        } else {
-            orig.models.iter().map(|m| tag(m, a)).collect()
-        };
+        }
+        w.scheduler = a;
+        w.models = keys
+            .iter()
+            .filter(|(_, (m, owner, driver))| {
+                orig.accepts(m)
+                    && (a.is_none() || *owner == a)
+                    && c.cuda_fit(orig, m, driver.as_deref()).is_ok()
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        if w.models.is_empty() {
+            w.models = vec![String::from("@")];
+        }
     }
     for (t, orig) in v.teams.values_mut().zip(c.teams.values()) {
         for (q, oq) in t.quotas.iter_mut().zip(&orig.quotas) {
@@ -453,7 +487,7 @@ pub fn solver_view(c: &Cluster) -> Cluster {
                         _ => None,
                     });
                 if let Some(a) = owner {
-                    q.model = Some(tag(m, a));
+                    q.model = Some(format!("{m}@{a}"));
                 }
             }
         }
@@ -462,8 +496,79 @@ pub fn solver_view(c: &Cluster) -> Cluster {
     v
 }
 
-/// `MODEL@AUTHORITY` -> `MODEL` (names from [`solver_view`]).
+/// Why a class's CUDA runtime cannot run on a GPU model with a driver.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CudaMisfit {
+    /// The driver is older than the CUDA release needs.
+    Driver { need: [u32; 3] },
+    /// The CUDA release predates the GPU's architecture.
+    Architecture {
+        architecture: &'static str,
+        need: (u32, u32),
+    },
+    /// A CUDA release gpuplan does not know.
+    Unknown,
+}
+
+impl Cluster {
+    /// Whether the model planner needs its view (authorities or CUDA requirements).
+    pub fn needs_view(&self) -> bool {
+        self.authorities_declared() || self.workloads.iter().any(|w| w.cuda.is_some())
+    }
+
+    /// The NVIDIA driver on a node: its class's `gpus driver=`, else its GPU model's.
+    pub fn node_driver(&self, n: NodeIdx) -> Option<&[u32]> {
+        let node = &self.nodes[n];
+        if let Some(d) = self
+            .classes
+            .get(&node.class)
+            .and_then(|k| k.driver.as_deref())
+        {
+            return Some(d);
+        }
+        let m = node.gpus.iter().find_map(|g| g.model.as_deref())?;
+        self.models.get(m).and_then(|gm| gm.driver.as_deref())
+    }
+
+    /// Whether class `w`'s CUDA runtime runs on GPUs of `model` under `driver` (an
+    /// unknown driver is not held against it: it cannot be checked offline).
+    pub fn cuda_fit(
+        &self,
+        w: &Workload,
+        model: &str,
+        driver: Option<&[u32]>,
+    ) -> Result<(), CudaMisfit> {
+        let Some((major, minor)) = w.cuda else {
+            return Ok(());
+        };
+        let Some(need) = crate::catalog::cuda::min_driver(major, minor) else {
+            return Err(CudaMisfit::Unknown);
+        };
+        let arch = self
+            .models
+            .get(model)
+            .and_then(|m| m.catalog)
+            .map(|s| s.architecture);
+        if let Some(architecture) = arch {
+            if let Some(min) = crate::catalog::cuda::min_cuda_for(architecture) {
+                if (major, minor) < min {
+                    return Err(CudaMisfit::Architecture {
+                        architecture,
+                        need: min,
+                    });
+                }
+            }
+        }
+        match driver {
+            Some(d) if !crate::catalog::cuda::at_least(d, need) => Err(CudaMisfit::Driver { need }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `MODEL@AUTHORITY~DRIVER` -> `MODEL` (names from [`solver_view`]).
 pub fn base_model(name: &str) -> &str {
+    let name = name.split_once('~').map(|(m, _)| m).unwrap_or(name);
     match name.rsplit_once('@') {
         Some((b, o)) if Authority::parse(o).is_some() => b,
         _ => name,
@@ -473,7 +578,31 @@ pub fn base_model(name: &str) -> &str {
 /// Text with the view's model names in the user's terms: `h100@slurm` -> `h100 (slurm
 /// nodes)`.
 pub fn restore_text(s: &str) -> String {
-    let mut out = s.to_string();
+    // `~DRIVER` suffixes first: `h100~550.54.15` -> `h100 (driver 550.54.15)`.
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('~') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i + 1..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(tail.len());
+        if end == 0 {
+            out.push('~');
+            rest = tail;
+            continue;
+        }
+        let (drv, after) = tail.split_at(end);
+        // Keep a closing backtick inside: "`h100~550.54.15`" -> "`h100` (driver ...)".
+        if let Some(a) = after.strip_prefix('`') {
+            out.push_str(&format!("` (driver {drv})"));
+            rest = a;
+        } else {
+            out.push_str(&format!(" (driver {drv})"));
+            rest = after;
+        }
+    }
+    out.push_str(rest);
     for a in Authority::ALL {
         out = out
             .replace(&format!("@{a}`"), &format!("` (on {a} nodes)"))

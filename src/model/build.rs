@@ -54,6 +54,7 @@ fn from_catalog(g: &'static catalog::GpuSpec) -> GpuModel {
         price_per_hour: None,
         driver_names: BTreeMap::new(),
         driver_branch: None,
+        driver: None,
         short_name: g.short_name.to_string(),
         product_name: g.product_names.first().map(|s| s.to_string()),
         span: None,
@@ -110,6 +111,7 @@ fn declared_model(d: &GpuModelDecl) -> GpuModel {
             price_per_hour: None,
             driver_names: BTreeMap::new(),
             driver_branch: None,
+            driver: None,
             short_name: short_name(&name),
             product_name: None,
             span: None,
@@ -122,6 +124,7 @@ fn declared_model(d: &GpuModelDecl) -> GpuModel {
     apply_nvlink(d, &mut m);
     m.price_per_hour = d.price_per_hour.as_ref().map(|p| p.value);
     m.driver_branch = d.driver.as_ref().and_then(|v| v.value.first().copied());
+    m.driver = d.driver.as_ref().map(|v| v.value.clone());
     if let Some(p) = &d.product_name {
         m.product_name = Some(p.value.clone());
     }
@@ -232,6 +235,9 @@ fn build_class(spec: &Spec, d: &ClassDecl) -> NodeClass {
         gid_index: nics.and_then(|n| n.gid_index.as_ref()).map(|s| s.value),
         gpu_bus_ids: bus_ids(gpus.and_then(|g| g.bus_ids.as_ref())),
         nic_bus_ids: bus_ids(nics.and_then(|n| n.bus_ids.as_ref())),
+        driver: gpus
+            .and_then(|g| g.driver.as_ref())
+            .map(|d| d.value.clone()),
         labels,
         taints,
     }
@@ -587,6 +593,10 @@ fn workload(spec: &Spec, w: &WorkloadDecl) -> Workload {
         priority: text(&w.priority).unwrap_or_default(),
         replicas: value_or(w.replicas.as_ref(), 1),
         scheduler: authority(&w.scheduler),
+        cuda: w
+            .cuda
+            .as_ref()
+            .and_then(|v| Some((*v.value.first()?, v.value.get(1).copied().unwrap_or(0)))),
         models: w
             .models
             .iter()

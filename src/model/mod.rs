@@ -96,6 +96,9 @@ pub struct GpuModel {
     /// Driver branch on nodes with this model (`gpu-model ... driver=`), when declared.
     #[serde(skip)]
     pub driver_branch: Option<u32>,
+    /// The full driver version (`gpu-model ... driver=`), when declared.
+    #[serde(skip)]
+    pub driver: Option<Vec<u32>>,
     pub short_name: String,
     pub product_name: Option<String>,
     #[serde(skip)]
@@ -199,6 +202,8 @@ pub struct NodeClass {
     /// when not declared (or not valid: GP041).
     pub gpu_bus_ids: Vec<String>,
     pub nic_bus_ids: Vec<String>,
+    /// `gpus driver=`: the NVIDIA driver on the class's nodes.
+    pub driver: Option<Vec<u32>>,
     pub labels: BTreeMap<String, String>,
     pub taints: Vec<Taint>,
 }
@@ -294,6 +299,8 @@ impl Quota {
     /// named `MODEL@SCHEDULER`: the planner's view of an authority's nodes
     /// ([`crate::model::authority::solver_view`]).
     pub fn covers(&self, model: &str, pool: Option<&str>) -> bool {
+        // The planner's view may also tag the driver: `MODEL@SCHEDULER~DRIVER`.
+        let model = model.split_once('~').map(|(m, _)| m).unwrap_or(model);
         let (base, owner) = match model.rsplit_once('@') {
             Some((b, o)) => (b, Authority::parse(o)),
             None => (model, None),
@@ -377,6 +384,8 @@ pub struct Workload {
     pub replicas: u32,
     /// `scheduler=`: the authority the class is pinned to.
     pub scheduler: Option<Authority>,
+    /// `cuda "12.4"`: the CUDA runtime the class's image needs (major, minor).
+    pub cuda: Option<(u32, u32)>,
     /// Acceptable models (canonical names); empty = any.
     pub models: Vec<String>,
     pub gang_gpus: u32,

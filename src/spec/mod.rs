@@ -79,6 +79,7 @@ pub struct GpusDecl {
     pub count: Option<S<u32>>,
     pub model: Option<S<String>>,
     pub bus_ids: Option<S<String>>,
+    pub driver: Option<S<Vec<u32>>>,
 }
 
 #[derive(Clone, Debug)]
@@ -257,6 +258,8 @@ pub struct WorkloadDecl {
     pub priority: Option<S<String>>,
     pub replicas: Option<S<u32>>,
     pub scheduler: Option<S<String>>,
+    /// `cuda "12.4"`: the CUDA runtime the image needs.
+    pub cuda: Option<S<Vec<u32>>>,
     pub models: Vec<S<String>>,
     pub models_span: Option<Span>,
     // training

@@ -44,6 +44,7 @@ pub(super) fn node_class(v: &NodeView) -> Option<ClassDecl> {
             count: c.arg_u32(0),
             model: c.prop_str("model"),
             bus_ids: c.prop_str("bus-ids"),
+            driver: c.prop_version("driver"),
         }),
         nvlink_domains: v
             .children_named("nvlink-domain")

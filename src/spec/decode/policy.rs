@@ -112,6 +112,7 @@ pub(super) fn workload(v: &NodeView) -> Option<WorkloadDecl> {
         priority: v.prop_str("priority"),
         replicas: v.prop_u32("replicas"),
         scheduler: v.prop_str("scheduler"),
+        cuda: kids.last("cuda").and_then(|c| c.arg_version(0)),
         models,
         models_span,
         gang_span: gang.map(|g| g.head_span()),

@@ -244,6 +244,11 @@ impl<'n> NodeView<'n> {
         Some(self.sp(e, units::expand_names(e.value().as_string()?).ok()?))
     }
 
+    pub fn arg_version(&self, i: usize) -> Option<Spanned<Vec<u32>>> {
+        let e = self.parsed_arg(i, Ty::Version)?;
+        Some(self.sp(e, parse_version(e.value().as_string()?).ok()?))
+    }
+
     pub fn prop_version(&self, key: &str) -> Option<Spanned<Vec<u32>>> {
         let e = self.parsed_prop(key, Ty::Version)?;
         Some(self.sp(e, parse_version(e.value().as_string()?).ok()?))

@@ -49,6 +49,8 @@ mod gp038_quota_authority;
 mod gp039_mode_unsupported;
 mod gp040_gang_fabric;
 mod gp041_nic_names;
+mod gp042_cuda_driver;
+mod gp043_cuda_architecture;
 
 use super::Rule;
 
@@ -99,4 +101,6 @@ pub static ALL: &[&Rule] = &[
     &gp039_mode_unsupported::RULE,
     &gp040_gang_fabric::RULE,
     &gp041_nic_names::RULE,
+    &gp042_cuda_driver::RULE,
+    &gp043_cuda_architecture::RULE,
 ];

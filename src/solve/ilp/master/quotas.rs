@@ -93,9 +93,16 @@ impl Master<'_> {
                 }
             }
             for q in &team.quotas {
-                let (Some(m), Some(b)) = (&q.model, q.burst) else {
+                let (Some(_), Some(b)) = (&q.model, q.burst) else {
                     continue;
                 };
+                // The models the quota counts: one, or (in the planner's view, where a
+                // model is split per scheduler and driver) every variant of it.
+                let keys: Vec<&String> = c
+                    .models
+                    .keys()
+                    .filter(|k| q.covers(k, q.pool.as_deref()))
+                    .collect();
                 let row = self.lp.row(-INF, b as f64);
                 // Gangs count their GPUs on nodes of the model (item columns, below);
                 // the other classes their replicas on the model.
@@ -108,17 +115,23 @@ impl Master<'_> {
                 let terms: Vec<(f64, ColId)> = ws
                     .iter()
                     .filter(|w| !gangs.contains(w))
-                    .flat_map(|&w| self.usage(w, Some(m)))
+                    .flat_map(|&w| {
+                        keys.iter()
+                            .flat_map(|k| self.usage(w, Some(k)))
+                            .collect::<Vec<_>>()
+                    })
                     .collect();
                 for (coef, v) in terms {
                     self.lp.set(row, v, coef);
                 }
                 for (si, s) in self.p.shapes.iter().enumerate() {
                     if s.quota_teams.contains(&team.name) {
-                        self.gang_quota_rows
-                            .entry((si, m.clone()))
-                            .or_default()
-                            .push(row);
+                        for k in &keys {
+                            self.gang_quota_rows
+                                .entry((si, (*k).clone()))
+                                .or_default()
+                                .push(row);
+                        }
                     }
                 }
             }

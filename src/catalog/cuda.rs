@@ -1,0 +1,174 @@
+//! NVIDIA's CUDA / driver compatibility data, as published, and the rule gpuplan applies.
+//!
+//! Sources:
+//! - CUDA Toolkit release notes, "CUDA Toolkit and Corresponding Driver Versions" (Linux
+//!   x86_64 driver shipped with each toolkit release) and "Minimum Required Driver Version
+//!   for CUDA Minor Version Compatibility" (>= 450.80.02 for 11.x, >= 525.60.13 for 12.x);
+//! - docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions:
+//!   the R580 branch supports CUDA 13.x "through CUDA minor version compatibility";
+//! - CUDA C Programming Guide, compute capabilities, and the toolkit release notes that
+//!   added each architecture (sm_80 in 11.0, sm_86 in 11.1, sm_89 and sm_90 in 11.8,
+//!   sm_100 in 12.8).
+//!
+//! The rule ([`min_driver`]): an application built with CUDA X.Y runs on a driver at
+//! least the minor-version-compatibility minimum of major X (11 and later); for older
+//! releases, on the driver its toolkit shipped with. Minor-version compatibility has
+//! limits NVIDIA documents (PTX that needs a newer driver, some APIs), listed in
+//! docs/language.md. Forward compatibility (the `cuda-compat` package) is not modelled
+//! yet.
+
+/// One CUDA toolkit release and the Linux x86_64 driver it shipped with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Release {
+    /// (major, minor, update)
+    pub cuda: (u32, u32, u32),
+    pub driver: [u32; 3],
+}
+
+const fn r(major: u32, minor: u32, update: u32, driver: [u32; 3]) -> Release {
+    Release {
+        cuda: (major, minor, update),
+        driver,
+    }
+}
+
+/// Toolkit releases and their drivers (release notes, table "CUDA Toolkit and
+/// Corresponding Driver Versions", Linux x86_64).
+pub const RELEASES: &[Release] = &[
+    r(10, 0, 0, [410, 48, 0]),
+    r(10, 1, 0, [418, 39, 0]),
+    r(10, 2, 0, [440, 33, 0]),
+    r(11, 0, 0, [450, 36, 6]),
+    r(11, 0, 3, [450, 51, 6]),
+    r(11, 1, 0, [455, 23, 5]),
+    r(11, 2, 0, [460, 27, 3]),
+    r(11, 3, 0, [465, 19, 1]),
+    r(11, 4, 0, [470, 42, 1]),
+    r(11, 5, 0, [495, 29, 5]),
+    r(11, 6, 0, [510, 39, 1]),
+    r(11, 7, 0, [515, 43, 4]),
+    r(11, 8, 0, [520, 61, 5]),
+    r(12, 0, 0, [525, 60, 13]),
+    r(12, 0, 1, [525, 85, 12]),
+    r(12, 1, 0, [530, 30, 2]),
+    r(12, 2, 0, [535, 54, 3]),
+    r(12, 2, 2, [535, 104, 5]),
+    r(12, 3, 0, [545, 23, 6]),
+    r(12, 4, 0, [550, 54, 14]),
+    r(12, 4, 1, [550, 54, 15]),
+    r(12, 5, 0, [555, 42, 2]),
+    r(12, 6, 0, [560, 28, 3]),
+    r(12, 8, 0, [570, 26, 0]),
+    r(12, 9, 0, [575, 51, 3]),
+    r(13, 0, 0, [580, 65, 6]),
+];
+
+/// Minimum driver for CUDA minor version compatibility, per major release.
+pub const MINOR_COMPAT: &[(u32, [u32; 3])] =
+    &[(11, [450, 80, 2]), (12, [525, 60, 13]), (13, [580, 65, 6])];
+
+/// The first CUDA release (major, minor) that supports an architecture's GPUs.
+pub fn min_cuda_for(architecture: &str) -> Option<(u32, u32)> {
+    Some(match architecture {
+        "volta" => (9, 0),
+        "turing" => (10, 0),
+        "ampere" => (11, 0),
+        "ada" => (11, 8),
+        "hopper" => (11, 8),
+        "blackwell" => (12, 8),
+        _ => return None,
+    })
+}
+
+/// The oldest driver that runs an application built with CUDA `major.minor`: the
+/// minor-version-compatibility minimum of its major (11 and later), else the driver of
+/// its first toolkit release. `None` for a release gpuplan does not know.
+pub fn min_driver(major: u32, minor: u32) -> Option<[u32; 3]> {
+    if let Some((_, d)) = MINOR_COMPAT.iter().find(|(m, _)| *m == major) {
+        // A minor release gpuplan has never heard of is still a 12.x: the rule holds, but
+        // only for releases up to the newest known one of the major.
+        let newest = RELEASES
+            .iter()
+            .filter(|r| r.cuda.0 == major)
+            .map(|r| r.cuda.1)
+            .max()?;
+        return (minor <= newest).then_some(*d);
+    }
+    RELEASES
+        .iter()
+        .find(|r| r.cuda.0 == major && r.cuda.1 == minor)
+        .map(|r| r.driver)
+}
+
+/// The toolkit driver of a release (`major.minor`, first update).
+pub fn toolkit_driver(major: u32, minor: u32) -> Option<[u32; 3]> {
+    RELEASES
+        .iter()
+        .find(|r| r.cuda.0 == major && r.cuda.1 == minor)
+        .map(|r| r.driver)
+}
+
+/// Whether `driver` (as declared: 1 to 3 numeric parts) is at least `min`.
+pub fn at_least(driver: &[u32], min: [u32; 3]) -> bool {
+    let d = [
+        driver.first().copied().unwrap_or(0),
+        driver.get(1).copied().unwrap_or(0),
+        driver.get(2).copied().unwrap_or(0),
+    ];
+    d >= min
+}
+
+/// `550.54.15`
+pub fn driver_text(d: &[u32]) -> String {
+    d.iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if i == 2 && *p < 10 {
+                format!("{p:02}")
+            } else {
+                p.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pairs from the CUDA Toolkit release notes (Linux x86_64).
+    #[test]
+    fn known_pairs_from_the_release_notes() {
+        assert_eq!(toolkit_driver(12, 4), Some([550, 54, 14]));
+        assert_eq!(toolkit_driver(12, 0), Some([525, 60, 13]));
+        assert_eq!(toolkit_driver(11, 8), Some([520, 61, 5]));
+        assert_eq!(toolkit_driver(12, 8), Some([570, 26, 0]));
+        assert_eq!(toolkit_driver(11, 0), Some([450, 36, 6]));
+        let r = RELEASES.iter().find(|r| r.cuda == (12, 2, 2)).unwrap();
+        assert_eq!(r.driver, [535, 104, 5]);
+        // Minor version compatibility: 12.x on >= 525.60.13, 11.x on >= 450.80.02.
+        assert_eq!(min_driver(12, 4), Some([525, 60, 13]));
+        assert_eq!(min_driver(11, 8), Some([450, 80, 2]));
+        assert_eq!(min_driver(10, 2), Some([440, 33, 0]));
+        assert_eq!(min_driver(12, 99), None);
+        assert!(at_least(&[535, 104, 5], [525, 60, 13]));
+        assert!(!at_least(&[520, 61, 5], [525, 60, 13]));
+        assert!(at_least(&[550], [525, 60, 13]));
+        assert_eq!(min_cuda_for("hopper"), Some((11, 8)));
+        assert_eq!(min_cuda_for("blackwell"), Some((12, 8)));
+    }
+
+    #[test]
+    fn releases_are_sorted_and_drivers_grow() {
+        for w in RELEASES.windows(2) {
+            assert!(w[0].cuda < w[1].cuda && w[0].driver < w[1].driver, "{w:?}");
+        }
+    }
+
+    #[test]
+    fn driver_text_keeps_the_padded_patch() {
+        assert_eq!(driver_text(&[535, 104, 5]), "535.104.05");
+        assert_eq!(driver_text(&[550, 54, 15]), "550.54.15");
+    }
+}

@@ -1,0 +1,113 @@
+//! GP042: a class whose CUDA runtime the nodes' driver cannot run.
+use super::prelude::*;
+use crate::model::authority::CudaMisfit;
+use crate::model::{Cluster, NodeIdx, Workload};
+
+pub static RULE: Rule = Rule {
+    code: "GP042",
+    name: "cuda-driver",
+    severity: Severity::Error,
+    summary: "a class's `cuda` needs a newer driver than its nodes have, or is a release gpuplan does not know",
+    docs: r#"
+**What.** A class declares `cuda "X.Y"` (the CUDA runtime in its image) and the NVIDIA
+driver declared for its nodes (`gpus ... driver=` in the node class, else `gpu-model ...
+driver=`) is older than that runtime needs: an error when every node it may use is too
+old, a warning naming the nodes the planner keeps it off when only some are. A CUDA
+release missing from gpuplan's table is an error.
+
+The rule (catalog/cuda.rs, with its sources): CUDA 11.x runs on drivers >= 450.80.02 and
+12.x on >= 525.60.13 (CUDA minor version compatibility, NVIDIA's CUDA release notes);
+13.x on the R580 branch (>= 580.65.06); older releases need the driver their toolkit
+shipped with. Minor version compatibility does not cover applications that JIT-compile
+PTX newer than the driver or use APIs added later: pin those to a newer `driver`.
+
+**Why.** A driver older than the runtime fails at launch with "CUDA driver version is
+insufficient for CUDA runtime version": caught here, not on a node at 3 a.m.
+
+**Example.**
+```text
+node-class "hgx" { gpus 8 model="h100-sxm5-80gb" driver="520.61.05"; }
+training "llm" team="t" priority="p" { gang gpus=8; cuda "12.4"; }   // needs >= 525.60.13
+```
+
+**Fix.** Upgrade the driver (and declare it), or build the image with an older CUDA.
+"#,
+    check: Some(check),
+};
+
+/// The nodes a class may use: an accepted model, owned by its scheduler.
+pub(super) fn candidates(m: &Cluster, w: &Workload) -> Vec<(NodeIdx, String)> {
+    let a = m.authority_of(w);
+    (0..m.nodes.len())
+        .filter(|&n| a.is_none() || m.node_authority(n) == a)
+        .filter_map(|n| {
+            let model = m.nodes[n]
+                .usable_gpus()
+                .find_map(|g| g.model.clone())
+                .filter(|x| w.accepts(x))?;
+            Some((n, model))
+        })
+        .collect()
+}
+
+fn check(cx: &Ctx, out: &mut Diagnostics) {
+    let m = cx.model;
+    for w in m.workloads.iter().filter(|w| w.cuda.is_some()) {
+        let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
+            continue;
+        };
+        let span = decl.cuda.as_ref().map(|c| c.span).unwrap_or(decl.span);
+        let (major, minor) = w.cuda.expect("filtered");
+        let nodes = candidates(m, w);
+        let mut old: Vec<String> = Vec::new();
+        let mut need = None;
+        let mut unknown = false;
+        for (n, model) in &nodes {
+            match m.cuda_fit(w, model, m.node_driver(*n)) {
+                Err(CudaMisfit::Driver { need: x }) => {
+                    need = Some(x);
+                    old.push(m.nodes[*n].name.clone());
+                }
+                Err(CudaMisfit::Unknown) => unknown = true,
+                _ => {}
+            }
+        }
+        if unknown || (nodes.is_empty() && crate::catalog::cuda::min_driver(major, minor).is_none())
+        {
+            out.push(
+                Diagnostic::error(RULE.code, format!("CUDA {major}.{minor} is not a release gpuplan knows"))
+                    .at(span, "unknown CUDA release")
+                    .with_help("write a released version, e.g. cuda \"12.4\" (the table is in docs/language.md)"),
+            );
+            continue;
+        }
+        if old.is_empty() {
+            continue;
+        }
+        let need = crate::catalog::cuda::driver_text(&need.unwrap_or_default());
+        let names = crate::units::compress_names(&old).join(", ");
+        let d = if old.len() == nodes.len() {
+            Diagnostic::error(
+                RULE.code,
+                format!(
+                    "{} `{}` needs CUDA {major}.{minor}, which needs driver >= {need}; every node it may use has an older one ({names})",
+                    w.kind.as_str(),
+                    w.name
+                ),
+            )
+        } else {
+            Diagnostic::warning(
+                RULE.code,
+                format!(
+                    "{} `{}` needs CUDA {major}.{minor} (driver >= {need}): the planner keeps it off {names}",
+                    w.kind.as_str(),
+                    w.name
+                ),
+            )
+        };
+        out.push(
+            d.at(span, format!("needs driver >= {need}"))
+                .with_help("upgrade those nodes' driver and declare it (gpus driver=), or build the image with an older CUDA"),
+        );
+    }
+}

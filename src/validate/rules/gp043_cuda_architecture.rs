@@ -1,0 +1,75 @@
+//! GP043: a CUDA release older than the GPU architecture.
+use super::prelude::*;
+use crate::model::authority::CudaMisfit;
+
+pub static RULE: Rule = Rule {
+    code: "GP043",
+    name: "cuda-architecture",
+    severity: Severity::Error,
+    summary: "a class's `cuda` predates the architecture of the GPUs it may use",
+    docs: r#"
+**What.** A class declares `cuda "X.Y"` older than the first release that supports the
+architecture of the GPUs it may use: Ampere (sm_80) needs 11.0, Ada and Hopper (sm_89,
+sm_90) 11.8, Blackwell (sm_100) 12.8. An error when it holds for every GPU model the
+class may use, a warning naming the models the planner keeps it off otherwise.
+
+**Why.** A runtime that does not know the architecture has no code for it: kernels fail
+with "no kernel image is available for execution on the device".
+
+**Example.**
+```text
+training "llm" team="t" priority="p" { gang gpus=8; cuda "11.4"; models "h100-sxm5-80gb"; }
+```
+
+**Fix.** Build the image with a CUDA release that supports the GPUs, or restrict the
+class's `models` to GPUs its CUDA supports.
+"#,
+    check: Some(check),
+};
+
+fn check(cx: &Ctx, out: &mut Diagnostics) {
+    let m = cx.model;
+    for w in m.workloads.iter().filter(|w| w.cuda.is_some()) {
+        let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
+            continue;
+        };
+        let span = decl.cuda.as_ref().map(|c| c.span).unwrap_or(decl.span);
+        let (major, minor) = w.cuda.expect("filtered");
+        let models: std::collections::BTreeSet<String> = super::gp042_cuda_driver::candidates(m, w)
+            .into_iter()
+            .map(|(_, x)| x)
+            .collect();
+        let mut bad: Vec<String> = Vec::new();
+        let mut need = (0, 0);
+        for model in &models {
+            if let Err(CudaMisfit::Architecture {
+                architecture,
+                need: n,
+            }) = m.cuda_fit(w, model, None)
+            {
+                bad.push(format!("{model} ({architecture})"));
+                need = need.max(n);
+            }
+        }
+        if bad.is_empty() {
+            continue;
+        }
+        let text = format!(
+            "{} `{}` is built with CUDA {major}.{minor}, older than {} needs ({}.{})",
+            w.kind.as_str(),
+            w.name,
+            bad.join(", "),
+            need.0,
+            need.1
+        );
+        let d = if bad.len() == models.len() {
+            Diagnostic::error(RULE.code, text)
+        } else {
+            Diagnostic::warning(RULE.code, format!("{text}: the planner keeps it off them"))
+        };
+        out.push(d.at(span, "CUDA too old for these GPUs").with_help(format!(
+            "build the image with CUDA {}.{} or newer, or restrict `models`",
+            need.0, need.1
+        )));
+    }
+}
