@@ -34,12 +34,16 @@ pub struct ObservedNode {
     /// without instances.
     pub complete: bool,
     pub gpus: BTreeMap<u32, ObservedGpu>,
+    /// The NVIDIA driver the node reports (discovery JSON), when known.
+    pub driver: Option<String>,
 }
 
 #[derive(Deserialize)]
 struct DiscoveryJson {
     node: String,
     gpus: Vec<GpuFacts>,
+    #[serde(default)]
+    system: Option<crate::discover::SystemInfo>,
 }
 
 /// Reads the JSON of `gpuplan discover --format json`.
@@ -75,6 +79,7 @@ pub fn parse_json(source: &str, text: &str) -> Result<ObservedNode, String> {
         source: source.to_string(),
         complete: true,
         gpus,
+        driver: d.system.and_then(|s| s.driver_version),
     })
 }
 
@@ -107,6 +112,7 @@ pub fn parse_lgi(node: &str, source: &str, text: &str) -> Result<ObservedNode, S
         source: source.to_string(),
         complete: false,
         gpus,
+        driver: None,
     })
 }
 
@@ -115,8 +121,9 @@ pub fn parse_lgi(node: &str, source: &str, text: &str) -> Result<ObservedNode, S
 pub struct Difference {
     pub node: String,
     pub gpu: Option<u32>,
-    /// `observed` (a node differs from the plan or the state) or `not-applied` (the
-    /// configuration changed since the last apply; the node matches the state).
+    /// `observed` (a node differs from the plan or the state), `not-applied` (the
+    /// configuration changed since the last apply; the node matches the state) or
+    /// `driver` (the node runs another NVIDIA driver than declared).
     pub kind: String,
     pub observed: Option<Vec<String>>,
     pub declared: Option<Vec<String>>,
@@ -198,6 +205,7 @@ pub fn compare(
             });
             continue;
         };
+        out.extend(compare_driver(c, n, o));
         for g in n.usable_gpus() {
             out.extend(compare_gpu(n, g.index, o, &layouts));
         }
@@ -209,6 +217,34 @@ pub fn compare(
         differences: out,
         notes: notes(c, applied.is_some(), observed),
     }
+}
+
+/// The driver a node reports against the one declared for it (`gpus driver=` of its
+/// class, else `gpu-model driver=`): an OS update that moved the driver is drift, since
+/// the CUDA runtimes planned onto the node were checked against the declared one.
+fn compare_driver(c: &Cluster, n: &Node, o: &ObservedNode) -> Option<Difference> {
+    let seen = o.driver.as_deref()?;
+    let idx = *c.node_index.get(&n.name)?;
+    let want = crate::catalog::cuda::driver_text(c.node_driver(idx)?);
+    let same = crate::spec::reader::parse_version(seen)
+        .ok()
+        .zip(crate::spec::reader::parse_version(&want).ok())
+        .is_some_and(|(a, b)| a == b);
+    if same {
+        return None;
+    }
+    Some(Difference {
+        node: n.name.clone(),
+        gpu: None,
+        kind: "driver".into(),
+        observed: Some(vec![seen.to_string()]),
+        declared: Some(vec![want.clone()]),
+        applied: None,
+        message: format!(
+            "node `{}` runs NVIDIA driver {seen}, the configuration declares {want} ({}): classes' CUDA was checked against {want}",
+            n.name, o.source
+        ),
+    })
 }
 
 /// GPU `gpu` of node `n` as observed in `o`, against its layouts; `None` when it
