@@ -170,7 +170,10 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
 /// `node <TAB> mig.config <TAB> device-plugin.config`, one line per GPU node (`-`: the
 /// node has no mig.config label).
 fn node_table(f: &Facts) -> String {
-    let mut out = String::from("# node\tnvidia.com/mig.config\tnvidia.com/device-plugin.config\n");
+    let mut out = format!(
+        "# {}\n# node\tnvidia.com/mig.config\tnvidia.com/device-plugin.config\n",
+        f.header()
+    );
     for n in &f.nodes {
         let m = n
             .labels
