@@ -3,7 +3,7 @@
 //! variables) and `fabric/<class>/topo.xml` (an NCCL topology file, see [`super::nccl`]),
 //! plus `fabric/nodes.tsv` saying which class folder each node installs at
 //! [`NCCL_DIR`]. The same variables go into the rendered gang workloads
-//! ([`class_env`]).
+//! ([`env_for`] of the node classes a training class landed on, in its class facts).
 //!
 //! Nothing is guessed: without `nics names=` there is no `NCCL_IB_HCA` (NCCL picks the
 //! HCAs), without `socket-ifname=` no `NCCL_SOCKET_IFNAME`, and without declared PCI bus
@@ -79,24 +79,6 @@ pub fn env_for(c: &Cluster, classes: &BTreeSet<&str>) -> Vec<(String, String)> {
     }
     out.sort();
     out
-}
-
-/// The environment of a planned class: from the node classes its replicas landed on.
-pub fn class_env(f: &Facts, class: &str) -> Vec<(String, String)> {
-    let c = f.c;
-    let Some(w) = f.plan.workloads.iter().find(|w| w.name == class) else {
-        return Vec::new();
-    };
-    let classes: BTreeSet<&str> = w
-        .gangs
-        .iter()
-        .flat_map(|g| g.nodes.iter())
-        .filter_map(|n| c.node(&n.node).map(|n| n.class.as_str()))
-        .collect();
-    if classes.is_empty() {
-        return Vec::new();
-    }
-    env_for(c, &classes)
 }
 
 /// Node classes with GPUs that have at least one node, by name.
