@@ -19,6 +19,11 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// The first declaration of the workload named `name` (the one the model keeps).
+    pub fn workload_decl(&self, name: &str) -> Option<&'a crate::spec::WorkloadDecl> {
+        self.spec.workloads.iter().find(|d| d.name.value == name)
+    }
+
     /// The resolved workload named `name`: the model holds one per name, sorted by name.
     pub fn workload(&self, name: &str) -> Option<&'a Workload> {
         let ws = &self.model.workloads;

@@ -85,7 +85,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         if domains.fits(w, tier) {
             continue;
         }
-        let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
+        let Some(decl) = cx.workload_decl(&w.name) else {
             continue;
         };
         let largest = largest_domain(domains.best(w, tier), tier);

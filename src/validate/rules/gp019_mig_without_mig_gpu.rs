@@ -55,7 +55,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         if models.is_empty() || models.iter().any(|md| md.mig.is_some()) {
             continue;
         }
-        let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
+        let Some(decl) = cx.workload_decl(&w.name) else {
             continue;
         };
         let span = decl

@@ -48,10 +48,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         if !matches!(iso, Some(Isolation::TimeSlice | Isolation::Mps)) {
             continue;
         }
-        let (Some(mem), Some(decl)) = (
-            w.memory,
-            cx.spec.workloads.iter().find(|d| d.name.value == w.name),
-        ) else {
+        let (Some(mem), Some(decl)) = (w.memory, cx.workload_decl(&w.name)) else {
             continue;
         };
         let per_gpu = w.per_gpu.unwrap_or(1).max(1);

@@ -56,7 +56,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         if !only_mig {
             continue;
         }
-        let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
+        let Some(decl) = cx.workload_decl(&w.name) else {
             continue;
         };
         let names: Vec<String> = nodes.iter().map(|&n| m.nodes[n].name.clone()).collect();

@@ -55,7 +55,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         if pods <= 1 {
             continue;
         }
-        let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
+        let Some(decl) = cx.workload_decl(&w.name) else {
             continue;
         };
         let span = decl.scheduler.as_ref().map(|s| s.span).unwrap_or(decl.span);

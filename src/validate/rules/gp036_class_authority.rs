@@ -35,7 +35,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
     let m = cx.model;
     for w in &m.workloads {
         let cands = m.candidate_authorities(w);
-        let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
+        let Some(decl) = cx.workload_decl(&w.name) else {
             continue;
         };
         match m.class_authority(w) {

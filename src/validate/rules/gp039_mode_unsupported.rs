@@ -67,7 +67,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         if a.supports(mode) {
             continue;
         }
-        let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
+        let Some(decl) = cx.workload_decl(&w.name) else {
             continue;
         };
         let span = decl

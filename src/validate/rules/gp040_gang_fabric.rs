@@ -61,7 +61,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             continue;
         }
         let class = |n: NodeIdx| m.classes.get(&m.nodes[n].class);
-        let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
+        let Some(decl) = cx.workload_decl(&w.name) else {
             continue;
         };
         let span = decl.gang_span.unwrap_or(decl.span);

@@ -53,7 +53,7 @@ pub(super) fn candidates(m: &Cluster, w: &Workload) -> Vec<(NodeIdx, String)> {
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     let m = cx.model;
     for w in m.workloads.iter().filter(|w| w.cuda.is_some()) {
-        let Some(decl) = cx.spec.workloads.iter().find(|d| d.name.value == w.name) else {
+        let Some(decl) = cx.workload_decl(&w.name) else {
             continue;
         };
         let span = decl.cuda.as_ref().map(|c| c.span).unwrap_or(decl.span);
