@@ -193,6 +193,15 @@ fn every_target_states_the_same_numbers() {
         kueue_topologies_reach(&t);
         volcano_tiers_exist(&t);
         slurm_jobs_name_what_slurm_defines(&t);
+        // The same with topology/block (Slurm 24.05): blocks and `--segment`.
+        let opts = render::Options {
+            slurm_version: Some(vec![24, 5]),
+            ..Default::default()
+        };
+        let block = render::render(&c, &p, &[Target::Slurm], &opts)
+            .expect("renders")
+            .files;
+        slurm_jobs_name_what_slurm_defines(&Targets::new(&ex, &c, &p, &block));
     }
 }
 
@@ -455,6 +464,13 @@ fn kueue_topologies_reach(x: &Targets) {
     }
 }
 
+/// The GPU model of the node the plan puts a class's first gang on.
+fn planned_model(x: &Targets, class: &str) -> Option<String> {
+    let w = x.p.workloads.iter().find(|w| w.name == class)?;
+    let node = &w.gangs.first()?.nodes.first()?.node;
+    x.c.node(node)?.gpus.iter().find_map(|g| g.model.clone())
+}
+
 /// Every Volcano job's `highestTierAllowed` is a tier of some HyperNode that contains
 /// one of its candidate nodes (those of its pool).
 fn volcano_tiers_exist(x: &Targets) {
@@ -462,18 +478,35 @@ fn volcano_tiers_exist(x: &Targets) {
         ex, k8s, volcano, ..
     } = x;
     let hypernodes = kind(volcano, "HyperNode");
-    let pool_of: BTreeMap<String, String> = kind(k8s, "Node")
+    // Node -> (pool, GPU model).
+    let pool_of: BTreeMap<String, (String, String)> = kind(k8s, "Node")
         .into_iter()
         .map(|n| {
-            (
-                name(n),
-                n["metadata"]["labels"]["gpuplan.io/pool"]
+            let label = |k: &str| {
+                n["metadata"]["labels"][k]
                     .as_str()
                     .unwrap_or("")
-                    .to_string(),
+                    .to_string()
+            };
+            (
+                name(n),
+                (label("gpuplan.io/pool"), label("gpuplan.io/gpu-model")),
             )
         })
         .collect();
+    // The value a Volcano job's node affinity requires for label `key`.
+    fn selected(j: &Value, key: &str) -> Option<String> {
+        j["spec"]["tasks"][0]["template"]["spec"]["affinity"]["nodeAffinity"]
+            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+            ["matchExpressions"]
+            .as_sequence()
+            .and_then(|e| {
+                e.iter()
+                    .find(|x| x["key"].as_str() == Some(key))
+                    .and_then(|x| x["values"][0].as_str())
+            })
+            .map(str::to_string)
+    }
     // The nodes below each HyperNode (members are nodes or HyperNodes of the tier below).
     fn below(h: &Value, all: &[&Value], out: &mut BTreeSet<String>) {
         for m in h["spec"]["members"].as_sequence().unwrap() {
@@ -495,19 +528,15 @@ fn volcano_tiers_exist(x: &Targets) {
         let Some(tier) = j["spec"]["networkTopology"]["highestTierAllowed"].as_i64() else {
             continue;
         };
-        let pool = j["spec"]["tasks"][0]["template"]["spec"]["affinity"]["nodeAffinity"]
-            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
-            ["matchExpressions"]
-            .as_sequence()
-            .and_then(|e| {
-                e.iter()
-                    .find(|x| x["key"].as_str() == Some("gpuplan.io/pool"))
-                    .and_then(|x| x["values"][0].as_str())
-            })
-            .map(str::to_string);
+        let pool = selected(j, "gpuplan.io/pool");
+        // Its GPU model: the one its affinity selects, else the one the plan gives it.
+        let model = selected(j, "gpuplan.io/gpu-model").or_else(|| planned_model(x, &name(j)));
         let candidates: BTreeSet<&String> = pool_of
             .iter()
-            .filter(|(_, p)| pool.as_ref().is_none_or(|want| want == *p))
+            .filter(|(_, (p, m))| {
+                pool.as_ref().is_none_or(|want| want == p)
+                    && model.as_ref().is_none_or(|want| want == m)
+            })
             .map(|(n, _)| n)
             .collect();
         let ok = hypernodes.iter().any(|h| {
@@ -525,48 +554,85 @@ fn volcano_tiers_exist(x: &Targets) {
     }
 }
 
-/// Every Slurm sbatch example asks for a partition slurm.conf defines and for
-/// `--switches` only where topology.conf has switches.
+/// Every Slurm sbatch example asks for a partition slurm.conf defines, GPUs of a type
+/// and features its nodes define, `--switches` only where topology.conf has a switch
+/// over one of its candidate nodes (its partition's nodes with its GPU type), and
+/// `--segment` only where one of them is in a block.
 fn slurm_jobs_name_what_slurm_defines(x: &Targets) {
     let Targets { ex, files, .. } = x;
     let Some(conf) = files.get("slurm/slurm.conf") else {
         return;
     };
-    let partitions: BTreeSet<String> = slurm_fields(conf, "PartitionName=")
+    let partitions: BTreeMap<String, BTreeSet<String>> = slurm_fields(conf, "PartitionName=")
         .into_iter()
-        .map(|f| f["PartitionName"].clone())
+        .map(|f| (f["PartitionName"].clone(), expand(&f["Nodes"])))
         .collect();
-    let features: BTreeSet<String> = slurm_fields(conf, "NodeName=")
+    // Node -> (features, GRES).
+    let node_lines: BTreeMap<String, (BTreeSet<String>, String)> = slurm_fields(conf, "NodeName=")
         .into_iter()
         .flat_map(|f| {
-            f.get("Features")
-                .map(|v| v.split(',').map(str::to_string).collect::<Vec<_>>())
-                .unwrap_or_default()
+            let features: BTreeSet<String> = f
+                .get("Features")
+                .map(|v| v.split(',').map(str::to_string).collect())
+                .unwrap_or_default();
+            let gres = f.get("Gres").cloned().unwrap_or_default();
+            expand(&f["NodeName"])
+                .into_iter()
+                .map(move |n| (n, (features.clone(), gres.clone())))
         })
         .collect();
     let topo = files
         .get("slurm/topology.conf")
         .cloned()
         .unwrap_or_default();
+    let under = |prefix: &str| -> BTreeSet<String> {
+        slurm_fields(&topo, prefix)
+            .into_iter()
+            .filter_map(|f| f.get("Nodes").map(|n| expand(n)))
+            .flatten()
+            .collect()
+    };
+    let (switched, blocked) = (under("SwitchName="), under("BlockName="));
     for (path, sb) in files
         .iter()
         .filter(|(p, _)| p.starts_with("slurm/examples/"))
     {
-        for l in sb.lines() {
-            if let Some(p) = l.strip_prefix("#SBATCH --partition=") {
-                assert!(partitions.contains(p), "{ex}: {path} partition {p}");
-            }
-            if let Some(fs) = l.strip_prefix("#SBATCH --constraint=") {
-                for f in fs.split(['&', '|', ',']) {
-                    assert!(features.contains(f), "{ex}: {path} feature {f}");
-                }
-            }
-            if l.starts_with("#SBATCH --switches") {
+        let opt = |name: &str| {
+            sb.lines()
+                .find_map(|l| l.strip_prefix(&format!("#SBATCH --{name}=")))
+        };
+        let mut candidates: BTreeSet<&String> = node_lines.keys().collect();
+        if let Some(p) = opt("partition") {
+            let nodes = partitions
+                .get(p)
+                .unwrap_or_else(|| panic!("{ex}: {path} partition {p}"));
+            candidates.retain(|n| nodes.contains(*n));
+        }
+        if let Some(g) = opt("gres") {
+            // `gpu:h100:8`: the type must be in the node's Gres=.
+            let kind = g.rsplit_once(':').map_or(g, |(k, _)| k);
+            candidates.retain(|n| node_lines[*n].1.split(',').any(|x| x.starts_with(kind)));
+        }
+        assert!(!candidates.is_empty(), "{ex}: {path} fits no node");
+        if let Some(fs) = opt("constraint") {
+            for f in fs.split(['&', '|', ',']) {
                 assert!(
-                    topo.lines().any(|t| t.starts_with("SwitchName=")),
-                    "{ex}: {path} asks for switches, topology.conf defines none"
+                    candidates.iter().any(|n| node_lines[*n].0.contains(f)),
+                    "{ex}: {path} feature {f} is on none of its nodes"
                 );
             }
+        }
+        if opt("switches").is_some() {
+            assert!(
+                candidates.iter().any(|n| switched.contains(*n)),
+                "{ex}: {path} asks for switches, topology.conf has none over its nodes"
+            );
+        }
+        if opt("segment").is_some() {
+            assert!(
+                candidates.iter().any(|n| blocked.contains(*n)),
+                "{ex}: {path} asks for a segment, topology.conf has no block with its nodes"
+            );
         }
     }
 }
@@ -1115,5 +1181,48 @@ fn cross_object_checks_catch_a_flavor_without_topology() {
     assert!(
         caught.is_err(),
         "the check accepted a flavor without a Topology"
+    );
+}
+
+/// The Volcano and Slurm checks fail on the same class of defect: a gang limited to a
+/// tier (NVLink, tier 1) that its H100 nodes are in no HyperNode of, and an H100 gang
+/// asking for a segment while only the GB200 racks are blocks.
+#[test]
+fn cross_object_checks_catch_tiers_and_segments_its_nodes_lack() {
+    let (c, p) = plan(Path::new("tests/fixtures/hetero-gb200-h100"));
+    let fails = |edit: &dyn Fn(&mut Files), check: fn(&Targets)| {
+        let mut files = render_all(&c, &p);
+        edit(&mut files);
+        let t = Targets::new("hetero (broken)", &c, &p, &files);
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&t))).is_err()
+    };
+    let replace = |path: &'static str, from: &'static str, to: &'static str| {
+        move |files: &mut Files| {
+            let text = files.get_mut(path).unwrap();
+            assert!(text.contains(from), "{path} has no `{from}`");
+            *text = text.replace(from, to);
+        }
+    };
+    assert!(
+        fails(
+            &replace(
+                "volcano/jobs/tune.yaml",
+                "highestTierAllowed: 2",
+                "highestTierAllowed: 1"
+            ),
+            volcano_tiers_exist
+        ),
+        "the Volcano check accepted an H100 gang limited to NVLink HyperNodes"
+    );
+    assert!(
+        fails(
+            &replace(
+                "slurm/examples/dense.sbatch",
+                "#SBATCH --switches=1\n",
+                "#SBATCH --segment=4\n"
+            ),
+            slurm_jobs_name_what_slurm_defines
+        ),
+        "the Slurm check accepted a segment without blocks"
     );
 }

@@ -1,5 +1,6 @@
 //! Kueue (`kueue.x-k8s.io/v1beta2`): a `ResourceFlavor` per pool and GPU model, a
-//! `Topology` from the fabric labels (hostname last), a `ClusterQueue` per team in one
+//! `Topology` per family of nodes carrying the same fabric labels (hostname last, see
+//! `topologies_of`), a `ClusterQueue` per team in one
 //! cohort, a `LocalQueue` per team namespace, a `WorkloadPriorityClass` per priority,
 //! and an example Job per training class with its topology annotation.
 //!
@@ -483,17 +484,25 @@ fn job_ctx<'a>(f: &Facts, ctx: &'a Ctx, c: &'a ClassFacts) -> JobCtx<'a> {
     let family: Option<&TopologyCtx> = flavor
         .and_then(|fl| fl.topology.as_ref())
         .and_then(|name| ctx.topologies.iter().find(|t| &t.name == name));
+    // The innermost level of the family at or above the tier, the hostname counting as
+    // the `node` tier (just above `nvlink`: a node outside any multi-node NVLink domain
+    // is its own NVLink domain, as the planner has it).
     let label_of = |tier: &str| -> Option<String> {
+        use crate::model::Tier;
         let fam = family?;
-        if tier == "node" {
-            return Some("kubernetes.io/hostname".to_string());
-        }
-        let want = crate::model::Tier::parse(tier)?;
-        f.tiers
+        let want = Tier::parse(tier)?;
+        let mut levels: Vec<(Tier, String)> = f
+            .tiers
             .iter()
             .filter(|t| fam.tiers.contains(&t.name))
-            .find(|t| crate::model::Tier::parse(&t.name).is_some_and(|x| x >= want))
-            .map(|t| t.label.clone())
+            .filter_map(|t| Some((Tier::parse(&t.name)?, t.label.clone())))
+            .collect();
+        levels.push((Tier::Node, "kubernetes.io/hostname".to_string()));
+        levels
+            .into_iter()
+            .filter(|(t, _)| *t >= want)
+            .min_by_key(|(t, _)| *t)
+            .map(|(_, l)| l)
     };
     let topology = if let Some(r) = c.required.as_deref().and_then(label_of) {
         Some(("kueue.x-k8s.io/podset-required-topology", r))

@@ -6,6 +6,7 @@ use super::facts::{ClassFacts, Facts, GPU_RESOURCE, NodeFacts, SHARED_RESOURCE, 
 use super::k8s::{TolerationCtx, tolerations};
 use super::{Files, run};
 use crate::diag::Diagnostic;
+use crate::model::Tier;
 use minijinja::Environment;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -52,6 +53,7 @@ struct JobCtx<'a> {
     mode: Option<&'static str>,
     highest_tier: Option<u32>,
     pool_label: &'static str,
+    model_label: &'static str,
     scheduler_label: &'static str,
     tolerations: Vec<TolerationCtx>,
 }
@@ -181,17 +183,33 @@ fn members(nodes: &[&NodeFacts], below: Option<&str>) -> Vec<Member> {
 }
 
 /// The Job of a training class. Network topology: `hard` at the required tier (or the
-/// next one the fabric has) for a gang of several pods, `soft` at the preferred tier
-/// when only that is given.
+/// next one its nodes have) for a gang of several pods, `soft` at the preferred tier
+/// when only that is given. The tier is one of the HyperNodes over the class's candidate
+/// nodes (its pool and GPU model): an H100 node in no NVLink HyperNode never serves a
+/// gang limited to tier 1, whatever the GB200 racks beside it have.
 fn job_ctx<'a>(f: &Facts, header: &'a str, c: &'a ClassFacts) -> JobCtx<'a> {
+    let candidates: Vec<&NodeFacts> = f
+        .nodes
+        .iter()
+        .filter(|n| c.pool.as_ref().is_none_or(|p| &n.pool == p))
+        .filter(|n| c.model.is_none() || n.model == c.model)
+        .collect();
+    let tier_of = |want: &str| -> Option<u32> {
+        let want = Tier::parse(want)?;
+        f.tiers
+            .iter()
+            .filter(|t| Tier::parse(&t.name).is_some_and(|x| x >= want))
+            .find(|t| candidates.iter().any(|n| n.domains.contains_key(&t.name)))
+            .map(|t| t.number)
+    };
     let (mode, tier) = match (&c.required, &c.preferred) {
         (Some(r), _) if r == "node" || c.pods <= 1 => (None, None),
-        (Some(r), _) => match f.tier_at_least(r) {
-            Some(t) => (Some("hard"), Some(t.number)),
+        (Some(r), _) => match tier_of(r) {
+            Some(t) => (Some("hard"), Some(t)),
             None => (None, None),
         },
-        (None, Some(p)) => match f.tier_at_least(p) {
-            Some(t) => (Some("soft"), Some(t.number)),
+        (None, Some(p)) => match tier_of(p) {
+            Some(t) => (Some("soft"), Some(t)),
             None => (None, None),
         },
         _ => (None, None),
@@ -202,6 +220,7 @@ fn job_ctx<'a>(f: &Facts, header: &'a str, c: &'a ClassFacts) -> JobCtx<'a> {
         mode,
         highest_tier: tier,
         pool_label: super::facts::POOL_LABEL,
+        model_label: super::facts::MODEL_LABEL,
         scheduler_label: super::facts::SCHEDULER_LABEL,
         tolerations: tolerations(&c.tolerations),
     }

@@ -99,7 +99,7 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
             run(
                 env,
                 "slurm/job.sbatch.j2",
-                &job_ctx(&ctx.header, c, use_block),
+                &job_ctx(f, &ctx.header, c, &ctx),
             )?,
         );
     }
@@ -195,15 +195,31 @@ fn accounts(f: &Facts) -> Vec<Account> {
 
 /// The example batch script of a training class: whole GPUs of its model per node, and
 /// one switch (tree) or one segment (block) for a gang that must stay in a leaf or
-/// NVLink domain.
-fn job_ctx<'a>(header: &'a str, c: &'a ClassFacts, use_block: bool) -> JobCtx<'a> {
+/// NVLink domain, only when some of the class's candidate nodes (its partition and GPU
+/// model) are under a switch of topology.conf, or in one of its blocks: Slurm cannot
+/// honour `--switches` over nodes topology.conf does not list, and a node of another
+/// family (an H100 node beside GB200 racks, blocks being NVLink domains) is in no block.
+fn job_ctx<'a>(f: &Facts, header: &'a str, c: &'a ClassFacts, ctx: &Ctx) -> JobCtx<'a> {
     let t = c.model_short.as_deref().unwrap_or("gpu");
-    let tight = matches!(c.required.as_deref(), Some("leaf") | Some("nvlink"));
+    let tight = matches!(c.required.as_deref(), Some("leaf") | Some("nvlink")) && c.pods > 1;
+    let use_block = !ctx.blocks.is_empty();
+    let block_tier = if f.tier("nvlink").is_some() {
+        "nvlink"
+    } else {
+        "leaf"
+    };
+    let reaches = |tier: &str| {
+        f.nodes
+            .iter()
+            .filter(|n| c.pool.as_ref().is_none_or(|p| &n.pool == p))
+            .filter(|n| c.model.is_none() || n.model == c.model)
+            .any(|n| n.domains.contains_key(tier))
+    };
     JobCtx {
         header,
         c,
         gres: format!("gpu:{t}:{}", c.per_pod),
-        switches: tight && c.pods > 1 && !use_block,
-        segment: tight && c.pods > 1 && use_block,
+        switches: tight && !use_block && !ctx.switches.is_empty() && reaches("leaf"),
+        segment: tight && use_block && reaches(block_tier),
     }
 }
