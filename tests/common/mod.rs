@@ -6,6 +6,7 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 pub mod arb;
+pub mod nccl_grammar;
 
 use gpuplan::model::Cluster;
 use gpuplan::pipeline::{self, Settings};
