@@ -9,12 +9,12 @@
 //!   <cpu numaid="0" affinity="ffffffff,..." arch="x86_64" [vendor familyid modelid]>
 //!     <pci busid="0000:18:00.0" class="0x060400" link_speed="32.0 GT/s PCIe" link_width="16">
 //!       <pci busid=... class="0x030200" vendor="0x10de" device="0x2330" ...>
-//!         <gpu dev="0" sm="90" gdr="1">
+//!         <gpu dev="0" sm="90">
 //!           <nvlink target="0000:ff:00.0" count="18" tclass="0x068000"/>
 //!         </gpu>
 //!       </pci>
 //!       <pci busid=... class="0x020700" ...>
-//!         <nic><net name="mlx5_0" dev="0" speed="400000" port="1" gdr="1"/></nic>
+//!         <nic><net name="mlx5_0" dev="0" speed="400000" port="1"/></nic>
 //!       </pci>
 //!     </pci>
 //!   </cpu>
@@ -40,8 +40,10 @@
 //!   from a matched device. The file's values otherwise win: `ncclTopoProcessNet` uses
 //!   `xmlInitAttrInt` (sets only when unset) for a net's `speed`, `port`, `gdr`, `latency`,
 //!   `maxconn`, and so does `ncclTopoGetSystem` for a GPU's `gdr`; it always overwrites
-//!   a net's `dev` (the plugin's index). `gdr="1"` therefore asserts GPUDirect RDMA
-//!   rather than letting NCCL probe it.
+//!   a net's `dev` (the plugin's index). A written `gdr` would therefore assert
+//!   GPUDirect RDMA instead of letting NCCL probe it (nvidia-peermem or dma-buf loaded,
+//!   the NIC and GPU under one switch): gpuplan cannot know that offline, so it writes no
+//!   `gdr` on GPUs or nets and NCCL probes it on the node.
 //! - Matching: `ncclTopoGetPciNode` finds a GPU's `pci` element by `busid` (a string
 //!   compare, so lowercase `dddd:bb:dd.f` as NCCL prints it), `ncclTopoFillNet` a NIC's
 //!   `net` element by `name`, and, when the file has no such `net`, the NIC's `pci` by
@@ -347,13 +349,13 @@ fn devices(
         if links.is_empty() {
             let _ = writeln!(
                 s,
-                "{ind}  <gpu dev=\"{}\" sm=\"{}\" gdr=\"1\"/>",
+                "{ind}  <gpu dev=\"{}\" sm=\"{}\"/>",
                 g.index, g.sm
             );
         } else {
             let _ = writeln!(
                 s,
-                "{ind}  <gpu dev=\"{}\" sm=\"{}\" gdr=\"1\">",
+                "{ind}  <gpu dev=\"{}\" sm=\"{}\">",
                 g.index, g.sm
             );
             for (target, count, tclass) in links {
@@ -377,7 +379,7 @@ fn devices(
         let _ = writeln!(s, "{ind}  <nic>");
         let _ = writeln!(
             s,
-            "{ind}    <net name=\"{}\" dev=\"{}\" speed=\"{}\" port=\"1\" gdr=\"1\"/>",
+            "{ind}    <net name=\"{}\" dev=\"{}\" speed=\"{}\" port=\"1\"/>",
             esc(&n.name),
             n.index,
             n.speed_mbps
@@ -642,7 +644,8 @@ mod tests {
         assert!(!x.contains("0x060400"), "no switch declared, no bridge");
         assert_eq!(x.matches("class=\"0x020000\"").count(), 2);
         assert_eq!(x.matches("<gpu ").count(), 4);
-        assert!(x.contains("<gpu dev=\"3\" sm=\"89\" gdr=\"1\"/>"));
+        assert!(x.contains("<gpu dev=\"3\" sm=\"89\"/>"));
+        assert!(!x.contains("gdr="), "GPUDirect RDMA is probed by NCCL, never asserted");
         // mlx5_1 sits under the second cpu element.
         let cpu1 = x.find("<cpu numaid=\"1\"").unwrap();
         assert!(x.find("name=\"mlx5_1\"").unwrap() > cpu1);
