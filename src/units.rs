@@ -195,6 +195,32 @@ pub fn parse_bandwidth(s: &str) -> Result<Bandwidth, String> {
     Ok(Bandwidth(b.round() as u64))
 }
 
+/// Parses an event rate, `3/day`, `0.5/hour`, `2/week`, into events per hour.
+pub fn parse_rate(s: &str) -> Result<f64, String> {
+    let (num, unit) = s
+        .split_once('/')
+        .ok_or_else(|| format!("`{s}` is not a rate (write it as `3/day`)"))?;
+    let (v, rest) = split_number(num).ok_or_else(|| format!("`{s}` is not a rate"))?;
+    if !rest.is_empty() {
+        return Err(format!("`{s}` is not a rate (write it as `3/day`)"));
+    }
+    let hours = match unit.trim() {
+        "h" | "hour" => 1.0,
+        "d" | "day" => 24.0,
+        "w" | "week" => 168.0,
+        u => {
+            return Err(format!(
+                "unknown rate unit `{u}` in `{s}` (use /hour, /day or /week)"
+            ));
+        }
+    };
+    let r = v / hours;
+    if r > 1e6 {
+        return Err(format!("`{s}` is too large"));
+    }
+    Ok(r)
+}
+
 /// Parses `10%` into a fraction (0.10).
 pub fn parse_percent(s: &str) -> Result<f64, String> {
     let t = s.trim();

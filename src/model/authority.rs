@@ -402,13 +402,19 @@ impl Cluster {
 }
 
 /// What a model name of the planner's view stands for: the user's model, the scheduler
-/// owning the node and its driver.
-type ViewKey = (String, Option<Authority>, Option<Vec<u32>>);
+/// owning the node, its driver, and whether it is spot capacity.
+type ViewKey = (String, Option<Authority>, Option<Vec<u32>>, bool);
 
-/// The planner's view of a cluster with authorities or CUDA requirements: every GPU's
-/// model is renamed `MODEL@AUTHORITY~DRIVER` after the scheduler that owns its node and
-/// its driver (each part when it matters), every class accepts only the names of its
-/// own scheduler whose driver and architecture run its CUDA, and quotas count the
+/// The view's tag of spot capacity: `MODEL@AUTHORITY~DRIVER%spot`.
+pub const SPOT_TAG: &str = "%spot";
+
+/// The planner's view of a cluster with authorities, CUDA requirements or spot capacity:
+/// every GPU's model is renamed `MODEL@AUTHORITY~DRIVER%spot` after the scheduler that
+/// owns its node, its driver and its capacity (each part when it matters), every class
+/// accepts only the names of its own scheduler whose driver and architecture run its
+/// CUDA, and spot names only when it may run on spot ([`Cluster::may_use_spot`]); a
+/// gang stays on one side of spot unless it may straddle (the solvers split its
+/// domains, see [`Cluster::gang_side`]). Quotas count the
 /// renamed models (a scheduler's part counts every model of its scheduler, see
 /// [`super::Quota::covers`]). Every solver, bound and check then keeps each class on the
 /// nodes that can run it without knowing why; `Placement::restore_model_names` turns
@@ -416,6 +422,7 @@ type ViewKey = (String, Option<Authority>, Option<Vec<u32>>);
 pub fn solver_view(c: &Cluster) -> Cluster {
     let mut v = c.clone();
     let cuda = c.workloads.iter().any(|w| w.cuda.is_some());
+    let spot = c.has_spot();
     // Each node's key: its model, `@scheduler` when authorities are declared, `~driver`
     // when a class declares `cuda` and the node's driver is known.
     let key_of = |n: NodeIdx, m: &str| -> String {
@@ -430,6 +437,9 @@ pub fn solver_view(c: &Cluster) -> Cluster {
                 k.push_str(&crate::catalog::cuda::driver_text(d));
             }
         }
+        if spot && c.node_spot(n) {
+            k.push_str(SPOT_TAG);
+        }
         k
     };
     let mut keys: BTreeMap<String, ViewKey> = BTreeMap::new();
@@ -442,6 +452,7 @@ pub fn solver_view(c: &Cluster) -> Cluster {
                         m.clone(),
                         c.node_authority(n),
                         c.node_driver(n).map(<[u32]>::to_vec),
+                        c.node_spot(n),
                     )
                 });
                 g.model = Some(k);
@@ -450,7 +461,7 @@ pub fn solver_view(c: &Cluster) -> Cluster {
     }
     v.models = keys
         .iter()
-        .filter_map(|(k, (m, _, _))| {
+        .filter_map(|(k, (m, _, _, _))| {
             let mut gm = c.models.get(m)?.clone();
             gm.name = k.clone();
             Some((k.clone(), gm))
@@ -466,10 +477,11 @@ pub fn solver_view(c: &Cluster) -> Cluster {
         w.scheduler = a;
         w.models = keys
             .iter()
-            .filter(|(_, (m, owner, driver))| {
+            .filter(|(_, (m, owner, driver, on_spot))| {
                 orig.accepts(m)
                     && (a.is_none() || *owner == a)
                     && c.cuda_fit(orig, m, driver.as_deref()).is_ok()
+                    && (!on_spot || c.may_use_spot(orig))
             })
             .map(|(k, _)| k.clone())
             .collect();
@@ -513,7 +525,16 @@ pub enum CudaMisfit {
 impl Cluster {
     /// Whether the model planner needs its view (authorities or CUDA requirements).
     pub fn needs_view(&self) -> bool {
-        self.authorities_declared() || self.workloads.iter().any(|w| w.cuda.is_some())
+        self.authorities_declared()
+            || self.workloads.iter().any(|w| w.cuda.is_some())
+            || self.has_spot()
+    }
+
+    /// The side of spot a gang of class `w` must keep to on node `n`: `Some(spot)` when
+    /// the class may not straddle spot and other capacity, `None` when it may (or no
+    /// node is spot). Nodes of one gang must all have the same side.
+    pub fn gang_side(&self, w: &Workload, n: NodeIdx) -> Option<bool> {
+        (!w.straddle && self.has_spot()).then(|| self.node_spot(n))
     }
 
     /// The NVIDIA driver on a node: its class's `gpus driver=`, else its GPU model's.
@@ -566,8 +587,9 @@ impl Cluster {
     }
 }
 
-/// `MODEL@AUTHORITY~DRIVER` -> `MODEL` (names from [`solver_view`]).
+/// `MODEL@AUTHORITY~DRIVER%spot` -> `MODEL` (names from [`solver_view`]).
 pub fn base_model(name: &str) -> &str {
+    let name = name.strip_suffix(SPOT_TAG).unwrap_or(name);
     let name = name.split_once('~').map(|(m, _)| m).unwrap_or(name);
     match name.rsplit_once('@') {
         Some((b, o)) if Authority::parse(o).is_some() => b,
@@ -578,9 +600,13 @@ pub fn base_model(name: &str) -> &str {
 /// Text with the view's model names in the user's terms: `h100@slurm` -> `h100 (slurm
 /// nodes)`.
 pub fn restore_text(s: &str) -> String {
-    // `~DRIVER` suffixes first: `h100~550.54.15` -> `h100 (driver 550.54.15)`.
+    // The spot tag first (it ends a name): "`h100%spot`" -> "`h100` (spot nodes)".
+    let s = s
+        .replace(&format!("{SPOT_TAG}`"), "` (spot nodes)")
+        .replace(SPOT_TAG, " (spot nodes)");
+    // `~DRIVER` suffixes next: `h100~550.54.15` -> `h100 (driver 550.54.15)`.
     let mut out = String::with_capacity(s.len());
-    let mut rest = s;
+    let mut rest = s.as_str();
     while let Some(i) = rest.find('~') {
         out.push_str(&rest[..i]);
         let tail = &rest[i + 1..];

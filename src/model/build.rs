@@ -238,8 +238,18 @@ fn build_class(spec: &Spec, d: &ClassDecl) -> NodeClass {
         driver: gpus
             .and_then(|g| g.driver.as_ref())
             .map(|d| d.value.clone()),
+        capacity: capacity_terms(&d.capacity),
         labels,
         taints,
+    }
+}
+
+/// A class's or range's `capacity`, `price-per-hour` and `interruptions`.
+fn capacity_terms(d: &crate::spec::CapacityDecl) -> CapacityTerms {
+    CapacityTerms {
+        capacity: d.capacity.as_ref().and_then(|c| Capacity::parse(&c.value)),
+        price_per_hour: d.price_per_hour.as_ref().map(|p| p.value),
+        interruptions: d.interruptions.as_ref().map(|r| r.value),
     }
 }
 
@@ -303,6 +313,7 @@ pub fn build(spec: &Spec) -> Cluster {
         workloads: Vec::new(),
         mig: MigPolicy::default(),
         pools: Vec::new(),
+        storages: Vec::new(),
         topology: Topology::default(),
         model_stats: BTreeMap::new(),
         owners: Vec::new(),
@@ -360,6 +371,7 @@ fn range_template(g: &NodesDecl, classes: &BTreeMap<String, NodeClass>) -> Node 
     label_map(&g.labels, &mut labels);
     let mut taints = class.map(|c| c.taints.clone()).unwrap_or_default();
     taint_list(&g.taints, &mut taints);
+    let terms = capacity_terms(&g.capacity).over(class.map(|c| c.capacity).unwrap_or_default());
     Node {
         name: String::new(),
         span: g.names.span,
@@ -370,6 +382,9 @@ fn range_template(g: &NodesDecl, classes: &BTreeMap<String, NodeClass>) -> Node 
         leaves: Vec::new(),
         mnnvl: Vec::new(),
         cordon: false,
+        capacity: terms.capacity.unwrap_or_default(),
+        price_per_hour: terms.price_per_hour,
+        interruptions: terms.interruptions,
     }
 }
 
@@ -520,6 +535,41 @@ fn build_policy(spec: &Spec, c: &mut Cluster) {
     build_workloads(spec, c);
     build_mig(spec, c);
     build_pools(spec, c);
+    build_storages(spec, c);
+}
+
+/// Storages with a resolved scope; one naming an unknown pool or leaf is left out
+/// (GP046 reports it).
+fn build_storages(spec: &Spec, c: &mut Cluster) {
+    for s in &spec.storages {
+        let Some(bw) = s.write_bandwidth.as_ref() else {
+            continue;
+        };
+        let scope = match (&s.pool, &s.leaf) {
+            (Some(_), Some(_)) => continue,
+            (Some(p), None) => {
+                if !c.pools.iter().any(|q| q.name == p.value) {
+                    continue;
+                }
+                StorageScope::Pool(p.value.clone())
+            }
+            (None, Some(l)) => match c
+                .switches
+                .iter()
+                .position(|sw| sw.name == l.value && sw.tier == SwitchTier::Leaf)
+            {
+                Some(i) => StorageScope::Leaf(i),
+                None => continue,
+            },
+            (None, None) => StorageScope::Cluster,
+        };
+        c.storages.push(Storage {
+            name: s.name.value.clone(),
+            span: s.span,
+            write_bandwidth: bw.value,
+            scope,
+        });
+    }
 }
 
 /// Teams by name; the first declaration of a name wins.
@@ -610,7 +660,12 @@ fn workload(spec: &Spec, w: &WorkloadDecl) -> Workload {
             .as_ref()
             .and_then(|t| Tier::parse(&t.value)),
         checkpoint: w.checkpoint.as_ref().map(|c| c.value),
+        checkpoint_size: w.checkpoint_size.as_ref().map(|c| c.value),
+        restart: w.restart.as_ref().map(|c| c.value),
+        max_idle: w.max_idle.as_ref().map(|c| c.value),
         preemptible: w.preemptible.as_ref().is_some_and(|p| p.value),
+        spot: w.spot.as_ref().map(|s| s.value),
+        straddle: w.straddle.as_ref().is_some_and(|s| s.value),
         memory: w.memory.as_ref().map(|m| m.value),
         isolation: w
             .isolation

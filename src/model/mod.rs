@@ -9,6 +9,7 @@
 pub mod authority;
 mod build;
 pub mod capacity;
+pub mod cost;
 mod mig;
 mod pool_mode;
 pub mod sizing;
@@ -16,6 +17,7 @@ pub mod topology;
 
 pub use authority::{Authority, ClassAuthority};
 pub use build::build;
+pub use cost::{Capacity, CapacityTerms, SpotFit, Storage, StorageScope};
 pub use mig::{CurrentLayouts, current_mig_layouts};
 pub use pool_mode::PoolMode;
 pub use topology::{Tier, Topology};
@@ -56,6 +58,8 @@ pub struct Cluster {
     pub workloads: Vec<Workload>,
     pub mig: MigPolicy,
     pub pools: Vec<Pool>,
+    /// Where checkpoints are written (`storage`).
+    pub storages: Vec<Storage>,
     #[serde(skip)]
     pub topology: Topology,
     /// Per GPU model present on nodes: usable GPUs, and the most on one node.
@@ -204,6 +208,8 @@ pub struct NodeClass {
     pub nic_bus_ids: Vec<String>,
     /// `gpus driver=`: the NVIDIA driver on the class's nodes.
     pub driver: Option<Vec<u32>>,
+    /// `capacity=`, `price-per-hour=`, `interruptions=` of the class.
+    pub capacity: CapacityTerms,
     pub labels: BTreeMap<String, String>,
     pub taints: Vec<Taint>,
 }
@@ -236,6 +242,12 @@ pub struct Node {
     /// Multi-node NVLink domains that list this node (at most one when valid).
     pub mnnvl: Vec<DomainIdx>,
     pub cordon: bool,
+    /// How the node is bought (range, else class; on-demand by default).
+    pub capacity: Capacity,
+    /// Price of one GPU-hour on this node (range, else class), when declared.
+    pub price_per_hour: Option<f64>,
+    /// Spot interruptions per hour (range, else class), when declared.
+    pub interruptions: Option<f64>,
 }
 
 impl Node {
@@ -299,7 +311,9 @@ impl Quota {
     /// named `MODEL@SCHEDULER`: the planner's view of an authority's nodes
     /// ([`crate::model::authority::solver_view`]).
     pub fn covers(&self, model: &str, pool: Option<&str>) -> bool {
-        // The planner's view may also tag the driver: `MODEL@SCHEDULER~DRIVER`.
+        // The planner's view may also tag the driver and spot capacity:
+        // `MODEL@SCHEDULER~DRIVER%spot`.
+        let model = model.strip_suffix(authority::SPOT_TAG).unwrap_or(model);
         let model = model.split_once('~').map(|(m, _)| m).unwrap_or(model);
         let (base, owner) = match model.rsplit_once('@') {
             Some((b, o)) => (b, Authority::parse(o)),
@@ -393,7 +407,17 @@ pub struct Workload {
     pub required_tier: Option<Tier>,
     pub preferred_tier: Option<Tier>,
     pub checkpoint: Option<Duration>,
+    /// `checkpoint size=`: what one checkpoint of one gang writes.
+    pub checkpoint_size: Option<Bytes>,
+    /// `checkpoint restart=` (see [`Workload::restart_time`]).
+    pub restart: Option<Duration>,
+    /// `checkpoint max-idle=` (see [`Workload::max_checkpoint_idle`]).
+    pub max_idle: Option<f64>,
     pub preemptible: bool,
+    /// `spot #true|#false`, when written.
+    pub spot: Option<bool>,
+    /// `spot straddle=#true`: a gang may mix spot and other nodes.
+    pub straddle: bool,
     pub memory: Option<Bytes>,
     pub isolation: Option<Isolation>,
     pub profile: Option<String>,

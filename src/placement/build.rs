@@ -332,12 +332,12 @@ fn workload(c: &Cluster, a: &Assignment, wi: usize, gpus_placed: f64) -> Workloa
 /// uses has a price).
 fn team_usage(c: &Cluster, records: &[Record]) -> BTreeMap<String, (f64, Option<f64>)> {
     let mut out: BTreeMap<String, (f64, Option<f64>)> = BTreeMap::new();
-    let priced = c.models.values().any(|m| m.price_per_hour.is_some());
+    let priced = c.priced();
     for t in c.teams.keys() {
         out.insert(t.clone(), (0.0, priced.then_some(0.0)));
     }
     for r in records {
-        let price = c.models.get(&r.model).and_then(|m| m.price_per_hour);
+        let price = c.gpu_price(r.node, &r.model);
         let Some(w) = c.workloads.get(r.workload) else {
             continue;
         };
@@ -383,13 +383,13 @@ fn summary(c: &Cluster, a: &Assignment) -> Summary {
         }
     }
     let allocated: f64 = held.values().map(|v| v.min(1.0)).sum();
-    let priced = c.models.values().any(|m| m.price_per_hour.is_some());
+    let priced = c.priced();
     let cost: f64 = held
         .iter()
         .map(|((ni, gi), v)| {
             v.min(1.0)
                 * gpu_model(c, *ni, *gi)
-                    .and_then(|m| m.price_per_hour)
+                    .and_then(|m| c.gpu_price(*ni, &m.name))
                     .unwrap_or(0.0)
         })
         .sum();

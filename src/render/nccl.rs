@@ -347,17 +347,9 @@ fn devices(
         );
         let links = nvlinks(t, ids, g.index);
         if links.is_empty() {
-            let _ = writeln!(
-                s,
-                "{ind}  <gpu dev=\"{}\" sm=\"{}\"/>",
-                g.index, g.sm
-            );
+            let _ = writeln!(s, "{ind}  <gpu dev=\"{}\" sm=\"{}\"/>", g.index, g.sm);
         } else {
-            let _ = writeln!(
-                s,
-                "{ind}  <gpu dev=\"{}\" sm=\"{}\">",
-                g.index, g.sm
-            );
+            let _ = writeln!(s, "{ind}  <gpu dev=\"{}\" sm=\"{}\">", g.index, g.sm);
             for (target, count, tclass) in links {
                 let _ = writeln!(
                     s,
@@ -645,7 +637,10 @@ mod tests {
         assert_eq!(x.matches("class=\"0x020000\"").count(), 2);
         assert_eq!(x.matches("<gpu ").count(), 4);
         assert!(x.contains("<gpu dev=\"3\" sm=\"89\"/>"));
-        assert!(!x.contains("gdr="), "GPUDirect RDMA is probed by NCCL, never asserted");
+        assert!(
+            !x.contains("gdr="),
+            "GPUDirect RDMA is probed by NCCL, never asserted"
+        );
         // mlx5_1 sits under the second cpu element.
         let cpu1 = x.find("<cpu numaid=\"1\"").unwrap();
         assert!(x.find("name=\"mlx5_1\"").unwrap() > cpu1);

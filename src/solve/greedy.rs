@@ -404,65 +404,77 @@ fn place_gang(
     let Usage::Gang { gpus, .. } = sizing::usage(w, 1) else {
         return None;
     };
+    // A gang that may not straddle spot and other capacity is built from one side of
+    // each domain at a time (other capacity first).
+    let sides: &[Option<bool>] = if c.has_spot() && !w.straddle {
+        &[Some(false), Some(true)]
+    } else {
+        &[None]
+    };
     for (di, by_node) in domains.iter().enumerate() {
-        let mut picked: GangNodes = Vec::new();
-        let mut remaining = gpus;
-        for (ni, idxs) in by_node {
-            let ni = *ni;
-            if remaining == 0 {
-                break;
+        for &side in sides {
+            let mut picked: GangNodes = Vec::new();
+            let mut remaining = gpus;
+            for (ni, idxs) in by_node {
+                let ni = *ni;
+                if remaining == 0 {
+                    break;
+                }
+                if side.is_some_and(|sd| c.node_spot(ni) != sd) {
+                    continue;
+                }
+                if !s.takes(ni, PoolMode::WholeGpu) || s.full[ni] {
+                    continue;
+                }
+                let node = &c.nodes[ni];
+                let per_node = if w.kind == crate::model::WorkloadKind::Training {
+                    c.gang_per_node(w)
+                } else {
+                    gpus
+                };
+                let take = per_node.min(remaining) as usize;
+                let mut free: Vec<u32> = idxs
+                    .iter()
+                    .copied()
+                    .filter(|&gi| s.untouched(ni, gi))
+                    .filter(|&gi| {
+                        node.gpus
+                            .iter()
+                            .find(|g| g.index == gi)
+                            .and_then(|g| c.model_of(g))
+                            .is_some_and(|m| sizing::runs_on(c, w, m))
+                    })
+                    .collect();
+                free.sort_unstable();
+                if free.len() < take {
+                    continue;
+                }
+                // A node whose GPUs the team's ceilings or quotas cannot take is skipped here,
+                // not after the domain is filled (another node may hold the share).
+                let mut trial = picked.clone();
+                trial.push((ni, choose_gpus(c, ni, &free, take)));
+                if !s.ledger.admits(c, &w.team, &gang_charges(s, &trial)) {
+                    continue;
+                }
+                picked = trial;
+                remaining -= take as u32;
             }
-            if !s.takes(ni, PoolMode::WholeGpu) || s.full[ni] {
+            if remaining > 0 {
                 continue;
             }
-            let node = &c.nodes[ni];
-            let per_node = if w.kind == crate::model::WorkloadKind::Training {
-                c.gang_per_node(w)
-            } else {
-                gpus
-            };
-            let take = per_node.min(remaining) as usize;
-            let mut free: Vec<u32> = idxs
-                .iter()
-                .copied()
-                .filter(|&gi| s.untouched(ni, gi))
-                .filter(|&gi| {
-                    node.gpus
-                        .iter()
-                        .find(|g| g.index == gi)
-                        .and_then(|g| c.model_of(g))
-                        .is_some_and(|m| sizing::runs_on(c, w, m))
-                })
-                .collect();
-            free.sort_unstable();
-            if free.len() < take {
+            let charges = gang_charges(s, &picked);
+            if !s.ledger.admits(c, &w.team, &charges) {
                 continue;
             }
-            // A node whose GPUs the team's ceilings or quotas cannot take is skipped here,
-            // not after the domain is filled (another node may hold the share).
-            let mut trial = picked.clone();
-            trial.push((ni, choose_gpus(c, ni, &free, take)));
-            if !s.ledger.admits(c, &w.team, &gang_charges(s, &trial)) {
-                continue;
+            s.ledger.add(c, &w.team, &charges);
+            for (ni, g) in &picked {
+                s.mode[*ni] = Some(PoolMode::WholeGpu);
+                s.used.extend(g.iter().map(|&gi| (*ni, gi)));
+                s.refresh_full(*ni);
             }
-            picked = trial;
-            remaining -= take as u32;
+            s.a.gangs.push((wi, replica, picked));
+            return Some(di);
         }
-        if remaining > 0 {
-            continue;
-        }
-        let charges = gang_charges(s, &picked);
-        if !s.ledger.admits(c, &w.team, &charges) {
-            continue;
-        }
-        s.ledger.add(c, &w.team, &charges);
-        for (ni, g) in &picked {
-            s.mode[*ni] = Some(PoolMode::WholeGpu);
-            s.used.extend(g.iter().map(|&gi| (*ni, gi)));
-            s.refresh_full(*ni);
-        }
-        s.a.gangs.push((wi, replica, picked));
-        return Some(di);
     }
     None
 }

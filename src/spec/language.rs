@@ -32,6 +32,8 @@ pub enum Ty {
     NamePattern,
     /// A version string: `22.05`, `1.12`.
     Version,
+    /// An event rate: `3/day`, `0.5/hour`.
+    Rate,
     /// One of a fixed list of strings.
     Enum(&'static [&'static str]),
 }
@@ -51,6 +53,7 @@ impl Ty {
             Ty::IndexSet => "index set, e.g. \"0-3,6\"".into(),
             Ty::NamePattern => "node-name pattern, e.g. \"dgx-[001-032]\"".into(),
             Ty::Version => "version, e.g. \"22.05\"".into(),
+            Ty::Rate => "rate, e.g. \"3/day\"".into(),
             Ty::Enum(v) => format!(
                 "one of {}",
                 v.iter()
@@ -186,6 +189,31 @@ const MODELS_ARGS: &[ArgDef] = &[a_many(
     "acceptable GPU models, best first",
 )];
 
+const CAPACITY: &[&str] = &["on-demand", "reserved", "spot"];
+/// Capacity, price and interruptions of a node class or range (the range wins).
+const CAPACITY_PROPS: &[PropDef] = &[
+    p(
+        "capacity",
+        Ty::Enum(CAPACITY),
+        "how the nodes are bought: `on-demand` (default), `reserved` or `spot` (preemptible capacity the provider may take back)",
+    ),
+    p(
+        "price-per-hour",
+        Ty::Number,
+        "price of one GPU-hour on these nodes (default: the GPU model's `price-per-hour`, the on-demand list price)",
+    ),
+    p(
+        "interruptions",
+        Ty::Rate,
+        "spot only: how often the provider takes a node back, e.g. \"3/day\"",
+    ),
+];
+const SPOT_ARGS: &[ArgDef] = &[a_opt(
+    "allowed",
+    Ty::Bool,
+    "#false keeps the class off spot nodes; #true (default) asks for them and is refused unless the class may be interrupted",
+)];
+
 /// Every node of the language.
 pub static NODES: &[NodeDef] = &[
     NodeDef {
@@ -308,9 +336,9 @@ pub static NODES: &[NodeDef] = &[
     },
     NodeDef {
         id: "node-class",
-        summary: "A kind of server: CPUs, memory, GPUs and how they are wired.",
+        summary: "A kind of server: CPUs, memory, GPUs and how they are wired, and how it is bought.",
         args: &[a("name", Ty::Str, "class name")],
-        props: &[],
+        props: CAPACITY_PROPS,
         children: &[
             "node-class/cpu",
             "node-class/memory",
@@ -462,7 +490,24 @@ pub static NODES: &[NodeDef] = &[
             Ty::NamePattern,
             "node names, e.g. \"dgx-[001-032]\"",
         )],
-        props: &[p_req("class", Ty::Ref("node class"), "their node class")],
+        props: &[
+            p_req("class", Ty::Ref("node class"), "their node class"),
+            p(
+                "capacity",
+                Ty::Enum(CAPACITY),
+                "how these nodes are bought (default: their class's)",
+            ),
+            p(
+                "price-per-hour",
+                Ty::Number,
+                "price of one GPU-hour on these nodes (default: their class's, else the GPU model's)",
+            ),
+            p(
+                "interruptions",
+                Ty::Rate,
+                "spot only: how often the provider takes a node back, e.g. \"3/day\" (default: their class's)",
+            ),
+        ],
         children: &["nodes/label", "nodes/taint", "nodes/node"],
         repeatable: true,
     },
@@ -659,6 +704,7 @@ pub static NODES: &[NodeDef] = &[
             "training/topology",
             "training/checkpoint",
             "training/preemptible",
+            "training/spot",
             "training/models",
             "training/cuda",
         ],
@@ -700,9 +746,26 @@ pub static NODES: &[NodeDef] = &[
     },
     NodeDef {
         id: "training/checkpoint",
-        summary: "How often the job checkpoints (what a preemption costs).",
+        summary: "How often the job checkpoints, how much it writes, and how long a restart takes (what an interruption costs).",
         args: &[],
-        props: &[p_req("every", Ty::Duration, "checkpoint interval")],
+        props: &[
+            p_req("every", Ty::Duration, "checkpoint interval"),
+            p(
+                "size",
+                Ty::Bytes,
+                "what one checkpoint of one gang writes, e.g. \"1.2TB\" (model, optimizer state)",
+            ),
+            p(
+                "restart",
+                Ty::Duration,
+                "time from an interruption to training again: rescheduling, start-up, reading the checkpoint (default 10m)",
+            ),
+            p(
+                "max-idle",
+                Ty::Percent,
+                "share of GPU time the class may spend writing checkpoints before the plan warns (default 5%)",
+            ),
+        ],
         children: &[],
         repeatable: false,
     },
@@ -711,6 +774,18 @@ pub static NODES: &[NodeDef] = &[
         summary: "Higher classes may preempt this one.",
         args: &[a_opt("value", Ty::Bool, "default #true")],
         props: &[],
+        children: &[],
+        repeatable: false,
+    },
+    NodeDef {
+        id: "training/spot",
+        summary: "Whether gangs may run on spot capacity, and may mix spot and other nodes in one gang.",
+        args: SPOT_ARGS,
+        props: &[p(
+            "straddle",
+            Ty::Bool,
+            "a gang may mix spot and other nodes (default #false: a gang is all spot or all not)",
+        )],
         children: &[],
         repeatable: false,
     },
@@ -745,8 +820,26 @@ pub static NODES: &[NodeDef] = &[
             "inference/requests",
             "inference/fraction",
             "inference/cuda",
+            "inference/preemptible",
+            "inference/spot",
         ],
         repeatable: true,
+    },
+    NodeDef {
+        id: "inference/preemptible",
+        summary: "Replicas may be interrupted: higher classes may preempt them, and they may run on spot capacity.",
+        args: &[a_opt("value", Ty::Bool, "default #true")],
+        props: &[],
+        children: &[],
+        repeatable: false,
+    },
+    NodeDef {
+        id: "inference/spot",
+        summary: "Whether replicas may run on spot capacity.",
+        args: SPOT_ARGS,
+        props: &[],
+        children: &[],
+        repeatable: false,
     },
     NodeDef {
         id: "inference/memory",
@@ -914,6 +1007,30 @@ pub static NODES: &[NodeDef] = &[
         props: &[],
         children: &[],
         repeatable: false,
+    },
+    NodeDef {
+        id: "storage",
+        summary: "Storage that checkpoints are written to: its write bandwidth, for the whole cluster or for one pool's or leaf's nodes.",
+        args: &[a("name", Ty::Str, "storage name")],
+        props: &[
+            p_req(
+                "write-bandwidth",
+                Ty::Bandwidth,
+                "sustained write bandwidth of the storage, shared by every gang that writes at once, e.g. \"200GB/s\"",
+            ),
+            p(
+                "pool",
+                Ty::Ref("pool"),
+                "serves only this pool's nodes (default: every node no narrower storage serves)",
+            ),
+            p(
+                "leaf",
+                Ty::Ref("leaf switch"),
+                "serves only this leaf switch's nodes",
+            ),
+        ],
+        children: &[],
+        repeatable: true,
     },
     NodeDef {
         id: "pool",

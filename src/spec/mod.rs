@@ -35,6 +35,26 @@ pub struct Spec {
     pub workloads: Vec<WorkloadDecl>,
     pub mig: MigDecl,
     pub pools: Vec<PoolDecl>,
+    pub storages: Vec<StorageDecl>,
+}
+
+/// `capacity=`, `price-per-hour=` and `interruptions=` of a node class or range.
+#[derive(Clone, Debug, Default)]
+pub struct CapacityDecl {
+    pub capacity: Option<S<String>>,
+    pub price_per_hour: Option<S<f64>>,
+    /// Interruptions per hour.
+    pub interruptions: Option<S<f64>>,
+}
+
+/// `storage "NAME" write-bandwidth=... pool=... leaf=...`.
+#[derive(Clone, Debug)]
+pub struct StorageDecl {
+    pub name: S<String>,
+    pub span: Span,
+    pub write_bandwidth: Option<S<Bandwidth>>,
+    pub pool: Option<S<String>>,
+    pub leaf: Option<S<String>>,
 }
 
 #[derive(Clone, Debug)]
@@ -140,6 +160,7 @@ pub struct ClassDecl {
     pub nics: Option<NicsDecl>,
     pub labels: Vec<LabelDecl>,
     pub taints: Vec<TaintDecl>,
+    pub capacity: CapacityDecl,
 }
 
 #[derive(Clone, Debug)]
@@ -162,6 +183,7 @@ pub struct NodesDecl {
     pub labels: Vec<LabelDecl>,
     pub taints: Vec<TaintDecl>,
     pub overrides: Vec<NodeOverrideDecl>,
+    pub capacity: CapacityDecl,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -269,7 +291,15 @@ pub struct WorkloadDecl {
     pub required_tier: Option<S<String>>,
     pub preferred_tier: Option<S<String>>,
     pub checkpoint: Option<S<Duration>>,
+    /// The `checkpoint` node.
+    pub checkpoint_span: Option<Span>,
+    pub checkpoint_size: Option<S<Bytes>>,
+    pub restart: Option<S<Duration>>,
+    pub max_idle: Option<S<f64>>,
     pub preemptible: Option<S<bool>>,
+    /// `spot #true|#false` (the value, spanned on the node when no argument is given).
+    pub spot: Option<S<bool>>,
+    pub straddle: Option<S<bool>>,
     // inference / dev
     pub memory: Option<S<Bytes>>,
     /// A `memory` node was written (even if its value was invalid).

@@ -69,6 +69,8 @@ pub fn pattern(ty: Ty) -> Option<String> {
         }
         // reader::parse_version: optional leading `v`, 1 to 4 numeric parts.
         Ty::Version => r"^\s*v*\+?[0-9]+(?:\.\+?[0-9]+){0,3}\s*$".to_string(),
+        // units::parse_rate: a number, `/` and a unit of time.
+        Ty::Rate => format!(r"^\s*{NUM}\s*/\s*(?:h|hour|d|day|w|week)\s*$"),
         _ => return None,
     })
 }
@@ -110,7 +112,8 @@ pub fn value_schema(ty: Ty, name: &str, doc: &str) -> Value {
         | Ty::Percent
         | Ty::IndexSet
         | Ty::NamePattern
-        | Ty::Version => {
+        | Ty::Version
+        | Ty::Rate => {
             m.insert("type".into(), json!("string"));
             m.insert("pattern".into(), json!(pattern(ty)));
         }
@@ -313,6 +316,7 @@ mod tests {
             Ty::IndexSet,
             Ty::NamePattern,
             Ty::Version,
+            Ty::Rate,
         ] {
             let p = pattern(ty).unwrap();
             assert!(p.starts_with('^') && p.ends_with('$'), "{p}");

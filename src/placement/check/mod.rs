@@ -30,9 +30,10 @@ pub enum Invariant {
     Classes,
     /// A GPU exists, is up, on a node that is not cordoned, and is used once.
     Gpu,
-    /// Gangs: their size, GPUs per node, distinct nodes, one domain of the required tier.
+    /// Gangs: their size, GPUs per node, distinct nodes, one domain of the required tier,
+    /// one side of spot capacity unless the class may straddle.
     Gang,
-    /// Only GPU models the class accepts.
+    /// Only GPU models the class accepts; spot nodes only for classes that may use them.
     Model,
     /// MIG layouts valid on the model, holding their instances, large enough profiles,
     /// fixed layouts kept.
@@ -261,6 +262,15 @@ impl<'c> Walk<'c> {
     }
 
     fn charge(&mut self, w: &Workload, ni: NodeIdx, model: &str, amount: f64) {
+        if self.c.node_spot(ni) {
+            if let Some(why) = self.c.spot_fit(w).reason() {
+                let node = &self.c.nodes[ni].name;
+                self.fail(
+                    Invariant::Model,
+                    format!("`{}` runs on spot node `{node}`, but {why}", w.name),
+                );
+            }
+        }
         let pool = self.c.pool_of(ni).map(|p| p.name.clone());
         *self.placed.entry(w.name.clone()).or_default() += amount;
         let prio = self
@@ -337,6 +347,7 @@ fn check_gang(k: &mut Walk, w: &Workload, g: &super::Gang, tier: Tier) {
     let mut domains = BTreeSet::new();
     let mut short = 0;
     let mut nodes = BTreeSet::new();
+    let mut sides = BTreeSet::new();
     for ng in &g.nodes {
         if !nodes.insert(ng.node.clone()) {
             k.fail(
@@ -367,6 +378,7 @@ fn check_gang(k: &mut Walk, w: &Workload, g: &super::Gang, tier: Tier) {
                 );
             }
             per_node_size = Some(gang_shape(c, w).1);
+            sides.insert(c.gang_side(w, ni));
             k.claim(ni, gi, who.clone());
             k.mode(ni, PoolMode::WholeGpu);
             k.charge(w, ni, &model, 1.0);
@@ -388,6 +400,12 @@ fn check_gang(k: &mut Walk, w: &Workload, g: &super::Gang, tier: Tier) {
                 short += 1;
             }
         }
+    }
+    if sides.len() > 1 {
+        k.fail(
+            Invariant::Gang,
+            format!("{who}: mixes spot and other nodes, and the class may not straddle them"),
+        );
     }
     gang_extent(k, w, &who, (total, short), domains, tier);
 }

@@ -202,8 +202,15 @@ fn fits_in(
                 *per_node.entry(*ni).or_default() += n;
             }
         }
-        // Nodes that can take one share (the class's GPUs per node).
-        let nodes = per_node.values().filter(|n| **n >= per).count() as u32;
+        // Nodes that can take one share (the class's GPUs per node), per side of spot
+        // capacity when a gang may not straddle it.
+        let mut sides: BTreeMap<Option<bool>, u32> = BTreeMap::new();
+        for (ni, n) in &per_node {
+            if *n >= per {
+                *sides.entry(c.gang_side(w, *ni)).or_default() += 1;
+            }
+        }
+        let nodes = sides.values().copied().max().unwrap_or(0);
         if nodes > 0 && nodes >= size.max(1).div_ceil(per) {
             return Some(d.name.clone());
         }

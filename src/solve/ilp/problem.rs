@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 /// Gang shapes are keyed by (gang GPUs, GPUs per node, modes, acceptable models, the
 /// teams of the chain with a per-model quota).
-type ShapeKey = (u32, u32, Vec<(Tier, bool)>, Vec<String>, Vec<String>);
+type ShapeKey = (u32, u32, Vec<(Tier, bool, bool)>, Vec<String>, Vec<String>);
 
 /// Identical nodes share: fabric path, multi-node NVLink domain, class/model, usable
 /// GPUs, pinned mode, (for nodes with fixed MIG layouts) the node itself, and the
@@ -62,6 +62,9 @@ pub struct Mode {
     pub node_local: bool,
     /// Cost of a gang placed this way (0 for the preferred tier).
     pub penalty: f64,
+    /// A gang keeps to one side of spot capacity: spot groups form their own domains
+    /// (see [`crate::model::Cluster::gang_side`]).
+    pub split_spot: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -187,10 +190,21 @@ impl Problem {
     pub fn domain_of(&self, g: &Group, mode: &Mode) -> Option<String> {
         if mode.node_local {
             None
-        } else if mode.tier == Tier::Cluster {
-            Some("cluster".into())
         } else {
-            g.domain.get(&mode.tier).cloned()
+            let d = if mode.tier == Tier::Cluster {
+                Some("cluster".to_string())
+            } else {
+                g.domain.get(&mode.tier).cloned()
+            };
+            // Spot groups form domains of their own for gangs that may not straddle.
+            let spot = mode.split_spot && g.model.ends_with(crate::model::authority::SPOT_TAG);
+            d.map(|d| {
+                if spot {
+                    d + crate::model::authority::SPOT_TAG
+                } else {
+                    d
+                }
+            })
         }
     }
 }
@@ -217,6 +231,7 @@ fn modes(
                         tier: t,
                         node_local: true,
                         penalty,
+                        split_spot: false,
                     });
                 }
             }
@@ -230,6 +245,7 @@ fn modes(
                         tier: t,
                         node_local: true,
                         penalty,
+                        split_spot: false,
                     });
                 }
                 if eligible
@@ -240,6 +256,7 @@ fn modes(
                         tier: t,
                         node_local: false,
                         penalty,
+                        split_spot: false,
                     });
                 }
             }
@@ -247,6 +264,7 @@ fn modes(
                 tier: t,
                 node_local: false,
                 penalty,
+                split_spot: false,
             }),
         }
         v
@@ -280,11 +298,18 @@ fn gang_shape(
         per_node.max(1)
     };
     let shares = gpus.div_ceil(per_node);
-    let modes = modes(w.required_tier, w.preferred_tier, gpus, per_node, eligible);
+    let mut modes = modes(w.required_tier, w.preferred_tier, gpus, per_node, eligible);
     if modes.is_empty() {
         return None;
     }
-    let key_modes: Vec<(Tier, bool)> = modes.iter().map(|m| (m.tier, m.node_local)).collect();
+    let split_spot = c.has_spot() && !w.straddle;
+    for m in &mut modes {
+        m.split_spot = split_spot;
+    }
+    let key_modes: Vec<(Tier, bool, bool)> = modes
+        .iter()
+        .map(|m| (m.tier, m.node_local, m.split_spot))
+        .collect();
     let quota_teams: Vec<String> = c
         .team_chain(&w.team)
         .iter()

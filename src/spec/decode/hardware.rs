@@ -69,6 +69,27 @@ pub(super) fn node_class(v: &NodeView) -> Option<ClassDecl> {
         }),
         labels: labels(v),
         taints: taints(v),
+        capacity: capacity(v),
+    })
+}
+
+/// `capacity=... price-per-hour=... interruptions=...` of a node class or range.
+fn capacity(v: &NodeView) -> CapacityDecl {
+    CapacityDecl {
+        capacity: v.prop_str("capacity"),
+        price_per_hour: v.prop_f64("price-per-hour"),
+        interruptions: v.prop_rate("interruptions"),
+    }
+}
+
+/// `storage "name" write-bandwidth=... pool=... leaf=...`.
+pub(super) fn storage(v: &NodeView) -> Option<StorageDecl> {
+    Some(StorageDecl {
+        name: name_of(v)?,
+        span: v.head_span(),
+        write_bandwidth: v.prop_bandwidth("write-bandwidth"),
+        pool: v.prop_str("pool"),
+        leaf: v.prop_str("leaf"),
     })
 }
 
@@ -116,6 +137,7 @@ pub(super) fn nodes(v: &NodeView) -> Option<NodesDecl> {
         labels: labels(v),
         taints: taints(v),
         overrides,
+        capacity: capacity(v),
     })
 }
 

@@ -98,6 +98,7 @@ fn decode_top(v: NodeView, spec: &mut Spec, diags: &mut Diagnostics) {
         "training" | "inference" | "dev" => spec.workloads.extend(policy::workload(&v)),
         "mig" => policy::mig(&v, &mut spec.mig, diags),
         "pool" => spec.pools.extend(policy::pool(&v)),
+        "storage" => spec.storages.extend(hardware::storage(&v)),
         _ => {}
     }
 }

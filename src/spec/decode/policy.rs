@@ -104,6 +104,8 @@ pub(super) fn workload(v: &NodeView) -> Option<WorkloadDecl> {
     let share = kids.last("share");
     let requests = kids.last("requests");
     let memory = kids.last("memory");
+    let checkpoint = kids.last("checkpoint");
+    let spot = kids.last("spot");
     Some(WorkloadDecl {
         kind,
         name,
@@ -120,9 +122,16 @@ pub(super) fn workload(v: &NodeView) -> Option<WorkloadDecl> {
         gpus_per_node: gang.and_then(|g| g.prop_u32("gpus-per-node")),
         required_tier: topo.and_then(|t| t.prop_str("required")),
         preferred_tier: topo.and_then(|t| t.prop_str("preferred")),
-        checkpoint: kids
-            .last("checkpoint")
-            .and_then(|c| c.prop_duration("every")),
+        checkpoint: checkpoint.and_then(|c| c.prop_duration("every")),
+        checkpoint_span: checkpoint.map(|c| c.head_span()),
+        checkpoint_size: checkpoint.and_then(|c| c.prop_bytes("size")),
+        restart: checkpoint.and_then(|c| c.prop_duration("restart")),
+        max_idle: checkpoint.and_then(|c| c.prop_percent("max-idle")),
+        spot: spot.map(|c| {
+            c.arg_bool(0)
+                .unwrap_or_else(|| Spanned::new(true, c.head_span()))
+        }),
+        straddle: spot.and_then(|c| c.prop_bool("straddle")),
         preemptible: kids.last("preemptible").map(|c| {
             c.arg_bool(0)
                 .unwrap_or_else(|| Spanned::new(true, c.head_span()))

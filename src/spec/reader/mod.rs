@@ -228,6 +228,17 @@ impl<'n> NodeView<'n> {
         Some(self.sp(e, units::parse_bandwidth(e.value().as_string()?).ok()?))
     }
 
+    pub fn prop_percent(&self, key: &str) -> Option<Spanned<f64>> {
+        let e = self.parsed_prop(key, Ty::Percent)?;
+        Some(self.sp(e, units::parse_percent(e.value().as_string()?).ok()?))
+    }
+
+    /// An event rate in events per hour.
+    pub fn prop_rate(&self, key: &str) -> Option<Spanned<f64>> {
+        let e = self.parsed_prop(key, Ty::Rate)?;
+        Some(self.sp(e, units::parse_rate(e.value().as_string()?).ok()?))
+    }
+
     pub fn prop_index_set(&self, key: &str) -> Option<Spanned<Vec<u32>>> {
         let e = self.parsed_prop(key, Ty::IndexSet)?;
         Some(self.sp(e, units::parse_index_set(e.value().as_string()?).ok()?))

@@ -105,6 +105,7 @@ fn check_string(ty: Ty, s: &str) -> Result<(), Problem> {
         Ty::IndexSet => units::parse_index_set(s).map(|_| ()).or_else(bad),
         Ty::NamePattern => units::expand_names(s).map(|_| ()).or_else(bad),
         Ty::Version => parse_version(s).map(|_| ()).or_else(bad),
+        Ty::Rate => units::parse_rate(s).map(|_| ()).or_else(bad),
         Ty::Enum(vals) if vals.contains(&s) => Ok(()),
         Ty::Enum(vals) => Err((
             GP005,
