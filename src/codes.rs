@@ -231,6 +231,18 @@ pub const ALL: &[Code] = &[
         "a saved plan is not what its own inputs and placement give (edited after `plan -o`, or another gpuplan version)",
         "plan again with this gpuplan and review the new plan",
     ),
+    code(
+        "GP930",
+        "plan",
+        "a class on spot capacity loses more to interruptions than spot saves (lost work since the last checkpoint plus restarts, at the nodes' prices)",
+        "checkpoint more often (the plan shows the Young/Daly interval), shorten the restart, or keep the class off spot with `spot #false`",
+    ),
+    code(
+        "GP931",
+        "plan",
+        "a class's GPUs idle on checkpoint writes longer than its `max-idle` (storage bandwidth shared by every gang writing at once, or the gangs' NICs)",
+        "the message names the limit that binds: add storage bandwidth (or a storage per leaf or pool), checkpoint less often or smaller, or raise `max-idle`",
+    ),
 ];
 
 /// The entry of `code`, if registered here (validation rules: [`crate::validate::rule`]).

@@ -21,6 +21,10 @@ pub const POOL_LABEL: &str = "gpuplan.io/pool";
 pub const MODEL_LABEL: &str = "gpuplan.io/gpu-model";
 /// The scheduling authority that owns a node (label and `NoSchedule` taint key).
 pub const SCHEDULER_LABEL: &str = "gpuplan.io/scheduler";
+/// How a node is bought (`on-demand`, `reserved`, `spot`): a label on every node once
+/// any capacity is declared, and a `NoSchedule` taint on spot nodes that only classes
+/// which may be interrupted tolerate.
+pub const CAPACITY_LABEL: &str = "gpuplan.io/capacity";
 /// The GPU Operator's MIG manager reads this label.
 pub const MIG_CONFIG_LABEL: &str = "nvidia.com/mig.config";
 /// The device plugin reads this label.
@@ -33,6 +37,7 @@ pub const CLASS_LABEL: &str = "gpuplan.io/class";
 pub const RESERVED_LABEL_KEYS: &[&str] = &[
     POOL_LABEL,
     SCHEDULER_LABEL,
+    CAPACITY_LABEL,
     MODEL_LABEL,
     MIG_CONFIG_LABEL,
     PLUGIN_CONFIG_LABEL,

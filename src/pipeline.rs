@@ -222,11 +222,14 @@ pub fn place(
     let view = model
         .needs_view()
         .then(|| crate::model::authority::solver_view(model));
+    let user = model;
     let model = view.as_ref().unwrap_or(model);
+    // Names back, and the spot and checkpoint figures of the placement the user gets.
     let restore = |mut p: Placement| {
         if view.is_some() {
             p.restore_model_names();
         }
+        p.economics = placement::economics::compute(user, &p);
         p
     };
     let opts = Options {
@@ -298,7 +301,8 @@ fn greedy_fallback(model: &Cluster, problems: &[placement::Violation]) -> Option
 #[derive(Debug)]
 pub struct Planned {
     pub checked: Checked,
-    /// Warnings of rendering (after [`Checked::warnings`]).
+    /// Warnings about the placement's spot and checkpoint figures (GP930, GP931), then
+    /// of rendering (after [`Checked::warnings`]).
     pub render_warnings: Vec<Diagnostic>,
     pub plan: plan::Plan,
     /// The whole run's phases ([`Checked::timings`] included).
@@ -316,6 +320,7 @@ pub fn plan(
     on: &mut dyn FnMut(Event<'_>),
 ) -> Result<Planned, Box<Failed>> {
     let checked = check(inputs, s, on)?;
+    let mut warnings = placement::economics::warnings(&checked.model, &checked.placement);
     let mut timings = checked.timings.clone();
     let mut clock = Instant::now();
     on(Event::Rendering);
@@ -350,9 +355,10 @@ pub fn plan(
         prior,
     );
     timings.lap("compare with state", &mut clock);
+    warnings.extend(rendered.warnings);
     Ok(Planned {
         checked,
-        render_warnings: rendered.warnings,
+        render_warnings: warnings,
         plan,
         timings,
     })

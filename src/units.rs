@@ -514,6 +514,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn rates() {
+        assert_eq!(parse_rate("3/day").unwrap(), 3.0 / 24.0);
+        assert_eq!(parse_rate("0.5/hour").unwrap(), 0.5);
+        assert_eq!(parse_rate(" 2 / w ").unwrap(), 2.0 / 168.0);
+        assert_eq!(parse_rate("1_0/d").unwrap(), 10.0 / 24.0);
+        for bad in ["3", "3/month", "/day", "x/day", "3x/day", "1e9/hour"] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn pattern_lists_keep_their_order() {
         assert_eq!(
             expand_pattern_list("mlx5_2,mlx5_[0-1],ib[a,b]").unwrap(),

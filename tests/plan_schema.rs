@@ -197,6 +197,31 @@ fn the_validator_rejects_drift() {
         headroom: vec![],
         authorities: vec![],
         moves: Some(placement::Moves::default()),
+        economics: Some(placement::economics::Economics {
+            spot: vec![placement::economics::SpotClass {
+                class: "sweep".into(),
+                gpus_on_spot: 16.0,
+                interruptions_per_day: 6.0,
+                checkpoint_every_s: Some(1800),
+                restart_s: 600,
+                lost_gpu_hours_per_day: 40.0,
+                lost_cost_per_day: Some(44.0),
+                savings_per_day: Some(691.2),
+                optimal_checkpoint_s: Some(588),
+            }],
+            checkpoints: vec![placement::economics::CheckpointClass {
+                class: "sweep".into(),
+                gangs: 1,
+                size_bytes: 1_200_000_000_000,
+                every_s: 1800,
+                storage: Some("lustre".into()),
+                nodes_writing: 2,
+                write_s: 12.0,
+                limit: placement::economics::WriteLimit::Storage,
+                idle_pct: 0.6623,
+                max_idle_pct: 5.0,
+            }],
+        }),
     })
     .unwrap();
     assert_valid_placement("minimal", &v);

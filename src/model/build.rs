@@ -316,6 +316,7 @@ pub fn build(spec: &Spec) -> Cluster {
         storages: Vec::new(),
         topology: Topology::default(),
         model_stats: BTreeMap::new(),
+        any_spot: false,
         owners: Vec::new(),
         model_owners: BTreeMap::new(),
         class_owners: Vec::new(),
@@ -325,6 +326,7 @@ pub fn build(spec: &Spec) -> Cluster {
     build_policy(spec, &mut cluster);
     cluster.topology = Topology::build(&cluster);
     cluster.model_stats = model_stats(&cluster);
+    cluster.any_spot = cluster.nodes.iter().any(|n| n.capacity == Capacity::Spot);
     cluster.refresh_authorities();
     cluster
 }
@@ -660,6 +662,7 @@ fn workload(spec: &Spec, w: &WorkloadDecl) -> Workload {
             .as_ref()
             .and_then(|t| Tier::parse(&t.value)),
         checkpoint: w.checkpoint.as_ref().map(|c| c.value),
+        checkpoint_span: w.checkpoint_span,
         checkpoint_size: w.checkpoint_size.as_ref().map(|c| c.value),
         restart: w.restart.as_ref().map(|c| c.value),
         max_idle: w.max_idle.as_ref().map(|c| c.value),
@@ -768,6 +771,7 @@ impl Cluster {
     pub fn refresh(&mut self) {
         self.topology = Topology::build(self);
         self.model_stats = model_stats(self);
+        self.any_spot = self.nodes.iter().any(|n| n.capacity == Capacity::Spot);
         self.refresh_authorities();
     }
 }

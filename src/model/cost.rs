@@ -131,9 +131,16 @@ impl Workload {
 }
 
 impl Cluster {
-    /// Whether any node is spot capacity.
+    /// Whether any node is spot capacity (cached when the cluster is built or
+    /// refreshed).
     pub fn has_spot(&self) -> bool {
-        self.nodes.iter().any(|n| n.capacity == Capacity::Spot)
+        self.any_spot
+    }
+
+    /// Whether any node declares its capacity other than on-demand (nodes are then
+    /// labelled with it).
+    pub fn capacity_declared(&self) -> bool {
+        self.nodes.iter().any(|n| n.capacity != Capacity::OnDemand)
     }
 
     /// Whether node `n` is spot capacity.

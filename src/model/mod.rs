@@ -65,6 +65,9 @@ pub struct Cluster {
     /// Per GPU model present on nodes: usable GPUs, and the most on one node.
     #[serde(skip)]
     pub model_stats: BTreeMap<String, ModelStats>,
+    /// Whether any node is spot capacity (see [`Cluster::has_spot`]).
+    #[serde(skip)]
+    pub any_spot: bool,
     /// The scheduler owning each node (by node index), computed once from the pools
     /// (see [`Cluster::node_authority`]).
     #[serde(skip)]
@@ -407,6 +410,9 @@ pub struct Workload {
     pub required_tier: Option<Tier>,
     pub preferred_tier: Option<Tier>,
     pub checkpoint: Option<Duration>,
+    /// The `checkpoint` node, for diagnostics.
+    #[serde(skip)]
+    pub checkpoint_span: Option<Span>,
     /// `checkpoint size=`: what one checkpoint of one gang writes.
     pub checkpoint_size: Option<Bytes>,
     /// `checkpoint restart=` (see [`Workload::restart_time`]).

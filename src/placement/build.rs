@@ -79,6 +79,7 @@ pub fn build(c: &Cluster, a: &Assignment, info: &SolveInfo) -> Placement {
         teams,
         authorities: Vec::new(),
         moves: None,
+        economics: None,
     };
     p.authorities = super::authority::authorities(c, &p);
     p

@@ -402,20 +402,27 @@ fn gang_capacity(
 ) -> String {
     let tier = w.required_tier.unwrap_or(Tier::Cluster);
     let runs = runs_on_models(c, w);
-    let mut best: Option<(&str, u32)> = None;
+    let mut best: Option<(&str, u32, u32)> = None;
     for d in c.topology.domains_ref(tier) {
-        let n: u32 = d
+        // Free GPUs, and those on spot nodes.
+        let (mut n, mut spot) = (0, 0);
+        for (ni, m, _) in d
             .per_node
             .iter()
             .filter(|(_, m, _)| runs.contains(m.as_str()))
-            .map(|(ni, m, _)| facts.free.get(&(*ni, m.clone())).copied().unwrap_or(0))
-            .sum();
+        {
+            let f = facts.free.get(&(*ni, m.clone())).copied().unwrap_or(0);
+            n += f;
+            if c.node_spot(*ni) {
+                spot += f;
+            }
+        }
         if best.is_some_and(|b| n <= b.1) {
             continue;
         }
-        best = Some((d.name.as_str(), n));
+        best = Some((d.name.as_str(), n, spot));
     }
-    let Some((name, n)) = best else {
+    let Some((name, n, spot)) = best else {
         return format!("gang `{}` found no domain to land in", w.name);
     };
     let mut held = Held::new();
@@ -445,8 +452,17 @@ fn gang_capacity(
     } else {
         format!("{missing} gangs: ")
     };
+    // A gang that may not straddle spot and other capacity needs them on one side.
+    let sides = if c.has_spot() && !w.straddle && spot > 0 && spot < n {
+        format!(
+            " ({spot} on spot nodes, {} on others, and a gang may not mix them without `spot straddle=#true`)",
+            n - spot
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "{reps}gang `{}` needs {gpus} GPUs inside one {}; {what} has {n} free{after}",
+        "{reps}gang `{}` needs {gpus} GPUs inside one {}; {what} has {n} free{sides}{after}",
         w.name,
         tier.as_str()
     )

@@ -12,6 +12,7 @@ mod accounting;
 mod authority;
 mod build;
 pub mod check;
+pub mod economics;
 mod explain;
 pub mod previous;
 pub mod view;
@@ -319,6 +320,10 @@ pub struct Placement {
     /// absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moves: Option<Moves>,
+    /// Spot interruptions and checkpoint writes (absent when no class is on spot and
+    /// none declares a checkpoint size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub economics: Option<economics::Economics>,
 }
 
 /// One scheduler's share of the cluster.

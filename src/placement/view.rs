@@ -85,6 +85,9 @@ pub fn human(p: &Placement, c: &Cluster) -> String {
     }
     mig_changes(&mut s, p);
     teams(&mut s, p);
+    if let Some(e) = &p.economics {
+        economics(&mut s, e);
+    }
     let _ = writeln!(s, "\nheadroom (largest gang that still fits)");
     for h in &p.headroom {
         let _ = writeln!(
@@ -311,6 +314,117 @@ fn teams(s: &mut String, p: &Placement) {
                 .unwrap_or_else(|| "-".to_string())
         );
     }
+}
+
+/// A duration in seconds as `1h30m`, `45m`, `12s`.
+fn dur(secs: f64) -> String {
+    let s = secs.round().max(0.0) as u64;
+    if s == 0 && secs > 0.0 {
+        return format!("{secs:.2}s");
+    }
+    if s < 60 {
+        return format!("{s}s");
+    }
+    let (h, m) = (s / 3600, (s % 3600 + 30) / 60);
+    let (h, m) = if m == 60 { (h + 1, 0) } else { (h, m) };
+    match (h, m) {
+        (0, m) => format!("{m}m"),
+        (h, 0) => format!("{h}h"),
+        (h, m) => format!("{h}h{m}m"),
+    }
+}
+
+fn money(x: Option<f64>) -> String {
+    x.map(|v| format!("${v:.2}")).unwrap_or_else(|| "-".into())
+}
+
+/// Spot interruptions and checkpoint writes per class.
+fn economics(s: &mut String, e: &super::economics::Economics) {
+    if !e.spot.is_empty() {
+        let _ = writeln!(
+            s,
+            "
+spot capacity (per day)"
+        );
+        for c in &e.spot {
+            let every = c
+                .checkpoint_every_s
+                .map(|t| format!("checkpoint every {}", dur(t as f64)))
+                .unwrap_or_else(|| "no checkpoint (stateless)".into());
+            let _ = writeln!(
+                s,
+                "  {}: {} GPUs on spot, {} interruptions, {}, restart {}",
+                c.class,
+                num(c.gpus_on_spot),
+                num(c.interruptions_per_day),
+                every,
+                dur(c.restart_s as f64)
+            );
+            let _ = writeln!(
+                s,
+                "    lost {} GPU-hours ({}), saves {}{}",
+                num(c.lost_gpu_hours_per_day),
+                money(c.lost_cost_per_day),
+                money(c.savings_per_day),
+                if c.loses_money() {
+                    ": loses more than it saves"
+                } else {
+                    ""
+                }
+            );
+            if let Some(t) = c.optimal_checkpoint_s {
+                let _ = writeln!(
+                    s,
+                    "    checkpoint interval that loses least (Young/Daly): {}",
+                    dur(t as f64)
+                );
+            }
+        }
+    }
+    if !e.checkpoints.is_empty() {
+        let _ = writeln!(
+            s,
+            "
+checkpoints (every gang writing at once)"
+        );
+        for c in &e.checkpoints {
+            let _ = writeln!(
+                s,
+                "  {}: {} per gang every {}, {} to {} ({} nodes writing), {} limit: {} idle (max {}){}",
+                c.class,
+                decimal_size(c.size_bytes),
+                dur(c.every_s as f64),
+                dur(c.write_s),
+                c.storage
+                    .as_deref()
+                    .map(crate::diag::quoted)
+                    .unwrap_or_else(|| "(no storage declared)".into()),
+                c.nodes_writing,
+                c.limit.as_str(),
+                pct(c.idle_pct),
+                pct(c.max_idle_pct),
+                if c.too_idle() { ": too idle" } else { "" }
+            );
+        }
+    }
+}
+
+/// A size in decimal units as checkpoint sizes are usually written: `1.2TB`, `400GB`.
+fn decimal_size(b: u64) -> String {
+    let (v, unit) = match b {
+        b if b >= 1_000_000_000_000 => (b as f64 / 1e12, "TB"),
+        b if b >= 1_000_000_000 => (b as f64 / 1e9, "GB"),
+        b if b >= 1_000_000 => (b as f64 / 1e6, "MB"),
+        b => (b as f64, "B"),
+    };
+    let t = format!("{v:.2}");
+    let t = t.trim_end_matches('0').trim_end_matches('.');
+    format!("{t}{unit}")
+}
+
+fn pct(x: f64) -> String {
+    let t = format!("{x:.1}");
+    format!("{}%", t.strip_suffix(".0").unwrap_or(&t))
 }
 
 /// `1g.10gb x7 + 3g.40gb` style list.

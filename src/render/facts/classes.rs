@@ -74,7 +74,11 @@ impl ClassCx<'_> {
             .and_then(|n| self.pool_taints.get(n.pool.as_str()))
             .cloned()
             .unwrap_or_default();
-        tolerations.retain(|t| t.key != SCHEDULER_LABEL);
+        tolerations.retain(|t| t.key != SCHEDULER_LABEL && t.key != super::CAPACITY_LABEL);
+        if self.c.has_spot() && self.c.may_use_spot(m) {
+            tolerations.push(super::spot_taint());
+            tolerations.sort();
+        }
         if let Some(a) = scheduler {
             tolerations.push(Taint {
                 key: SCHEDULER_LABEL.into(),
@@ -118,6 +122,8 @@ impl ClassCx<'_> {
             pods: pods_of(w, m, per_pod),
             gang_gpus: m.gang_gpus,
             preemptible: m.preemptible,
+            spot: self.c.may_use_spot(m),
+            straddle: m.straddle,
             required,
             preferred: m.preferred_tier.map(|t| t.as_str().to_string()),
             pin_label,

@@ -34,7 +34,8 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub use crate::names::{
-    LABEL_PREFIX, MIG_CONFIG_LABEL, MODEL_LABEL, PLUGIN_CONFIG_LABEL, POOL_LABEL, SCHEDULER_LABEL,
+    CAPACITY_LABEL, LABEL_PREFIX, MIG_CONFIG_LABEL, MODEL_LABEL, PLUGIN_CONFIG_LABEL, POOL_LABEL,
+    SCHEDULER_LABEL,
 };
 pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
 pub const SHARED_RESOURCE: &str = "nvidia.com/gpu.shared";
@@ -138,6 +139,10 @@ pub struct ClassFacts {
     pub pods: u32,
     pub gang_gpus: u32,
     pub preemptible: bool,
+    /// The class may run on spot nodes ([`crate::model::Cluster::may_use_spot`]).
+    pub spot: bool,
+    /// Its gangs may mix spot and other nodes (`spot straddle=#true`).
+    pub straddle: bool,
     /// Required / preferred tier (`nvlink`, `node`, `leaf`, ...).
     pub required: Option<String>,
     pub preferred: Option<String>,
@@ -354,4 +359,13 @@ fn tiers_of(c: &Cluster) -> Vec<TierFacts> {
             number: i as u32 + 1,
         })
         .collect()
+}
+
+/// The taint on spot nodes: `gpuplan.io/capacity=spot:NoSchedule`.
+pub(crate) fn spot_taint() -> crate::model::Taint {
+    crate::model::Taint {
+        key: CAPACITY_LABEL.into(),
+        value: Some("spot".into()),
+        effect: "NoSchedule".into(),
+    }
 }

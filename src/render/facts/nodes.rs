@@ -207,6 +207,9 @@ impl NodeCx<'_> {
         if let Some(a) = authority {
             labels.insert(SCHEDULER_LABEL.into(), a.as_str().into());
         }
+        if c.capacity_declared() {
+            labels.insert(super::CAPACITY_LABEL.into(), n.capacity.as_str().into());
+        }
         if let Some(mc) = &mig_config {
             labels.insert(MIG_CONFIG_LABEL.into(), mc.clone());
         } else if spec.is_some_and(|m| m.mig_capable) {
@@ -336,6 +339,10 @@ fn taints_of(
             value: Some(a.as_str().into()),
             effect: "NoSchedule".into(),
         });
+    }
+    // Only classes that may be interrupted run on spot nodes.
+    if n.capacity == crate::model::Capacity::Spot {
+        taints.push(super::spot_taint());
     }
     taints.push(Taint {
         key: POOL_LABEL.into(),

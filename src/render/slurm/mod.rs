@@ -70,6 +70,8 @@ struct JobCtx<'a> {
     gres: String,
     switches: bool,
     segment: bool,
+    /// `--constraint` keeping the job off spot nodes, or its nodes on one capacity.
+    constraint: Option<String>,
 }
 
 pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> {
@@ -215,9 +217,41 @@ fn job_ctx<'a>(f: &Facts, header: &'a str, c: &'a ClassFacts, ctx: &Ctx) -> JobC
             .filter(|n| c.model.is_none() || n.model == c.model)
             .any(|n| n.domains.contains_key(tier))
     };
+    // Capacity features of the class's candidate nodes (none unless some is spot).
+    let capacities: std::collections::BTreeSet<&str> = f
+        .nodes
+        .iter()
+        .filter(|n| c.pool.as_ref().is_none_or(|p| &n.pool == p))
+        .filter(|n| c.model.is_none() || n.model == c.model)
+        .filter_map(|n| {
+            n.labels
+                .get(crate::names::CAPACITY_LABEL)
+                .map(String::as_str)
+        })
+        .collect();
+    let constraint = if !capacities.contains("spot") {
+        None
+    } else if !c.spot {
+        // Only features some node has: sbatch refuses an unknown one.
+        let other: Vec<&str> = capacities
+            .iter()
+            .copied()
+            .filter(|k| *k != "spot")
+            .collect();
+        (!other.is_empty()).then(|| other.join("|"))
+    } else if !c.straddle && capacities.len() > 1 {
+        // Matching OR: every node of the job has the same one of them.
+        Some(format!(
+            "[{}]",
+            capacities.iter().copied().collect::<Vec<_>>().join("|")
+        ))
+    } else {
+        None
+    };
     JobCtx {
         header,
         c,
+        constraint,
         gres: format!("gpu:{t}:{}", c.per_pod),
         switches: tight && !use_block && !ctx.switches.is_empty() && reaches("leaf"),
         segment: tight && use_block && reaches(block_tier),

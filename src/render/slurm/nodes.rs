@@ -95,6 +95,12 @@ pub(super) fn node_lines(nodes: &[NodeFacts], gres: &[String]) -> Vec<NodeLine> 
         let mut features = vec![n.pool.as_str()];
         features.extend(n.model_short.as_deref());
         features.extend(n.domains.get("leaf").map(String::as_str));
+        // `spot`, `on-demand`, `reserved` once capacity is declared (jobs constrain on it).
+        features.extend(
+            n.labels
+                .get(crate::names::CAPACITY_LABEL)
+                .map(String::as_str),
+        );
         let key = (
             n.sockets,
             n.cores_per_socket,

@@ -51,6 +51,9 @@ mod gp040_gang_fabric;
 mod gp041_nic_names;
 mod gp042_cuda_driver;
 mod gp043_cuda_architecture;
+mod gp044_capacity;
+mod gp045_spot_class;
+mod gp046_storage;
 
 use super::Rule;
 
@@ -103,4 +106,7 @@ pub static ALL: &[&Rule] = &[
     &gp041_nic_names::RULE,
     &gp042_cuda_driver::RULE,
     &gp043_cuda_architecture::RULE,
+    &gp044_capacity::RULE,
+    &gp045_spot_class::RULE,
+    &gp046_storage::RULE,
 ];
