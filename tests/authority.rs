@@ -230,3 +230,50 @@ training "legacy" team="t" priority="p" replicas=2 { gang gpus=8; }
         assert!(!json.contains('~'), "{solver:?}: view names leaked");
     }
 }
+
+/// CUDA forward compatibility (issue 17): `cuda "13.0" compat=#true` runs on a data
+/// center GPU with an R535 or R570 driver (NVIDIA's table lists both for
+/// cuda-compat-13-0), not on R525 (end of life); without `compat`, R535 is too old.
+#[test]
+fn cuda_forward_compat_accepts_only_the_listed_branches() {
+    let kdl = |driver: &str, compat: &str| {
+        format!(
+            r#"
+cluster "c" {{ scheduler "kueue"; }}
+node-class "h" {{ gpus 8 model="h100-sxm5-80gb" driver="{driver}"; }}
+nodes "n-[01-02]" class="h"
+fabric {{ leaf "l1" nodes="n-[01-02]"; }}
+team "t" guarantee=16
+priority "p" value=10
+training "llm" team="t" priority="p" replicas=1 {{ gang gpus=8; cuda "13.0"{compat}; }}
+"#
+        )
+    };
+    let gp042 = |text: String| {
+        let sources = common::sources(&[("c.kdl".to_string(), text)]);
+        let out = gpuplan::validate::validate(&sources);
+        out.diagnostics
+            .iter()
+            .filter(|d| d.code == "GP042")
+            .map(|d| format!("{d:?}"))
+            .collect::<Vec<_>>()
+    };
+    for driver in ["535.104.05", "570.26.00"] {
+        assert!(gp042(kdl(driver, " compat=#true")).is_empty(), "{driver}");
+        let c = common::load(&common::sources(&[(
+            "c.kdl".to_string(),
+            kdl(driver, " compat=#true"),
+        )]));
+        let p = common::plan(&c, SolverKind::Ilp);
+        assert_eq!(p.workloads[0].replicas_placed, 1, "{driver}");
+        // Without the package: too old, and the hint points at `compat=#true`.
+        let d = gp042(kdl(driver, ""));
+        assert_eq!(d.len(), 1, "{driver}");
+        assert!(d[0].contains("compat=#true"), "{}", d[0]);
+    }
+    // R525 is not listed for cuda-compat-13-0: the declared package does not help.
+    let d = gp042(kdl("525.85.12", " compat=#true"));
+    assert_eq!(d.len(), 1);
+    assert!(d[0].contains("does not help"), "{}", d[0]);
+    assert!(d[0].contains("R535, R570"), "{}", d[0]);
+}

@@ -14,8 +14,21 @@
 //! least the minor-version-compatibility minimum of major X (11 and later); for older
 //! releases, on the driver its toolkit shipped with. Minor-version compatibility has
 //! limits NVIDIA documents (PTX that needs a newer driver, some APIs), listed in
-//! docs/language.md. Forward compatibility (the `cuda-compat` package) is not modelled
-//! yet.
+//! docs/language.md.
+//!
+//! Forward compatibility ([`forward_compatible`]): a class that declares `cuda "X.Y"
+//! compat=#true` ships NVIDIA's `cuda-compat-X-Y` package, which lets it run on an older
+//! driver branch than the rule above needs, on data center GPUs only, and only on the
+//! branches NVIDIA lists for that package. Source: CUDA Compatibility guide, "Forward
+//! Compatibility" (docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html),
+//! the warning ("applicable only for systems with NVIDIA Data Center GPUs, select NGC
+//! Server Ready SKUs of RTX cards, Jetson boards") and the table under "Use the Right
+//! CUDA Forward Compatibility Package" (edition with columns 535+ (CUDA 12.2) to 615+
+//! (CUDA 13.4); read from a copy in the code index, id 69711268983), transcribed in
+//! [`FORWARD_COMPAT`]. The guide adds: "Branches not listed in the table above are end of
+//! life and are not supported targets for compatibility. New Feature Branches are not
+//! supported targets for CUDA Forward Compatibility." Earlier editions also listed R470
+//! and R550 columns; those branches are end of life now and are left out.
 
 /// One CUDA toolkit release and the Linux x86_64 driver it shipped with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +79,45 @@ pub const RELEASES: &[Release] = &[
 /// Minimum driver for CUDA minor version compatibility, per major release.
 pub const MINOR_COMPAT: &[(u32, [u32; 3])] =
     &[(11, [450, 80, 2]), (12, [525, 60, 13]), (13, [580, 65, 6])];
+
+/// CUDA forward compatibility: each `cuda-compat-X-Y` package (X.Y) and the driver
+/// branches NVIDIA marks it compatible ("C") with. A branch marked "N/A" (the package's
+/// own branch) needs no package; "X" branches are not listed.
+pub const FORWARD_COMPAT: &[((u32, u32), &[u32])] = &[
+    ((12, 3), &[535]),
+    ((12, 4), &[535]),
+    ((12, 5), &[535]),
+    ((12, 6), &[535]),
+    ((12, 8), &[535]),
+    ((12, 9), &[535, 570]),
+    ((13, 0), &[535, 570]),
+    ((13, 1), &[535, 570, 580]),
+    ((13, 2), &[535, 570, 580, 590]),
+    ((13, 3), &[535, 570, 580, 590, 595]),
+    ((13, 4), &[535, 570, 580, 590, 595, 610]),
+];
+
+/// Whether an application built with CUDA `major.minor` that ships the forward
+/// compatibility package runs on `driver` (as declared, the first part being the branch)
+/// on a GPU that is (`datacenter`) or is not a data center part.
+pub fn forward_compatible(major: u32, minor: u32, driver: &[u32], datacenter: bool) -> bool {
+    let Some(branch) = driver.first() else {
+        return false;
+    };
+    datacenter
+        && FORWARD_COMPAT
+            .iter()
+            .any(|(v, branches)| *v == (major, minor) && branches.contains(branch))
+}
+
+/// The driver branches the forward compatibility package of `major.minor` supports.
+pub fn compat_branches(major: u32, minor: u32) -> &'static [u32] {
+    FORWARD_COMPAT
+        .iter()
+        .find(|(v, _)| *v == (major, minor))
+        .map(|(_, b)| *b)
+        .unwrap_or(&[])
+}
 
 /// The first CUDA release (major, minor) that supports an architecture's GPUs.
 pub fn min_cuda_for(architecture: &str) -> Option<(u32, u32)> {
@@ -157,6 +209,40 @@ mod tests {
         assert!(at_least(&[550], [525, 60, 13]));
         assert_eq!(min_cuda_for("hopper"), Some((11, 8)));
         assert_eq!(min_cuda_for("blackwell"), Some((12, 8)));
+    }
+
+    /// Pairs from the forward-compatibility table of NVIDIA's CUDA Compatibility guide.
+    #[test]
+    fn forward_compatibility_known_pairs() {
+        // cuda-compat-13-0 on R535 and R570: C; on R580 it is the native branch (N/A).
+        assert!(forward_compatible(13, 0, &[535, 104, 5], true));
+        assert!(forward_compatible(13, 0, &[570, 26], true));
+        assert!(!forward_compatible(13, 0, &[580, 65, 6], true));
+        // cuda-compat-12-8 on R535: C; 12-8 on R570 is N/A; 12-6 on R570: X.
+        assert!(forward_compatible(12, 8, &[535], true));
+        assert!(!forward_compatible(12, 8, &[570], true));
+        assert!(!forward_compatible(12, 6, &[570], true));
+        // 12.4 on R535: C (the guide's own example); 12-2 on R535: N/A.
+        assert!(forward_compatible(12, 4, &[535], true));
+        assert!(!forward_compatible(12, 2, &[535], true));
+        // An end-of-life branch (R525, R470) or a New Feature Branch (R545): not listed.
+        assert!(!forward_compatible(13, 0, &[525, 60, 13], true));
+        assert!(!forward_compatible(12, 4, &[470, 42, 1], true));
+        assert!(!forward_compatible(13, 0, &[545], true));
+        // Only on data center GPUs.
+        assert!(!forward_compatible(13, 0, &[535], false));
+        assert_eq!(compat_branches(13, 0), &[535, 570]);
+        assert!(compat_branches(11, 8).is_empty());
+    }
+
+    #[test]
+    fn forward_compat_branches_predate_the_package() {
+        for ((major, minor), branches) in FORWARD_COMPAT {
+            assert!(!branches.is_empty());
+            if let Some(d) = toolkit_driver(*major, *minor) {
+                assert!(branches.iter().all(|b| *b < d[0]), "{major}.{minor}");
+            }
+        }
     }
 
     #[test]

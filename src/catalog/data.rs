@@ -137,7 +137,7 @@ const fn eight_slice(min_driver: &'static str, profiles: &'static [MigProfile]) 
 
 /// A100 40GB. No -lgip in the reference: halves of the A100-80 values. `1g.10gb` (ID 15)
 /// needs R525+ per the User Guide; the model minimum stays R450.
-static A100_40_MIG: MigSpec = eight_slice(
+pub(crate) static A100_40_MIG: MigSpec = eight_slice(
     "R450",
     &[
         profile(&G8_1G, "1g.5gb", 4.75, DERIVED),
@@ -165,7 +165,7 @@ static A100_80_MIG: MigSpec = eight_slice(
 );
 
 /// H100 80GB (SXM5 and PCIe): mig.md §4 caveat (observed 9.75 / 19.62 / 39.50).
-static H100_80_MIG: MigSpec = eight_slice(
+pub(crate) static H100_80_MIG: MigSpec = eight_slice(
     "R525",
     &[
         profile(&G8_1G, "1g.10gb", 9.75, OBSERVED),
@@ -361,6 +361,7 @@ pub static MODELS: &[GpuSpec] = &[
         nvlink: None,
         mig: None,
         short_name: "t4",
+        datacenter: true,
     },
     GpuSpec {
         id: "a30-24gb",
@@ -372,6 +373,7 @@ pub static MODELS: &[GpuSpec] = &[
         nvlink: Some(NVLINK3_A30),
         mig: Some(&A30_MIG),
         short_name: "a30",
+        datacenter: true,
     },
     GpuSpec {
         id: "a100-sxm4-40gb",
@@ -383,6 +385,7 @@ pub static MODELS: &[GpuSpec] = &[
         nvlink: Some(NVLINK3_A100),
         mig: Some(&A100_40_MIG),
         short_name: "a100",
+        datacenter: true,
     },
     GpuSpec {
         id: "a100-pcie-40gb",
@@ -394,6 +397,7 @@ pub static MODELS: &[GpuSpec] = &[
         nvlink: Some(NVLINK3_A100),
         mig: Some(&A100_40_MIG),
         short_name: "a100",
+        datacenter: true,
     },
     GpuSpec {
         id: "a100-sxm4-80gb",
@@ -411,6 +415,7 @@ pub static MODELS: &[GpuSpec] = &[
         nvlink: Some(NVLINK3_A100),
         mig: Some(&A100_80_MIG),
         short_name: "a100",
+        datacenter: true,
     },
     GpuSpec {
         id: "a100-pcie-80gb",
@@ -422,6 +427,7 @@ pub static MODELS: &[GpuSpec] = &[
         nvlink: Some(NVLINK3_A100),
         mig: Some(&A100_80_MIG),
         short_name: "a100",
+        datacenter: true,
     },
     GpuSpec {
         id: "h100-sxm5-80gb",
@@ -433,6 +439,7 @@ pub static MODELS: &[GpuSpec] = &[
         nvlink: Some(NVLINK4_SXM),
         mig: Some(&H100_80_MIG),
         short_name: "h100",
+        datacenter: true,
     },
     GpuSpec {
         id: "h100-pcie-80gb",
@@ -444,6 +451,7 @@ pub static MODELS: &[GpuSpec] = &[
         nvlink: Some(NVLINK4_BRIDGE),
         mig: Some(&H100_80_MIG),
         short_name: "h100",
+        datacenter: true,
     },
     GpuSpec {
         id: "h100-nvl-94gb",
@@ -455,6 +463,7 @@ pub static MODELS: &[GpuSpec] = &[
         nvlink: Some(NVLINK4_BRIDGE),
         mig: Some(&H100_94_MIG),
         short_name: "h100",
+        datacenter: true,
     },
     GpuSpec {
         id: "h200-sxm-141gb",
@@ -466,6 +475,7 @@ pub static MODELS: &[GpuSpec] = &[
         nvlink: Some(NVLINK4_SXM),
         mig: Some(&H200_MIG),
         short_name: "h200",
+        datacenter: true,
     },
     GpuSpec {
         id: "h200-nvl-141gb",
@@ -477,6 +487,7 @@ pub static MODELS: &[GpuSpec] = &[
         nvlink: Some(NVLINK4_H200_NVL),
         mig: Some(&H200_MIG),
         short_name: "h200",
+        datacenter: true,
     },
     GpuSpec {
         id: "l4-24gb",
@@ -488,6 +499,7 @@ pub static MODELS: &[GpuSpec] = &[
         nvlink: None,
         mig: None,
         short_name: "l4",
+        datacenter: true,
     },
     GpuSpec {
         id: "l40s-48gb",
@@ -499,6 +511,7 @@ pub static MODELS: &[GpuSpec] = &[
         nvlink: None,
         mig: None,
         short_name: "l40s",
+        datacenter: true,
     },
     // B200 memory is approximate (~179 GiB usable of 180 GB nominal).
     GpuSpec {
@@ -511,6 +524,7 @@ pub static MODELS: &[GpuSpec] = &[
         nvlink: Some(NVLINK5),
         mig: Some(&B200_MIG),
         short_name: "b200",
+        datacenter: true,
     },
     // GB200 memory is approximate (~185 GiB of 186 GB nominal per GPU).
     GpuSpec {
@@ -523,6 +537,7 @@ pub static MODELS: &[GpuSpec] = &[
         nvlink: Some(NVLINK5),
         mig: Some(&GB200_MIG),
         short_name: "gb200",
+        datacenter: true,
     },
 ];
 

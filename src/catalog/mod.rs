@@ -8,9 +8,11 @@
 
 pub mod cuda;
 pub mod data;
+pub mod memory;
 pub mod placement;
 
 pub use data::profile_min_driver;
+pub use memory::usable_memory_gib;
 
 pub use placement::{
     FitError, Placement, enumerate_layouts, fits, fits_profiles, is_maximal, sort_canonical,
@@ -41,7 +43,9 @@ pub struct MigProfile {
     pub max_count: u8,
     /// Allowed placement start slots (memory-slice index), from `-lgipp`.
     pub starts: &'static [u8],
-    /// Usable memory in GiB as `nvidia-smi mig -lgip` reports it.
+    /// Usable memory in GiB as `nvidia-smi mig -lgip` reports it (the highest seen, or
+    /// derived). Right-sizing uses [`memory::usable_memory_gib`], the value that holds
+    /// on a given driver.
     pub memory_gib: f64,
     /// Whether `memory_gib` was read from a real `-lgip` transcript (otherwise derived).
     pub memory_observed: bool,
@@ -89,6 +93,10 @@ pub struct GpuSpec {
     pub mig: Option<&'static MigSpec>,
     /// Short type name used for Slurm GRES and labels, e.g. `h100`.
     pub short_name: &'static str,
+    /// An NVIDIA data center GPU (every model of the catalog so far). CUDA forward
+    /// compatibility (`cuda ... compat=#true`) works only on these, not on GeForce or
+    /// RTX workstation parts ([`cuda::forward_compatible`]).
+    pub datacenter: bool,
 }
 
 /// Every model of the catalog, in a stable order.

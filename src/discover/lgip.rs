@@ -101,7 +101,11 @@ pub fn compare(
                 pins.push((cat.name.to_string(), o.name.clone()));
             }
         }
-        if let Some(m) = o.memory_gib.filter(|m| (m - cat.memory_gib).abs() > 0.005) {
+        // A value gpuplan knows for some driver (catalog::memory) is not news.
+        if let Some(m) = o
+            .memory_gib
+            .filter(|m| !crate::catalog::memory::is_known_gib(mig, cat, *m))
+        {
             let mut d = Diagnostic::warning(
                 GP721,
                 format!(

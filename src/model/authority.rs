@@ -552,7 +552,10 @@ impl Cluster {
     }
 
     /// Whether class `w`'s CUDA runtime runs on GPUs of `model` under `driver` (an
-    /// unknown driver is not held against it: it cannot be checked offline).
+    /// unknown driver is not held against it: it cannot be checked offline). A driver
+    /// older than the release needs still runs it when the class ships the forward
+    /// compatibility package (`compat=#true`), the GPU is a data center part and the
+    /// driver's branch is one the package supports ([`Cluster::cuda_forward_compatible`]).
     pub fn cuda_fit(
         &self,
         w: &Workload,
@@ -581,9 +584,30 @@ impl Cluster {
             }
         }
         match driver {
-            Some(d) if !crate::catalog::cuda::at_least(d, need) => Err(CudaMisfit::Driver { need }),
+            Some(d) if !crate::catalog::cuda::at_least(d, need) => {
+                if w.cuda_compat && self.cuda_forward_compatible(w, model, d) {
+                    Ok(())
+                } else {
+                    Err(CudaMisfit::Driver { need })
+                }
+            }
             _ => Ok(()),
         }
+    }
+
+    /// Whether the forward compatibility package of class `w`'s CUDA release runs on GPUs
+    /// of `model` under `driver`, whether or not the class declares it: a data center GPU
+    /// (a catalog model, or a `gpu-model` with a catalog `base`) and a supported branch.
+    pub fn cuda_forward_compatible(&self, w: &Workload, model: &str, driver: &[u32]) -> bool {
+        let Some((major, minor)) = w.cuda else {
+            return false;
+        };
+        let datacenter = self
+            .models
+            .get(model)
+            .and_then(|m| m.catalog)
+            .is_some_and(|s| s.datacenter);
+        crate::catalog::cuda::forward_compatible(major, minor, driver, datacenter)
     }
 }
 

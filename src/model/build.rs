@@ -317,6 +317,7 @@ pub fn build(spec: &Spec) -> Cluster {
         topology: Topology::default(),
         model_stats: BTreeMap::new(),
         any_spot: false,
+        model_drivers: BTreeMap::new(),
         owners: Vec::new(),
         model_owners: BTreeMap::new(),
         class_owners: Vec::new(),
@@ -327,6 +328,7 @@ pub fn build(spec: &Spec) -> Cluster {
     cluster.topology = Topology::build(&cluster);
     cluster.model_stats = model_stats(&cluster);
     cluster.any_spot = cluster.nodes.iter().any(|n| n.capacity == Capacity::Spot);
+    cluster.model_drivers = model_drivers(&cluster);
     cluster.refresh_authorities();
     cluster
 }
@@ -649,6 +651,7 @@ fn workload(spec: &Spec, w: &WorkloadDecl) -> Workload {
             .cuda
             .as_ref()
             .and_then(|v| Some((*v.value.first()?, v.value.get(1).copied().unwrap_or(0)))),
+        cuda_compat: w.cuda_compat.as_ref().is_some_and(|b| b.value),
         models: w
             .models
             .iter()
@@ -765,6 +768,22 @@ fn model_stats(c: &Cluster) -> BTreeMap<String, ModelStats> {
     out
 }
 
+/// Per GPU model, the distinct drivers of the nodes with a usable GPU of it.
+fn model_drivers(c: &Cluster) -> BTreeMap<String, Vec<Option<Vec<u32>>>> {
+    let mut out: BTreeMap<String, Vec<Option<Vec<u32>>>> = BTreeMap::new();
+    for (n, node) in c.nodes.iter().enumerate() {
+        let driver = c.node_driver(n).map(<[u32]>::to_vec);
+        for m in node.usable_gpus().filter_map(|g| g.model.as_deref()) {
+            let e = out.entry(m.to_string()).or_default();
+            if !e.contains(&driver) {
+                e.push(driver.clone());
+                e.sort();
+            }
+        }
+    }
+    out
+}
+
 impl Cluster {
     /// Recomputes what is derived from the nodes (topology domains, per-model counts)
     /// after they were changed in place, e.g. GPUs marked down.
@@ -772,6 +791,7 @@ impl Cluster {
         self.topology = Topology::build(self);
         self.model_stats = model_stats(self);
         self.any_spot = self.nodes.iter().any(|n| n.capacity == Capacity::Spot);
+        self.model_drivers = model_drivers(self);
         self.refresh_authorities();
     }
 }

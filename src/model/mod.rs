@@ -68,6 +68,11 @@ pub struct Cluster {
     /// Whether any node is spot capacity (see [`Cluster::has_spot`]).
     #[serde(skip)]
     pub any_spot: bool,
+    /// Per GPU model present on nodes: the distinct drivers of the nodes with a usable GPU
+    /// of it (`None` for a node with none declared), in order; MIG right-sizing takes the
+    /// usable memory that holds on all of them ([`sizing::usable_gib`]).
+    #[serde(skip)]
+    pub model_drivers: BTreeMap<String, Vec<Option<Vec<u32>>>>,
     /// The scheduler owning each node (by node index), computed once from the pools
     /// (see [`Cluster::node_authority`]).
     #[serde(skip)]
@@ -403,6 +408,9 @@ pub struct Workload {
     pub scheduler: Option<Authority>,
     /// `cuda "12.4"`: the CUDA runtime the class's image needs (major, minor).
     pub cuda: Option<(u32, u32)>,
+    /// `cuda ... compat=#true`: the image ships NVIDIA's CUDA forward-compatibility
+    /// package, so an older driver branch may run it ([`crate::catalog::cuda::forward_compatible`]).
+    pub cuda_compat: bool,
     /// Acceptable models (canonical names); empty = any.
     pub models: Vec<String>,
     pub gang_gpus: u32,

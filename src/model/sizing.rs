@@ -80,7 +80,9 @@ pub fn mig_profile(c: &Cluster, w: &Workload, model: &GpuModel) -> Option<&'stat
                     .iter()
                     .any(|a| model.mig_profile(a).is_some_and(|q| q.name == p.name))
         })
-        .filter(|p| p.memory_gib + 1e-9 >= need && p.compute_slices as u32 >= min_compute)
+        .filter(|p| {
+            usable_gib(c, model, p) + 1e-9 >= need && p.compute_slices as u32 >= min_compute
+        })
         .min_by(|a, b| {
             (a.memory_slices, a.compute_slices, a.name).cmp(&(
                 b.memory_slices,
@@ -88,6 +90,24 @@ pub fn mig_profile(c: &Cluster, w: &Workload, model: &GpuModel) -> Option<&'stat
                 b.name,
             ))
         })
+}
+
+/// The usable memory of MIG profile `p` on `model` for right-sizing: the lowest of the
+/// values that hold on the drivers of the nodes with that model
+/// ([`crate::catalog::usable_memory_gib`]; the lowest known for a node with no declared
+/// driver), or on the model's own `driver=` when no node has it. One value per model
+/// keeps a class's profile the same on every node of the model.
+pub fn usable_gib(c: &Cluster, model: &GpuModel, p: &MigProfile) -> f64 {
+    let Some(spec) = model.mig else {
+        return p.memory_gib;
+    };
+    match c.model_drivers.get(&model.name) {
+        Some(ds) if !ds.is_empty() => ds
+            .iter()
+            .map(|d| crate::catalog::usable_memory_gib(spec, p, d.as_deref()))
+            .fold(f64::INFINITY, f64::min),
+        _ => crate::catalog::usable_memory_gib(spec, p, model.driver.as_deref()),
+    }
 }
 
 /// GPU-equivalents of one replica on `model`.

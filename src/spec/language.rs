@@ -133,6 +133,13 @@ const fn a_many(name: &'static str, ty: Ty, doc: &'static str) -> ArgDef {
         doc,
     }
 }
+/// `cuda` properties (training, inference and dev alike).
+const CUDA_PROPS: &[PropDef] = &[p(
+    "compat",
+    Ty::Bool,
+    "the image ships NVIDIA's forward-compatibility package (cuda-compat); default #false",
+)];
+
 const fn p(name: &'static str, ty: Ty, doc: &'static str) -> PropDef {
     PropDef {
         name,
@@ -801,7 +808,7 @@ pub static NODES: &[NodeDef] = &[
         id: "training/cuda",
         summary: "The CUDA runtime the class's image is built with; it lands only where the driver runs it.",
         args: &[a("version", Ty::Version, "CUDA release, e.g. \"12.4\"")],
-        props: &[],
+        props: CUDA_PROPS,
         children: &[],
         repeatable: false,
     },
@@ -916,7 +923,7 @@ pub static NODES: &[NodeDef] = &[
         id: "inference/cuda",
         summary: "The CUDA runtime the class's image is built with; it lands only where the driver runs it.",
         args: &[a("version", Ty::Version, "CUDA release, e.g. \"12.4\"")],
-        props: &[],
+        props: CUDA_PROPS,
         children: &[],
         repeatable: false,
     },
@@ -960,7 +967,7 @@ pub static NODES: &[NodeDef] = &[
         id: "dev/cuda",
         summary: "The CUDA runtime the class's image is built with; it lands only where the driver runs it.",
         args: &[a("version", Ty::Version, "CUDA release, e.g. \"12.4\"")],
-        props: &[],
+        props: CUDA_PROPS,
         children: &[],
         repeatable: false,
     },

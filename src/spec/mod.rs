@@ -282,6 +282,8 @@ pub struct WorkloadDecl {
     pub scheduler: Option<S<String>>,
     /// `cuda "12.4"`: the CUDA runtime the image needs.
     pub cuda: Option<S<Vec<u32>>>,
+    /// `cuda ... compat=#true`: the image ships the forward-compatibility package.
+    pub cuda_compat: Option<S<bool>>,
     pub models: Vec<S<String>>,
     pub models_span: Option<Span>,
     // training

@@ -488,12 +488,14 @@ fn check_mig(k: &mut Walk, w: &Workload, wp: &WorkloadPlacement) {
             continue;
         };
         if let Some(mem) = w.memory {
-            if prof.memory_gib + 1e-9 < mem.gib() {
+            // What holds on this node's driver (catalog::memory).
+            let usable = crate::catalog::usable_memory_gib(spec, prof, c.node_driver(ni));
+            if usable + 1e-9 < mem.gib() {
                 k.fail(
                     Invariant::Mig,
                     format!(
-                        "{who}: `{}` has {} GiB, the replica needs {mem}",
-                        m.profile, prof.memory_gib
+                        "{who}: `{}` has {usable} GiB, the replica needs {mem}",
+                        m.profile
                     ),
                 );
             }

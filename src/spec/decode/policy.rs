@@ -115,6 +115,7 @@ pub(super) fn workload(v: &NodeView) -> Option<WorkloadDecl> {
         replicas: v.prop_u32("replicas"),
         scheduler: v.prop_str("scheduler"),
         cuda: kids.last("cuda").and_then(|c| c.arg_version(0)),
+        cuda_compat: kids.last("cuda").and_then(|c| c.prop_bool("compat")),
         models,
         models_span,
         gang_span: gang.map(|g| g.head_span()),

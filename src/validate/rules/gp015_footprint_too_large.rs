@@ -53,7 +53,10 @@ fn largest_profile(m: &Cluster, md: &GpuModel) -> Option<(String, f64)> {
                     .iter()
                     .any(|a| md.mig_profile(a).is_some_and(|q| q.name == p.name))
         })
-        .map(|p| (md.profile_name(p.name).to_string(), p.memory_gib))
+        .map(|p| {
+            let gib = crate::model::sizing::usable_gib(m, md, p);
+            (md.profile_name(p.name).to_string(), gib)
+        })
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 

@@ -21,6 +21,13 @@ The rule (catalog/cuda.rs, with its sources): CUDA 11.x runs on drivers >= 450.8
 shipped with. Minor version compatibility does not cover applications that JIT-compile
 PTX newer than the driver or use APIs added later: pin those to a newer `driver`.
 
+Forward compatibility: a class whose image ships NVIDIA's `cuda-compat-X-Y` package
+declares `cuda "X.Y" compat=#true`; it then also runs on an older driver when the GPU is
+a data center part (every catalog model) and the driver's branch is one NVIDIA lists for
+that package (CUDA Compatibility guide, e.g. 13.0 on R535 and R570, 12.4 on R535; New
+Feature Branches and end-of-life branches are never listed). The hint says when
+`compat=#true` would help, or why the declared one does not.
+
 **Why.** A driver older than the runtime fails at launch with "CUDA driver version is
 insufficient for CUDA runtime version": caught here, not on a node at 3 a.m.
 
@@ -30,10 +37,42 @@ node-class "hgx" { gpus 8 model="h100-sxm5-80gb" driver="520.61.05"; }
 training "llm" team="t" priority="p" { gang gpus=8; cuda "12.4"; }   // needs >= 525.60.13
 ```
 
-**Fix.** Upgrade the driver (and declare it), or build the image with an older CUDA.
+**Fix.** Upgrade the driver (and declare it), build the image with an older CUDA, or
+ship the forward-compatibility package and declare `compat=#true` where the branch is
+supported.
 "#,
     check: Some(check),
 };
+
+/// The fix: forward compatibility when it would run the class on those nodes, else a
+/// driver upgrade or an older CUDA (saying why a declared `compat=#true` does not help).
+fn compat_help(w: &Workload, major: u32, minor: u32, compat_helps: bool) -> String {
+    let branches = crate::catalog::cuda::compat_branches(major, minor)
+        .iter()
+        .map(|b| format!("R{b}"))
+        .collect::<Vec<_>>();
+    let upgrade = "upgrade those nodes' driver and declare it (gpus driver=), or build the image with an older CUDA";
+    if compat_helps && !w.cuda_compat {
+        return format!(
+            "{upgrade}; or ship NVIDIA's cuda-compat-{major}-{minor} package in the image and declare `cuda \"{major}.{minor}\" compat=#true` (forward compatibility runs it on those data center GPUs' {} driver)",
+            branches.join("/")
+        );
+    }
+    if w.cuda_compat {
+        let on = if branches.is_empty() {
+            "no driver branch".to_string()
+        } else {
+            format!(
+                "only the {} branch(es), on data center GPUs",
+                branches.join(", ")
+            )
+        };
+        return format!(
+            "{upgrade}; `compat=#true` does not help here: cuda-compat-{major}-{minor} supports {on}"
+        );
+    }
+    upgrade.to_string()
+}
 
 /// The nodes a class may use: an accepted model, owned by its scheduler.
 pub(super) fn candidates(m: &Cluster, w: &Workload) -> Vec<(NodeIdx, String)> {
@@ -62,11 +101,16 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         let mut old: Vec<String> = Vec::new();
         let mut need = None;
         let mut unknown = false;
+        // Whether forward compatibility would run the class on every too-old node.
+        let mut compat_helps = true;
         for (n, model) in &nodes {
             match m.cuda_fit(w, model, m.node_driver(*n)) {
                 Err(CudaMisfit::Driver { need: x }) => {
                     need = Some(x);
                     old.push(m.nodes[*n].name.clone());
+                    compat_helps &= m
+                        .node_driver(*n)
+                        .is_some_and(|d| m.cuda_forward_compatible(w, model, d));
                 }
                 Err(CudaMisfit::Unknown) => unknown = true,
                 _ => {}
@@ -107,7 +151,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         };
         out.push(
             d.at(span, format!("needs driver >= {need}"))
-                .with_help("upgrade those nodes' driver and declare it (gpus driver=), or build the image with an older CUDA"),
+                .with_help(compat_help(w, major, minor, compat_helps)),
         );
     }
 }
