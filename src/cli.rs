@@ -92,6 +92,43 @@ pub enum Command {
     },
     /// List the validation rules, or explain one (`gpuplan explain GP013`).
     Explain { code: Option<String> },
+    /// Reports computed from a plan: `report chargeback` (GPU-hours and cost per team).
+    Report {
+        #[command(subcommand)]
+        what: ReportKind,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ReportKind {
+    /// GPU-hours and cost per team over a period, by GPU model, MIG profile, shared GPU
+    /// and capacity, split into guaranteed and burst use, plus idle capacity
+    /// (docs/chargeback.md).
+    Chargeback(ChargebackArgs),
+}
+
+/// Output of `report chargeback`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum ReportFormat {
+    #[default]
+    Table,
+    Csv,
+    Json,
+}
+
+/// Arguments of `gpuplan report chargeback`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ChargebackArgs {
+    /// A saved plan (`gpuplan plan -o PLAN`), or KDL files / folders to plan.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The period charged: `30d`, `7d`, `720h` (the plan is a steady-state layout).
+    #[arg(long, default_value = "30d")]
+    pub period: String,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Table)]
+    pub format: ReportFormat,
+    #[command(flatten)]
+    pub solve: SolveArgs,
 }
 
 /// Arguments of `gpuplan plan`.

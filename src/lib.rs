@@ -48,6 +48,7 @@ pub mod pipeline;
 pub mod placement;
 pub mod plan;
 pub mod render;
+pub mod report;
 pub mod solve;
 pub mod source;
 pub mod spec;

@@ -43,7 +43,7 @@ pub fn read_plan(path: &Path) -> Result<Plan, Diagnostic> {
 
 /// Reads a saved plan; returns it with the file's text. Every artifact's digest must
 /// match its text and every artifact path must be a plain relative path (GP927).
-pub fn read_plan_text(path: &Path) -> Result<(Plan, String), Diagnostic> {
+pub(super) fn read_plan_text(path: &Path) -> Result<(Plan, String), Diagnostic> {
     let shown = path.display();
     let bytes = std::fs::read(path).map_err(|e| {
         Diagnostic::error(GP923, format!("cannot read the saved plan `{shown}`: {e}"))

@@ -12,6 +12,7 @@ pub mod import;
 mod output;
 mod plan;
 mod render;
+mod report;
 mod show;
 mod validate;
 
@@ -84,5 +85,8 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
         ),
         Command::Import { kind } => import::run(&kind, out),
         Command::Generate { what } => generate::run(what, out),
+        Command::Report { what } => match what {
+            crate::cli::ReportKind::Chargeback(a) => report::chargeback(&a, out),
+        },
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod arb;
 pub mod nccl_grammar;
+pub mod schema_check;
 
 use gpuplan::model::Cluster;
 use gpuplan::pipeline::{self, Settings};

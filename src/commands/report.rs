@@ -1,0 +1,95 @@
+//! `gpuplan report chargeback PLAN|PATH... [--period 30d] [--format table|csv|json]`:
+//! GPU-hours and cost per team ([`crate::report::chargeback`]). From a saved plan, its
+//! placement as reviewed (its inputs must be unchanged and must still accept it); from
+//! KDL, the placement `plan` would make.
+
+use super::output::Progress;
+use super::{GP900, Output};
+use crate::cli::{ChargebackArgs, ReportFormat};
+use crate::diag::Diagnostic;
+use crate::model::Cluster;
+use crate::pipeline::{self, Inputs};
+use crate::placement::Placement;
+use crate::report::chargeback;
+use std::path::{Path, PathBuf};
+
+/// One argument that is a file but not KDL: a saved plan.
+fn saved_plan_path(paths: &[PathBuf]) -> Option<&Path> {
+    match paths {
+        [p] if p.is_file() && p.extension().is_none_or(|e| e != "kdl") => Some(p),
+        _ => None,
+    }
+}
+
+/// The model and placement of a saved plan, refused when its inputs changed since it
+/// was made (GP922) or no longer accept its placement (GP928).
+fn from_saved(path: &Path) -> Result<(Cluster, Placement), Vec<Diagnostic>> {
+    let (plan, _) = super::apply::read_plan_text(path).map_err(|d| vec![d])?;
+    let shown = path.display();
+    let args: Vec<PathBuf> = plan.arguments.iter().map(PathBuf::from).collect();
+    let (sources, _) = crate::load::load_paths(&args);
+    if crate::plan::inputs_of(&sources) != plan.inputs {
+        return Err(vec![
+            Diagnostic::error(
+                crate::apply::GP922,
+                format!("the saved plan `{shown}` is stale: its input files changed since it was made"),
+            )
+            .with_help("make the plan again (`gpuplan plan PATH... -o PLAN`), or report from the KDL files"),
+        ]);
+    }
+    let outcome = crate::validate::validate(&sources);
+    let valid = !outcome.has_errors();
+    let Some(model) = outcome.model.filter(|_| valid) else {
+        return Err(outcome.diagnostics);
+    };
+    if let Some(v) = crate::placement::check(&model, &plan.placement).first() {
+        return Err(vec![
+            Diagnostic::error(
+                "GP928",
+                format!("the saved plan `{shown}` is not what its own inputs give: {v}"),
+            )
+            .with_help("make the plan again with this gpuplan"),
+        ]);
+    }
+    Ok((model, plan.placement))
+}
+
+pub fn chargeback(s: &ChargebackArgs, out: &Output) -> u8 {
+    let hours = match crate::units::parse_duration(&s.period) {
+        Ok(d) if d.0 > 0 => d.0 as f64 / 3600.0,
+        _ => {
+            return out.fail(&[Diagnostic::error(
+                GP900,
+                format!("`--period {}` is not a duration", s.period),
+            )
+            .with_help("write it as 30d, 7d or 720h")]);
+        }
+    };
+    let (model, placement) = match saved_plan_path(&s.paths) {
+        Some(path) => match from_saved(path) {
+            Ok(x) => x,
+            Err(d) => return out.fail(&d),
+        },
+        None => {
+            let mut progress = Progress::new(out);
+            match pipeline::check(
+                Inputs::load(&s.paths),
+                &super::settings(&s.solve),
+                &mut |e| progress.event(e),
+            ) {
+                Ok(c) => (c.model, c.placement),
+                Err(f) => return out.failed(&f),
+            }
+        }
+    };
+    let r = chargeback::compute(&model, &placement, hours);
+    match s.format {
+        ReportFormat::Table => out.data(&chargeback::table(&r)),
+        ReportFormat::Csv => out.data(&chargeback::csv(&r)),
+        ReportFormat::Json => out.data(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&r).unwrap_or_default()
+        )),
+    }
+    0
+}

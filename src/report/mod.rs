@@ -1,0 +1,3 @@
+//! Reports computed from a placement (`gpuplan report ...`).
+
+pub mod chargeback;
