@@ -54,6 +54,10 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             );
             continue;
         }
+        // Only-spot candidates: nothing to scan without spot nodes.
+        if !m.has_spot() {
+            continue;
+        }
         let nodes = super::gp042_cuda_driver::candidates(m, w);
         if !nodes.is_empty() && nodes.iter().all(|(n, _)| m.node_spot(*n)) {
             out.push(
