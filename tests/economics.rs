@@ -297,3 +297,51 @@ fn a_checkpoint_size_without_storage_warns() {
     assert!(!d[0].is_error());
     assert!(d[0].message.contains("no `storage` serves its nodes"));
 }
+
+/// Found by `ilp_admits_at_least_as_much_as_greedy` (tests/ilp_props.rs, spot leaf b):
+/// the checker's priority rule counted b-1's free spot GPUs for `gang1`, which may not
+/// run on spot, and refused the optimal plan ("higher-priority `gang1` left out while
+/// lower-priority classes hold capacity (it fits in `b-1`)"). a-1 has a GPU down, so
+/// only one of the two node-local gangs fits on on-demand capacity.
+#[test]
+fn regression_checker_priority_ignores_spot_eligibility() {
+    let c = common::load_text(
+        r#"
+cluster "prop" { scheduler "kueue"; }
+node-class "ca" {
+    gpus 2 model="h100-sxm5-80gb"
+    nvlink-domain gpus="0-1"
+}
+node-class "cb" capacity="spot" price-per-hour=1 interruptions="2/day" {
+    gpus 2 model="h100-sxm5-80gb"
+}
+nodes "a-[1-2]" class="ca" {
+    node "a-1" gpus-down="0"
+}
+nodes "b-[1-1]" class="cb"
+fabric {
+    spine "sp" {
+        leaf "leaf-a" nodes="a-[1-2]"
+        leaf "leaf-b" nodes="b-[1-1]"
+    }
+}
+team "t1" guarantee=1 burst=4
+team "t2" guarantee=1 burst=4
+priority "p0" value=300
+training "gang0" team="t1" priority="p0" {
+    gang gpus=2 gpus-per-node=2
+    topology required="node"
+}
+training "gang1" team="t2" priority="p0" {
+    gang gpus=2 gpus-per-node=2
+    topology required="node"
+}
+"#,
+    );
+    for solver in SOLVERS {
+        let p = common::plan(&c, solver);
+        assert!(gpuplan::placement::check(&c, &p).is_empty(), "{solver:?}");
+        let placed: u32 = p.workloads.iter().map(|w| w.replicas_placed).sum();
+        assert_eq!(placed, 1, "{solver:?}");
+    }
+}

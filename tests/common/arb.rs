@@ -1,7 +1,8 @@
 //! Random valid clusters for the property tests (`tests/ilp_props.rs`,
 //! `tests/plan_props.rs`): two leaves under a spine (nodes of 2, 4 or 8 GPUs, an H100 or
 //! A100 leaf, a GPU down), teams with a parent and ceilings, three priority levels,
-//! gangs with required tiers, MIG and whole-GPU inference, time-slice dev classes.
+//! gangs with required tiers, MIG and whole-GPU inference, time-slice dev classes; leaf b
+//! may be spot capacity, with gangs that may not use it, may, or may also straddle.
 //! (The tiny clusters of the oracle properties are `tests/tiny`.)
 
 use proptest::prelude::*;
@@ -23,6 +24,11 @@ pub struct Spec {
     pub shared: Vec<(u32, u32, u8)>,
     /// Whole-GPU inference: (replicas, GPUs, priority level).
     pub whole: Vec<(u32, u32, u8)>,
+    /// Leaf b's nodes are spot capacity.
+    pub spot_b: bool,
+    /// Per gang (by index, cycling): 0 may not be interrupted, 1 preemptible and
+    /// checkpointing (may use spot), 2 that and `spot straddle=#true`.
+    pub gang_spot: (u8, u8, u8),
 }
 
 /// Random [`Spec`]s; most give a valid cluster (each property test file checks its
@@ -40,19 +46,24 @@ pub fn spec() -> impl Strategy<Value = Spec> {
         prop::collection::vec((1u32..12, 4u32..40, 0u8..3), 0..3),
         prop::collection::vec((1u32..10, 1u32..5, 0u8..3), 0..2),
         prop::collection::vec((1u32..5, 1u32..3, 0u8..3), 0..2),
+        (prop::bool::weighted(0.3), (0u8..3, 0u8..3, 0u8..3)),
     )
         .prop_map(
-            |((a, b, g, mb), (down, ceilings), gangs, mig, shared, whole)| Spec {
-                a_nodes: a,
-                b_nodes: b,
-                gpus: g,
-                model_b: mb,
-                down,
-                ceilings,
-                gangs,
-                mig,
-                shared,
-                whole,
+            |((a, b, g, mb), (down, ceilings), gangs, mig, shared, whole, (spot_b, gang_spot))| {
+                Spec {
+                    a_nodes: a,
+                    b_nodes: b,
+                    gpus: g,
+                    model_b: mb,
+                    down,
+                    ceilings,
+                    gangs,
+                    mig,
+                    shared,
+                    whole,
+                    spot_b,
+                    gang_spot,
+                }
             },
         )
 }
@@ -75,7 +86,12 @@ pub fn decls(s: &Spec, extra: u32) -> Vec<String> {
             "node-class \"ca\" {{\n    cpu sockets=1 cores-per-socket=8 threads-per-core=1\n    memory \"256GiB\"\n    gpus {g} model=\"h100-sxm5-80gb\"\n    nvlink-domain gpus=\"0-{gm}\"\n}}\n"
         ),
         format!(
-            "node-class \"cb\" {{\n    cpu sockets=1 cores-per-socket=8 threads-per-core=1\n    memory \"256GiB\"\n    gpus {g} model=\"{model_b}\"\n}}\n"
+            "node-class \"cb\"{} {{\n    cpu sockets=1 cores-per-socket=8 threads-per-core=1\n    memory \"256GiB\"\n    gpus {g} model=\"{model_b}\"\n}}\n",
+            if s.spot_b {
+                " capacity=\"spot\" price-per-hour=1 interruptions=\"2/day\""
+            } else {
+                ""
+            }
         ),
         format!(
             "nodes \"a-[1-{a}]\" class=\"ca\" {}\n",
@@ -106,8 +122,14 @@ pub fn decls(s: &Spec, extra: u32) -> Vec<String> {
             tiers[*tier as usize]
         };
         let nodes = if tier == "node" { 1 } else { *nodes };
+        let spot = [s.gang_spot.0, s.gang_spot.1, s.gang_spot.2][i % 3];
+        let spot = match spot {
+            0 => "",
+            1 => "    preemptible\n    checkpoint every=\"30m\"\n",
+            _ => "    preemptible\n    checkpoint every=\"30m\"\n    spot straddle=#true\n",
+        };
         v.push(format!(
-            "training \"gang{i}\" team=\"{}\" priority=\"p{prio}\" replicas={reps} {{\n    gang gpus={} gpus-per-node={g}\n    topology required=\"{tier}\"\n}}\n",
+            "training \"gang{i}\" team=\"{}\" priority=\"p{prio}\" replicas={reps} {{\n    gang gpus={} gpus-per-node={g}\n    topology required=\"{tier}\"\n{spot}}}\n",
             team(i),
             nodes * g
         ));

@@ -311,8 +311,18 @@ pub fn unchecked(c: &Cluster, solver: SolverKind) -> Placement {
         solver,
         ..Options::default()
     };
-    let (a, info) = solve::run(c, &opts);
-    placement::build(c, &a, &info)
+    // As `pipeline::place` does: on the planner's view when the cluster needs one
+    // (authorities, CUDA, spot capacity), names restored.
+    let view = c
+        .needs_view()
+        .then(|| gpuplan::model::authority::solver_view(c));
+    let m = view.as_ref().unwrap_or(c);
+    let (a, info) = solve::run(m, &opts);
+    let mut p = placement::build(m, &a, &info);
+    if view.is_some() {
+        p.restore_model_names();
+    }
+    p
 }
 
 // ------------------------------------------------------------------ snapshots

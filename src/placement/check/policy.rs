@@ -197,7 +197,9 @@ fn fits_in(
     for d in c.topology.domains_ref(tier) {
         let mut per_node: BTreeMap<NodeIdx, u32> = BTreeMap::new();
         for (ni, m, _) in &d.per_node {
-            if accepts(m) && room(*ni, m) {
+            // Spot nodes only for a class that may be interrupted.
+            let usable = !c.node_spot(*ni) || c.may_use_spot(w);
+            if usable && accepts(m) && room(*ni, m) {
                 let n = avail.get(&(*ni, m.as_str())).copied().unwrap_or(0);
                 *per_node.entry(*ni).or_default() += n;
             }
