@@ -29,7 +29,7 @@ pub const GP928: &str = "GP928";
 pub type Settings = crate::cli::ApplyArgs;
 
 /// One argument that is a file but not KDL: a saved plan.
-fn saved_plan_path(paths: &[PathBuf]) -> Option<&Path> {
+pub(super) fn saved_plan_path(paths: &[PathBuf]) -> Option<&Path> {
     match paths {
         [p] if p.is_file() && p.extension().is_none_or(|e| e != "kdl") => Some(p),
         _ => None,

@@ -13,14 +13,6 @@ use crate::placement::Placement;
 use crate::report::chargeback;
 use std::path::{Path, PathBuf};
 
-/// One argument that is a file but not KDL: a saved plan.
-fn saved_plan_path(paths: &[PathBuf]) -> Option<&Path> {
-    match paths {
-        [p] if p.is_file() && p.extension().is_none_or(|e| e != "kdl") => Some(p),
-        _ => None,
-    }
-}
-
 /// The model and placement of a saved plan, refused when its inputs changed since it
 /// was made (GP922) or no longer accept its placement (GP928).
 fn from_saved(path: &Path) -> Result<(Cluster, Placement), Vec<Diagnostic>> {
@@ -65,7 +57,7 @@ pub fn chargeback(s: &ChargebackArgs, out: &Output) -> u8 {
             .with_help("write it as 30d, 7d or 720h")]);
         }
     };
-    let (model, placement) = match saved_plan_path(&s.paths) {
+    let (model, placement) = match super::apply::saved_plan_path(&s.paths) {
         Some(path) => match from_saved(path) {
             Ok(x) => x,
             Err(d) => return out.fail(&d),

@@ -325,11 +325,7 @@ pub fn build(spec: &Spec) -> Cluster {
     build_fabric(spec, &mut cluster);
     build_nvlink(spec, &mut cluster);
     build_policy(spec, &mut cluster);
-    cluster.topology = Topology::build(&cluster);
-    cluster.model_stats = model_stats(&cluster);
-    cluster.any_spot = cluster.nodes.iter().any(|n| n.capacity == Capacity::Spot);
-    cluster.model_drivers = model_drivers(&cluster);
-    cluster.refresh_authorities();
+    cluster.refresh();
     cluster
 }
 

@@ -533,6 +533,14 @@ impl Cluster {
         gpu.model.as_ref().and_then(|m| self.models.get(m))
     }
 
+    /// The model name of GPU `gi` of node `ni`, when both exist and it has one.
+    pub fn gpu_model_name(&self, ni: NodeIdx, gi: u32) -> Option<&str> {
+        self.nodes
+            .get(ni)
+            .and_then(|n| n.gpus.iter().find(|g| g.index == gi))
+            .and_then(|g| g.model.as_deref())
+    }
+
     /// CPU of a node in millicores (sockets x cores x threads), when its class says.
     pub fn node_cpu_milli(&self, n: NodeIdx) -> Option<u64> {
         let k = self.classes.get(&self.nodes[n].class)?;

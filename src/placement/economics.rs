@@ -20,6 +20,7 @@
 //!   the smaller of the two (the limit that binds); GPUs idle while it writes, so the
 //!   idle share = write time / (interval + write time).
 
+use super::accounting::round4;
 use super::{Placement, WorkloadPlacement};
 use crate::diag::Diagnostic;
 use crate::model::{Cluster, NodeIdx, Workload, WorkloadKind};
@@ -117,10 +118,6 @@ impl CheckpointClass {
     }
 }
 
-fn round4(x: f64) -> f64 {
-    super::accounting::round4(x)
-}
-
 /// One interruptible unit: its nodes (with the GPU-equivalents on each).
 struct Unit {
     nodes: Vec<(NodeIdx, String, f64)>,
@@ -133,15 +130,8 @@ impl Unit {
 }
 
 /// The units of one class: its gangs, else its GPUs per node.
-fn units(c: &Cluster, wp: &WorkloadPlacement) -> Vec<Unit> {
-    let model_of = |ni: NodeIdx, gi: u32| -> String {
-        c.nodes[ni]
-            .gpus
-            .iter()
-            .find(|g| g.index == gi)
-            .and_then(|g| g.model.clone())
-            .unwrap_or_default()
-    };
+fn units(c: &Cluster, w: &Workload, wp: &WorkloadPlacement) -> Vec<Unit> {
+    let model_of = |ni: NodeIdx, gi: u32| c.gpu_model_name(ni, gi).unwrap_or_default().to_string();
     let mut out = Vec::new();
     for g in &wp.gangs {
         let mut nodes = Vec::new();
@@ -173,12 +163,7 @@ fn units(c: &Cluster, wp: &WorkloadPlacement) -> Vec<Unit> {
             *per_node.entry((ni, model_of(ni, sh.gpu))).or_default() += 1.0;
         }
     }
-    let share = c
-        .workloads
-        .iter()
-        .find(|w| w.name == wp.name)
-        .map(|w| w.packed_milli_per_gpu() as f64 / 1000.0)
-        .unwrap_or(1.0);
+    let share = w.packed_milli_per_gpu() as f64 / 1000.0;
     for pk in &wp.packed {
         if let Some(&ni) = c.node_index.get(&pk.node) {
             for &gi in &pk.gpus {
@@ -335,7 +320,7 @@ fn spot_class(
     wp: &WorkloadPlacement,
     writes: &Writes,
 ) -> Option<SpotClass> {
-    let units = units(c, wp);
+    let units = units(c, w, wp);
     let on_spot: f64 = units
         .iter()
         .flat_map(|u| &u.nodes)
@@ -358,7 +343,7 @@ fn spot_class(
     let mut worst: Option<(f64, u32)> = None;
     for (i, u) in units.iter().enumerate() {
         let rate = unit_rate(c, u);
-        if rate <= 0.0 && !u.nodes.iter().any(|(n, _, _)| c.node_spot(*n)) {
+        if !u.nodes.iter().any(|(n, _, _)| c.node_spot(*n)) {
             continue;
         }
         let l = 24.0 * rate * (interval_h / 2.0 + restart_h) * u.gpus();

@@ -42,7 +42,7 @@ impl Facts {
         let pools = accounting::pools_of(c, a);
         let mut free: BTreeMap<(NodeIdx, String), u32> = BTreeMap::new();
         for (ni, gi) in accounting::free_whole_gpus(c, a, &pools) {
-            if let Some(m) = model_at(c, ni, gi) {
+            if let Some(m) = c.gpu_model_name(ni, gi) {
                 *free.entry((ni, m.to_string())).or_default() += 1;
             }
         }
@@ -101,13 +101,6 @@ impl Facts {
             held_in,
         }
     }
-}
-
-fn model_at(c: &Cluster, ni: NodeIdx, gi: u32) -> Option<&str> {
-    c.nodes
-        .get(ni)
-        .and_then(|n| n.gpus.iter().find(|g| g.index == gi))
-        .and_then(|g| g.model.as_deref())
 }
 
 /// The reasons for `requested - placed` replicas of class `wi`.

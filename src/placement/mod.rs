@@ -13,6 +13,7 @@ mod authority;
 mod build;
 pub mod check;
 pub mod economics;
+pub(crate) use accounting::round4;
 mod explain;
 pub mod previous;
 pub mod view;

@@ -17,7 +17,7 @@
 //!   partly used MIG GPU, unused shares), by model and capacity, at the GPU's price.
 
 use crate::model::{Cluster, NodeIdx};
-use crate::placement::Placement;
+use crate::placement::{Placement, round4};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -133,11 +133,6 @@ fn round2(x: f64) -> f64 {
     if r == 0.0 { 0.0 } else { r }
 }
 
-fn round4(x: f64) -> f64 {
-    let r = (x * 10_000.0).round() / 10_000.0;
-    if r == 0.0 { 0.0 } else { r }
-}
-
 /// Every GPU-equivalent the placement gives a class.
 fn uses(c: &Cluster, p: &Placement) -> Vec<Use> {
     let mut out = Vec::new();
@@ -214,12 +209,7 @@ fn uses(c: &Cluster, p: &Placement) -> Vec<Use> {
 }
 
 fn model_at(c: &Cluster, ni: NodeIdx, gi: u32) -> String {
-    c.nodes[ni]
-        .gpus
-        .iter()
-        .find(|g| g.index == gi)
-        .and_then(|g| g.model.clone())
-        .unwrap_or_default()
+    c.gpu_model_name(ni, gi).unwrap_or_default().to_string()
 }
 
 /// Price key: millionths, so rows with equal prices merge exactly.

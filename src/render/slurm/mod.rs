@@ -210,19 +210,16 @@ fn job_ctx<'a>(f: &Facts, header: &'a str, c: &'a ClassFacts, ctx: &Ctx) -> JobC
     } else {
         "leaf"
     };
-    let reaches = |tier: &str| {
+    // The class's candidate nodes: its partition and GPU model.
+    let candidates = || {
         f.nodes
             .iter()
             .filter(|n| c.pool.as_ref().is_none_or(|p| &n.pool == p))
             .filter(|n| c.model.is_none() || n.model == c.model)
-            .any(|n| n.domains.contains_key(tier))
     };
-    // Capacity features of the class's candidate nodes (none unless some is spot).
-    let capacities: std::collections::BTreeSet<&str> = f
-        .nodes
-        .iter()
-        .filter(|n| c.pool.as_ref().is_none_or(|p| &n.pool == p))
-        .filter(|n| c.model.is_none() || n.model == c.model)
+    let reaches = |tier: &str| candidates().any(|n| n.domains.contains_key(tier));
+    // Capacity features of the candidates (none unless some is spot).
+    let capacities: std::collections::BTreeSet<&str> = candidates()
         .filter_map(|n| {
             n.labels
                 .get(crate::names::CAPACITY_LABEL)

@@ -69,7 +69,7 @@ fn check_terms(own: &CapacityDecl, base: Option<&CapacityDecl>, at: Span, out: &
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     for c in &cx.spec.classes {
         check_terms(&c.capacity, None, c.span, out);
-        check_price(cx, &c.capacity, out);
+        check_price(&c.capacity, out);
     }
     for g in &cx.spec.node_groups {
         let class = g
@@ -84,12 +84,12 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             g.names.span,
             out,
         );
-        check_price(cx, own, out);
+        check_price(own, out);
     }
     spot_saves_nothing(cx, out);
 }
 
-fn check_price(_cx: &Ctx, d: &CapacityDecl, out: &mut Diagnostics) {
+fn check_price(d: &CapacityDecl, out: &mut Diagnostics) {
     if let Some(p) = d
         .price_per_hour
         .as_ref()
