@@ -120,6 +120,55 @@ pub fn lookup_product(product: &str) -> Option<&'static GpuSpec> {
         .find(|g| g.product_names.iter().any(|n| n.eq_ignore_ascii_case(p)))
 }
 
+/// Finds a model from any name another tool prints for it: gpuplan's id or alias, the
+/// NVML product name (`NVIDIA H100 80GB HBM3`), GPU Feature Discovery's label value
+/// (`NVIDIA-H100-80GB-HBM3`, also with the `-MIG-3g.40gb` or `-SHARED` suffix GFD adds
+/// under the single MIG strategy or time-slicing renames), or a Slurm GRES type
+/// (`h100`, `tesla_v100`, `nvidia_a100-sxm4-80gb`, `a100_3g.40gb` for a MIG type as
+/// Slurm's NVML autodetection names it). Matching ignores case and punctuation.
+pub fn identify(name: &str) -> Option<&'static GpuSpec> {
+    let mut base = name.trim();
+    for suffix in ["-SHARED", "-shared"] {
+        base = base.strip_suffix(suffix).unwrap_or(base);
+    }
+    if let Some(i) = base.to_ascii_lowercase().find("-mig-") {
+        base = &base[..i];
+    }
+    // Slurm's autodetected MIG types: `<gpu>_<N>g.<M>gb`.
+    if let Some((gpu, profile)) = base.rsplit_once('_') {
+        if profile.contains('g') && profile.contains('.') && profile.ends_with("gb") {
+            base = gpu;
+        }
+    }
+    let key = squash(base);
+    let key = key.strip_prefix("nvidia").unwrap_or(&key).to_string();
+    let bare = key.strip_prefix("tesla").unwrap_or(&key).to_string();
+    if key.is_empty() {
+        return None;
+    }
+    let matches = |g: &GpuSpec, k: &str| {
+        squash(g.id) == k
+            || g.aliases.iter().any(|a| squash(a) == k)
+            || g.product_names.iter().any(|n| {
+                let n = squash(n);
+                let n = n.strip_prefix("nvidia").unwrap_or(&n);
+                n == k || n.strip_prefix("tesla") == Some(k)
+            })
+    };
+    all()
+        .iter()
+        .find(|g| matches(g, &key))
+        .or_else(|| all().iter().find(|g| matches(g, &bare)))
+}
+
+/// Lowercase alphanumerics only: `NVIDIA-A100-SXM4-80GB` and `nvidia_a100_sxm4_80gb` agree.
+fn squash(s: &str) -> String {
+    s.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
 /// Finds a model by PCI device id.
 pub fn lookup_pci(device_id: u16) -> Option<&'static GpuSpec> {
     all().iter().find(|g| g.pci_device_ids.contains(&device_id))
