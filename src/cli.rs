@@ -97,6 +97,48 @@ pub enum Command {
         #[command(subcommand)]
         what: ReportKind,
     },
+    /// Rewrite gpuplan files in the canonical layout (`--check` for CI: exit 1 when a
+    /// file would change).
+    Fmt(FmtArgs),
+    /// Write a starter configuration into DIR (this node's hardware when NVML is
+    /// present, an example otherwise) and a `.gitignore` for the state folder.
+    Init {
+        /// Folder to write `cluster.kdl` and `.gitignore` into.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Write the example hardware even where NVML is present.
+        #[arg(long)]
+        no_discover: bool,
+    },
+    /// Print a shell completion script: `gpuplan completions bash > /etc/bash_completion.d/gpuplan`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write man pages: `gpuplan.1` and one per subcommand (`gpuplan-plan.1`, ...).
+    Man {
+        /// Folder to write the pages into.
+        #[arg(short = 'o', long = "out-dir", value_name = "DIR")]
+        out_dir: PathBuf,
+    },
+}
+
+/// Arguments of `gpuplan fmt`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct FmtArgs {
+    /// KDL files or folders (their `*.kdl` files); `-` formats standard input to standard
+    /// output.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// Change nothing; list the files that are not formatted and exit 1 if there are any.
+    #[arg(long)]
+    pub check: bool,
+    /// Print the changes as a unified diff.
+    #[arg(long)]
+    pub diff: bool,
+    /// Also format the `*.kdl` files of sub-folders (hidden folders and links skipped).
+    #[arg(long, short = 'r')]
+    pub recursive: bool,
 }
 
 #[derive(Subcommand, Debug)]

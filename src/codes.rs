@@ -118,6 +118,36 @@ pub const ALL: &[Code] = &[
         "review the model named; the profile is left out",
     ),
     code(
+        "GP760",
+        "fmt",
+        "a file `gpuplan fmt` was given does not parse (the syntax errors follow)",
+        "fix the syntax errors, then run `gpuplan fmt` again",
+    ),
+    code(
+        "GP761",
+        "fmt",
+        "formatting would change what the file means or drop a comment, so it is left as it is",
+        "report it with the file; meanwhile format it by hand",
+    ),
+    code(
+        "GP762",
+        "fmt",
+        "a path given to `gpuplan fmt` cannot be read or written",
+        "give existing KDL files or folders you can write to",
+    ),
+    code(
+        "GP763",
+        "init",
+        "`gpuplan init` would overwrite `cluster.kdl`, or cannot write a file",
+        "run it in an empty folder, or give one: `gpuplan init DIR`",
+    ),
+    code(
+        "GP764",
+        "man",
+        "the man pages cannot be written",
+        "choose a folder you can write to",
+    ),
+    code(
         "GP900",
         "command line",
         "an argument is invalid: an unknown code for `explain`, generator options out of range",

@@ -40,6 +40,7 @@ pub mod commands;
 pub mod diag;
 pub mod discover;
 pub mod drift;
+pub mod fmt;
 pub mod generate;
 pub mod load;
 pub mod model;

@@ -132,8 +132,25 @@ fn check_sources(sources: &SourceMap) {
 
 fn check_text(text: &str) {
     let mut sources = SourceMap::new();
-    sources.add("fuzz.kdl", text);
+    let file = sources.add("fuzz.kdl", text);
     check_sources(&sources);
+    check_fmt(file, text);
+}
+
+/// `gpuplan fmt` on anything that parses: never refuses as "would change the meaning"
+/// (GP761), and formatting its own output changes nothing.
+fn check_fmt(file: gpuplan::source::FileId, text: &str) {
+    match gpuplan::fmt::format(file, text) {
+        Ok(once) => {
+            let twice = gpuplan::fmt::format(file, &once)
+                .unwrap_or_else(|d| panic!("formatted text refused: {d:?}\n{once}"));
+            assert_eq!(once, twice, "fmt is not idempotent on:\n{text}");
+        }
+        Err(d) => assert!(
+            d.iter().all(|d| d.code != "GP761"),
+            "fmt refused a file that parses: {d:?}\n{text}"
+        ),
+    }
 }
 
 fn temp_path(tag: &str) -> std::path::PathBuf {

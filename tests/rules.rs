@@ -320,3 +320,54 @@ pool "m" mode="mig" nodes="n-01""#;
         "GP014"
     ));
 }
+
+/// CUDA 13 dropped Volta: a class built with 13.0 may not use V100s (error when it has
+/// nothing else, a warning when the planner keeps it off them), 12.8 may.
+#[test]
+fn gp043_cuda_13_on_volta() {
+    let cfg = |cuda: &str, models: &str| {
+        let mut sources = gpuplan::source::SourceMap::new();
+        sources.add(
+            "t.kdl",
+            format!(
+                r#"cluster "c" {{ scheduler "kueue"; }}
+node-class "dgx1" {{
+    gpus 8 model="v100-sxm2-32gb"
+    nics 4 speed="100Gbps" kind="infiniband"
+}}
+node-class "hgx" {{
+    gpus 8 model="h100-sxm5-80gb"
+    nics 8 speed="400Gbps" kind="infiniband"
+}}
+nodes "v-[01-02]" class="dgx1"
+nodes "h-[01-02]" class="hgx"
+fabric {{
+    leaf "l1" nodes="v-[01-02]"
+    leaf "l2" nodes="h-[01-02]"
+}}
+team "t" guarantee=8 burst=8
+priority "p" value=10
+training "llm" team="t" priority="p" {{
+    gang gpus=8
+    cuda "{cuda}"
+    {models}
+}}
+"#
+            ),
+        );
+        validate::validate(&sources)
+            .diagnostics
+            .into_iter()
+            .filter(|d| d.code == "GP043")
+            .map(|d| (d.severity, d.message.clone()))
+            .collect::<Vec<_>>()
+    };
+    let only_v100 = cfg("13.0", r#"models "v100-sxm2-32gb""#);
+    assert_eq!(only_v100.len(), 1, "{only_v100:?}");
+    assert_eq!(only_v100[0].0, gpuplan::diag::Severity::Error);
+    assert!(only_v100[0].1.contains("12.x"), "{only_v100:?}");
+    let both = cfg("13.0", "");
+    assert_eq!(both.len(), 1, "{both:?}");
+    assert_eq!(both[0].0, gpuplan::diag::Severity::Warning);
+    assert!(cfg("12.8", "").is_empty());
+}

@@ -122,6 +122,7 @@ pub fn compat_branches(major: u32, minor: u32) -> &'static [u32] {
 /// The first CUDA release (major, minor) that supports an architecture's GPUs.
 pub fn min_cuda_for(architecture: &str) -> Option<(u32, u32)> {
     Some(match architecture {
+        "pascal" => (8, 0),
         "volta" => (9, 0),
         "turing" => (10, 0),
         "ampere" => (11, 0),
@@ -130,6 +131,16 @@ pub fn min_cuda_for(architecture: &str) -> Option<(u32, u32)> {
         "blackwell" => (12, 8),
         _ => return None,
     })
+}
+
+/// The last CUDA major release that supports an architecture's GPUs, for architectures
+/// a later major dropped: CUDA 13.0 removed Maxwell, Pascal and Volta (offline
+/// compilation and library support; CUDA 13.0 release notes), so 12.x is their last.
+pub fn last_cuda_major_for(architecture: &str) -> Option<u32> {
+    match architecture {
+        "maxwell" | "pascal" | "volta" => Some(12),
+        _ => None,
+    }
 }
 
 /// The oldest driver that runs an application built with CUDA `major.minor`: the

@@ -19,8 +19,14 @@
 //! parts, `h100` for SXM, PCIe and NVL, `h200` for SXM and NVL). A cluster that mixes
 //! memory variants of one family declares its own `gpu-model` with another short name.
 //!
-//! PCI ids of derived products (A800, H800, H100 SXM5 94GB, GH200, H20) are left out on
-//! purpose: they are different products with different NVLink and would be misnamed.
+//! PCI ids of derived products (A800, H800, H100 SXM5 94GB) are left out on purpose: they
+//! are different products with different NVLink and would be misnamed. H20 and GH200 (the
+//! H100 96GB MIG family) have their own entries.
+//!
+//! Older and non-MIG parts (P100, V100, A10, A10G, A16, A40, RTX A6000, L40, RTX 6000 Ada)
+//! and H20, GH200, B300: product names and PCI ids as NVML and `lspci` report them;
+//! memory as `nvidia-smi` reports `memory.total` on published outputs where one was seen,
+//! otherwise derived (see docs/catalog.md, which marks each row).
 
 use super::{GpuSpec, MigProfile, MigSpec, NvlinkSpec};
 
@@ -238,6 +244,37 @@ static GB200_MIG: MigSpec = eight_slice(
     ],
 );
 
+/// H100 96GB family (GH200 96GB, H20): names from the User Guide's GH200 table and
+/// mig-parted's config (mig.md §2, §5); shapes as §2 (UNVERIFIED: no `-lgipp`
+/// transcript). Memory scaled from H200 by 97871/143771.
+static H100_96_MIG: MigSpec = eight_slice(
+    "R535",
+    &[
+        profile(&G8_1G, "1g.12gb", 10.89, DERIVED),
+        profile(&G8_1G_ME, "1g.12gb+me", 10.89, DERIVED),
+        profile(&G8_1G_2MEM, "1g.24gb", 21.95, DERIVED),
+        profile(&G8_2G, "2g.24gb", 21.95, DERIVED),
+        profile(&G8_3G, "3g.48gb", 47.31, DERIVED),
+        profile(&G8_4G, "4g.48gb", 47.31, DERIVED),
+        profile(&G8_7G, "7g.96gb", 94.62, DERIVED),
+    ],
+);
+
+/// B300: names from mig-parted's config (mig.md §2); shapes as §2 (UNVERIFIED). Memory
+/// scaled from H200 by 275040/143771.
+static B300_MIG: MigSpec = eight_slice(
+    "R580",
+    &[
+        profile(&G8_1G, "1g.34gb", 30.60, DERIVED),
+        profile(&G8_1G_ME, "1g.34gb+me", 30.60, DERIVED),
+        profile(&G8_1G_2MEM, "1g.67gb", 61.69, DERIVED),
+        profile(&G8_2G, "2g.67gb", 61.69, DERIVED),
+        profile(&G8_3G, "3g.135gb", 132.95, DERIVED),
+        profile(&G8_4G, "4g.135gb", 132.95, DERIVED),
+        profile(&G8_7G, "7g.269gb", 265.91, DERIVED),
+    ],
+);
+
 // ---------------------------------------------------------------------------------------
 // A30: 4 memory slices / 4 compute slices, mig.md §3 (observed `-lgipp`, driver 535).
 // The same numeric IDs mean other shapes than on the 8-slice models.
@@ -307,6 +344,25 @@ static A30_MIG: MigSpec = MigSpec {
 // whether a bridge is installed is the topology's business (nvlink domains), not the
 // model's. Link counts of bridges are derived from bandwidth / 50 GB/s per link.
 
+/// V100 SXM2 (limits.md §1, observed): gen 2, 6 links, ~300 GB/s.
+const NVLINK2_V100: NvlinkSpec = NvlinkSpec {
+    generation: 2,
+    links: 6,
+    bandwidth_gbs: 300,
+};
+/// P100 SXM2: gen 1, 4 links, 160 GB/s (NVIDIA's P100 datasheet; not in limits.md).
+const NVLINK1_P100: NvlinkSpec = NvlinkSpec {
+    generation: 1,
+    links: 4,
+    bandwidth_gbs: 160,
+};
+/// A40 / RTX A6000 NVLink bridge pair: gen 3, 112.5 GB/s per the datasheets (rounded
+/// down to 112; 4 links).
+const NVLINK3_BRIDGE_112: NvlinkSpec = NvlinkSpec {
+    generation: 3,
+    links: 4,
+    bandwidth_gbs: 112,
+};
 /// A100 SXM4 over NVSwitch; also A100 PCIe between a bridged pair (same gen-3 links).
 const NVLINK3_A100: NvlinkSpec = NvlinkSpec {
     generation: 3,
@@ -352,6 +408,84 @@ const NVLINK5: NvlinkSpec = NvlinkSpec {
 
 pub static MODELS: &[GpuSpec] = &[
     GpuSpec {
+        id: "p100-sxm2-16gb",
+        aliases: &["p100", "p100-sxm2", "tesla-p100"],
+        product_names: &["Tesla P100-SXM2-16GB"],
+        pci_device_ids: &[0x15F9],
+        architecture: "pascal",
+        memory_mib: 16280,
+        nvlink: Some(NVLINK1_P100),
+        mig: None,
+        short_name: "p100",
+        datacenter: true,
+    },
+    GpuSpec {
+        id: "p100-pcie-16gb",
+        aliases: &["p100-pcie"],
+        product_names: &["Tesla P100-PCIE-16GB"],
+        pci_device_ids: &[0x15F8],
+        architecture: "pascal",
+        memory_mib: 16280,
+        nvlink: None,
+        mig: None,
+        short_name: "p100",
+        datacenter: true,
+    },
+    GpuSpec {
+        id: "v100-sxm2-16gb",
+        aliases: &["v100-16gb", "v100-sxm2-16"],
+        product_names: &["Tesla V100-SXM2-16GB"],
+        pci_device_ids: &[0x1DB1],
+        architecture: "volta",
+        memory_mib: 16160,
+        nvlink: Some(NVLINK2_V100),
+        mig: None,
+        short_name: "v100",
+        datacenter: true,
+    },
+    GpuSpec {
+        id: "v100-sxm2-32gb",
+        aliases: &[
+            "v100",
+            "v100-sxm2",
+            "v100-32gb",
+            "v100-sxm2-32",
+            "tesla-v100",
+        ],
+        product_names: &["Tesla V100-SXM2-32GB"],
+        pci_device_ids: &[0x1DB5],
+        architecture: "volta",
+        memory_mib: 32510,
+        nvlink: Some(NVLINK2_V100),
+        mig: None,
+        short_name: "v100",
+        datacenter: true,
+    },
+    GpuSpec {
+        id: "v100-pcie-16gb",
+        aliases: &["v100-pcie", "v100-pcie-16"],
+        product_names: &["Tesla V100-PCIE-16GB"],
+        pci_device_ids: &[0x1DB4],
+        architecture: "volta",
+        memory_mib: 16160,
+        nvlink: None,
+        mig: None,
+        short_name: "v100",
+        datacenter: true,
+    },
+    GpuSpec {
+        id: "v100-pcie-32gb",
+        aliases: &["v100-pcie-32"],
+        product_names: &["Tesla V100-PCIE-32GB"],
+        pci_device_ids: &[0x1DB6],
+        architecture: "volta",
+        memory_mib: 32510,
+        nvlink: None,
+        mig: None,
+        short_name: "v100",
+        datacenter: true,
+    },
+    GpuSpec {
         id: "t4-16gb",
         aliases: &["t4", "tesla-t4"],
         product_names: &["Tesla T4"],
@@ -362,6 +496,69 @@ pub static MODELS: &[GpuSpec] = &[
         mig: None,
         short_name: "t4",
         datacenter: true,
+    },
+    GpuSpec {
+        id: "a10-24gb",
+        aliases: &["a10"],
+        product_names: &["NVIDIA A10"],
+        pci_device_ids: &[0x2236],
+        architecture: "ampere",
+        memory_mib: 23028,
+        nvlink: None,
+        mig: None,
+        short_name: "a10",
+        datacenter: true,
+    },
+    // AWS's A10 variant (g5 instances).
+    GpuSpec {
+        id: "a10g-24gb",
+        aliases: &["a10g"],
+        product_names: &["NVIDIA A10G"],
+        pci_device_ids: &[0x2237],
+        architecture: "ampere",
+        memory_mib: 23028,
+        nvlink: None,
+        mig: None,
+        short_name: "a10g",
+        datacenter: true,
+    },
+    // One of the four GPUs of an A16 board (each its own PCI device).
+    GpuSpec {
+        id: "a16-16gb",
+        aliases: &["a16"],
+        product_names: &["NVIDIA A16"],
+        pci_device_ids: &[0x25B6],
+        architecture: "ampere",
+        memory_mib: 15356,
+        nvlink: None,
+        mig: None,
+        short_name: "a16",
+        datacenter: true,
+    },
+    GpuSpec {
+        id: "a40-48gb",
+        aliases: &["a40"],
+        product_names: &["NVIDIA A40"],
+        pci_device_ids: &[0x2235],
+        architecture: "ampere",
+        memory_mib: 46068,
+        nvlink: Some(NVLINK3_BRIDGE_112),
+        mig: None,
+        short_name: "a40",
+        datacenter: true,
+    },
+    // Workstation part: no CUDA forward compatibility.
+    GpuSpec {
+        id: "rtx-a6000-48gb",
+        aliases: &["rtx-a6000", "a6000", "rtxa6000"],
+        product_names: &["NVIDIA RTX A6000"],
+        pci_device_ids: &[0x2230],
+        architecture: "ampere",
+        memory_mib: 49140,
+        nvlink: Some(NVLINK3_BRIDGE_112),
+        mig: None,
+        short_name: "a6000",
+        datacenter: false,
     },
     GpuSpec {
         id: "a30-24gb",
@@ -466,6 +663,31 @@ pub static MODELS: &[GpuSpec] = &[
         datacenter: true,
     },
     GpuSpec {
+        id: "h20-96gb",
+        aliases: &["h20"],
+        product_names: &["NVIDIA H20"],
+        pci_device_ids: &[0x2329],
+        architecture: "hopper",
+        memory_mib: 97871,
+        nvlink: Some(NVLINK4_SXM),
+        mig: Some(&H100_96_MIG),
+        short_name: "h20",
+        datacenter: true,
+    },
+    // Grace Hopper superchip, 96GB HBM3 (the 480GB/120GB in the name is Grace's LPDDR5X).
+    GpuSpec {
+        id: "gh200-96gb",
+        aliases: &["gh200", "gh200-480gb", "gh200-120gb"],
+        product_names: &["NVIDIA GH200 480GB", "NVIDIA GH200 120GB"],
+        pci_device_ids: &[0x2342],
+        architecture: "hopper",
+        memory_mib: 97871,
+        nvlink: Some(NVLINK4_SXM),
+        mig: Some(&H100_96_MIG),
+        short_name: "gh200",
+        datacenter: true,
+    },
+    GpuSpec {
         id: "h200-sxm-141gb",
         aliases: &["h200", "h200-sxm", "h200-141gb"],
         product_names: &["NVIDIA H200"],
@@ -500,6 +722,31 @@ pub static MODELS: &[GpuSpec] = &[
         mig: None,
         short_name: "l4",
         datacenter: true,
+    },
+    GpuSpec {
+        id: "l40-48gb",
+        aliases: &["l40"],
+        product_names: &["NVIDIA L40"],
+        pci_device_ids: &[0x26B5],
+        architecture: "ada",
+        memory_mib: 46068,
+        nvlink: None,
+        mig: None,
+        short_name: "l40",
+        datacenter: true,
+    },
+    // Workstation part: no CUDA forward compatibility.
+    GpuSpec {
+        id: "rtx-6000-ada-48gb",
+        aliases: &["rtx-6000-ada", "rtx6000ada", "rtx6000-ada"],
+        product_names: &["NVIDIA RTX 6000 Ada Generation"],
+        pci_device_ids: &[0x26B1],
+        architecture: "ada",
+        memory_mib: 49140,
+        nvlink: None,
+        mig: None,
+        short_name: "rtx6000ada",
+        datacenter: false,
     },
     GpuSpec {
         id: "l40s-48gb",
@@ -537,6 +784,19 @@ pub static MODELS: &[GpuSpec] = &[
         nvlink: Some(NVLINK5),
         mig: Some(&GB200_MIG),
         short_name: "gb200",
+        datacenter: true,
+    },
+    // B300 memory is approximate (~268.6 GiB usable of 288 GB nominal; UNVERIFIED).
+    GpuSpec {
+        id: "b300-288gb",
+        aliases: &["b300", "b300-sxm", "b300-sxm6"],
+        product_names: &["NVIDIA B300 SXM6 AC"],
+        pci_device_ids: &[0x3182],
+        architecture: "blackwell",
+        memory_mib: 275040,
+        nvlink: Some(NVLINK5),
+        mig: Some(&B300_MIG),
+        short_name: "b300",
         datacenter: true,
     },
 ];

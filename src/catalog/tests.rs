@@ -4,7 +4,23 @@
 use super::{GpuSpec, MigSpec, all, lookup, lookup_pci, lookup_product};
 use std::collections::BTreeSet;
 
-const REQUIRED: [&str; 15] = [
+const REQUIRED: [&str; 31] = [
+    "p100-sxm2-16gb",
+    "p100-pcie-16gb",
+    "v100-sxm2-16gb",
+    "v100-sxm2-32gb",
+    "v100-pcie-16gb",
+    "v100-pcie-32gb",
+    "a10-24gb",
+    "a10g-24gb",
+    "a16-16gb",
+    "a40-48gb",
+    "rtx-a6000-48gb",
+    "h20-96gb",
+    "gh200-96gb",
+    "l40-48gb",
+    "rtx-6000-ada-48gb",
+    "b300-288gb",
     "a30-24gb",
     "a100-sxm4-40gb",
     "a100-pcie-40gb",
@@ -418,6 +434,55 @@ fn usable_memory_grows_with_memory_slices() {
                     );
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn identify_reads_every_tool_s_spelling() {
+    let id = |s: &str| super::identify(s).map(|g| g.id);
+    // NVML product names, GPU Feature Discovery label values (with the suffixes GFD adds
+    // under the single MIG strategy and time-slicing renames), Slurm GRES types.
+    assert_eq!(id("NVIDIA H100 80GB HBM3"), Some("h100-sxm5-80gb"));
+    assert_eq!(id("NVIDIA-H100-80GB-HBM3"), Some("h100-sxm5-80gb"));
+    assert_eq!(
+        id("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"),
+        Some("a100-sxm4-40gb")
+    );
+    assert_eq!(id("NVIDIA-A100-SXM4-80GB-SHARED"), Some("a100-sxm4-80gb"));
+    assert_eq!(id("Tesla-V100-SXM2-16GB"), Some("v100-sxm2-16gb"));
+    assert_eq!(id("Tesla-T4"), Some("t4-16gb"));
+    assert_eq!(id("tesla_v100"), Some("v100-sxm2-32gb"));
+    assert_eq!(id("nvidia_a100-sxm4-80gb"), Some("a100-sxm4-80gb"));
+    assert_eq!(id("a100_3g.40gb"), Some("a100-sxm4-80gb"));
+    assert_eq!(id("h100"), Some("h100-sxm5-80gb"));
+    assert_eq!(
+        id("NVIDIA-RTX-6000-Ada-Generation"),
+        Some("rtx-6000-ada-48gb")
+    );
+    assert_eq!(id("NVIDIA-GH200-480GB"), Some("gh200-96gb"));
+    assert_eq!(id("NVIDIA-A10G"), Some("a10g-24gb"));
+    assert_eq!(id("NVIDIA B300 SXM6 AC"), Some("b300-288gb"));
+    assert_eq!(id("NVIDIA-GeForce-RTX-4090"), None);
+    assert_eq!(id(""), None);
+    assert_eq!(id("-MIG-"), None);
+}
+
+#[test]
+fn catalog_ids_names_and_pci_ids_are_unique() {
+    use std::collections::BTreeSet;
+    let mut names = BTreeSet::new();
+    let mut pci = BTreeSet::new();
+    for g in super::all() {
+        assert!(names.insert(g.id.to_string()), "{}", g.id);
+        for a in g.aliases {
+            assert!(names.insert(a.to_string()), "alias {a} of {}", g.id);
+        }
+        for p in g.product_names {
+            assert_eq!(super::identify(p).map(|s| s.id), Some(g.id), "{p}");
+        }
+        for d in g.pci_device_ids {
+            assert!(pci.insert(*d), "pci id {d:#06x} of {}", g.id);
         }
     }
 }

@@ -22,7 +22,7 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
 }
 
 /// This host's name, from the kernel (no libc call needed).
-fn host_name() -> Option<String> {
+pub(super) fn host_name() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .ok()

@@ -7,8 +7,11 @@ mod apply;
 pub mod discover;
 mod drift;
 mod explain;
+mod fmt;
 mod generate;
 pub mod import;
+mod init;
+mod man;
 mod output;
 mod plan;
 mod render;
@@ -88,5 +91,9 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
         Command::Report { what } => match what {
             crate::cli::ReportKind::Chargeback(a) => report::chargeback(&a, out),
         },
+        Command::Fmt(a) => fmt::run(&a, out),
+        Command::Init { dir, no_discover } => init::run(&dir, no_discover, out),
+        Command::Completions { shell } => man::completions(shell, out),
+        Command::Man { out_dir } => man::man_pages(&out_dir, out),
     }
 }

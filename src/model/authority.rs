@@ -518,6 +518,11 @@ pub enum CudaMisfit {
         architecture: &'static str,
         need: (u32, u32),
     },
+    /// A later CUDA major dropped the GPU's architecture (CUDA 13 and Volta).
+    Dropped {
+        architecture: &'static str,
+        last_major: u32,
+    },
     /// A CUDA release gpuplan does not know.
     Unknown,
 }
@@ -579,6 +584,14 @@ impl Cluster {
                     return Err(CudaMisfit::Architecture {
                         architecture,
                         need: min,
+                    });
+                }
+            }
+            if let Some(last_major) = crate::catalog::cuda::last_cuda_major_for(architecture) {
+                if major > last_major {
+                    return Err(CudaMisfit::Dropped {
+                        architecture,
+                        last_major,
                     });
                 }
             }

@@ -139,6 +139,7 @@ pub(super) fn render(f: &Facts) -> Result<Files, Diagnostic> {
 /// The compute capability NCCL's `sm` attribute wants, from the catalog architecture.
 fn sm_of(architecture: &str) -> u32 {
     match architecture {
+        "pascal" => 60,
         "volta" => 70,
         "turing" => 75,
         "ampere" => 80,
@@ -184,7 +185,7 @@ fn topology(c: &Cluster, k: &NodeClass) -> NodeTopo {
     };
     let link_speed = match spec.map(|s| s.architecture) {
         Some("hopper") | Some("blackwell") => "32.0 GT/s PCIe",
-        Some("turing") | Some("volta") => "8.0 GT/s PCIe",
+        Some("turing") | Some("volta") | Some("pascal") => "8.0 GT/s PCIe",
         _ => "16.0 GT/s PCIe",
     };
     let speed_mbps = k.nic_speed.map(|b| b.0 / 1_000_000).unwrap_or(0);

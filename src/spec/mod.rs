@@ -394,6 +394,20 @@ pub fn clamp_to_chars(text: &str, offset: usize, len: usize) -> (usize, usize) {
     (start, end - start)
 }
 
+/// Parses one file (with the nesting guard and the parser's deep stack), or the
+/// diagnostics that say why it does not parse. For tools that work on the KDL text
+/// itself (`gpuplan fmt`).
+pub fn parse_one(file: FileId, text: &str) -> Result<kdl::KdlDocument, Vec<Diagnostic>> {
+    if let Some(d) = nesting_guard(file, text) {
+        return Err(vec![d]);
+    }
+    match parse::parse_texts(&[text]).pop() {
+        Some(Ok(doc)) => Ok(doc),
+        Some(Err(e)) => Err(syntax_diagnostics(file, text, &e)),
+        None => Err(Vec::new()),
+    }
+}
+
 /// Parses and decodes every file of `sources` into one merged [`Spec`]. Files are
 /// parsed concurrently (module `parse`) and decoded in order.
 pub fn parse_all(sources: &SourceMap, diags: &mut Diagnostics) -> Spec {

@@ -1,4 +1,4 @@
-//! GP043: a CUDA release older than the GPU architecture.
+//! GP043: a CUDA release older than the GPU architecture, or one that dropped it.
 use super::prelude::*;
 use crate::model::authority::CudaMisfit;
 
@@ -6,15 +6,19 @@ pub static RULE: Rule = Rule {
     code: "GP043",
     name: "cuda-architecture",
     severity: Severity::Error,
-    summary: "a class's `cuda` predates the architecture of the GPUs it may use",
+    summary: "a class's `cuda` predates, or dropped, the architecture of the GPUs it may use",
     docs: r#"
 **What.** A class declares `cuda "X.Y"` older than the first release that supports the
 architecture of the GPUs it may use: Ampere (sm_80) needs 11.0, Ada and Hopper (sm_89,
-sm_90) 11.8, Blackwell (sm_100) 12.8. An error when it holds for every GPU model the
-class may use, a warning naming the models the planner keeps it off otherwise.
+sm_90) 11.8, Blackwell (sm_100) 12.8. Or it declares a CUDA major that removed the
+architecture: CUDA 13.0 dropped Maxwell, Pascal and Volta (P100, V100), so 12.x is the
+last release for them. An error when it holds for every GPU model the class may use, a
+warning naming the models the planner keeps it off otherwise.
 
 **Why.** A runtime that does not know the architecture has no code for it: kernels fail
-with "no kernel image is available for execution on the device".
+with "no kernel image is available for execution on the device". The same happens the
+other way round: a CUDA 13 build carries no sm_70 code and its PTX cannot be compiled for
+a V100.
 
 **Example.**
 ```text
@@ -39,37 +43,67 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             .into_iter()
             .map(|(_, x)| x)
             .collect();
-        let mut bad: Vec<String> = Vec::new();
+        let mut old: Vec<String> = Vec::new();
+        let mut dropped: Vec<String> = Vec::new();
         let mut need = (0, 0);
+        let mut last = u32::MAX;
         for model in &models {
-            if let Err(CudaMisfit::Architecture {
-                architecture,
-                need: n,
-            }) = m.cuda_fit(w, model, None)
-            {
-                bad.push(format!("{model} ({architecture})"));
-                need = need.max(n);
+            match m.cuda_fit(w, model, None) {
+                Err(CudaMisfit::Architecture {
+                    architecture,
+                    need: n,
+                }) => {
+                    old.push(format!("{model} ({architecture})"));
+                    need = need.max(n);
+                }
+                Err(CudaMisfit::Dropped {
+                    architecture,
+                    last_major,
+                }) => {
+                    dropped.push(format!("{model} ({architecture})"));
+                    last = last.min(last_major);
+                }
+                _ => {}
             }
         }
-        if bad.is_empty() {
-            continue;
-        }
-        let text = format!(
-            "{} `{}` is built with CUDA {major}.{minor}, older than {} needs ({}.{})",
-            w.kind.as_str(),
-            w.name,
-            bad.join(", "),
-            need.0,
-            need.1
-        );
-        let d = if bad.len() == models.len() {
-            Diagnostic::error(RULE.code, text)
-        } else {
-            Diagnostic::warning(RULE.code, format!("{text}: the planner keeps it off them"))
+        let all = old.len() + dropped.len() == models.len();
+        let severity = |text: String| {
+            if all {
+                Diagnostic::error(RULE.code, text)
+            } else {
+                Diagnostic::warning(RULE.code, format!("{text}: the planner keeps it off them"))
+            }
         };
-        out.push(d.at(span, "CUDA too old for these GPUs").with_help(format!(
-            "build the image with CUDA {}.{} or newer, or restrict `models`",
-            need.0, need.1
-        )));
+        let what = format!("{} `{}`", w.kind.as_str(), w.name);
+        if !old.is_empty() {
+            let text = format!(
+                "{what} is built with CUDA {major}.{minor}, older than {} needs ({}.{})",
+                old.join(", "),
+                need.0,
+                need.1
+            );
+            out.push(
+                severity(text)
+                    .at(span, "CUDA too old for these GPUs")
+                    .with_help(format!(
+                        "build the image with CUDA {}.{} or newer, or restrict `models`",
+                        need.0, need.1
+                    )),
+            );
+        }
+        if !dropped.is_empty() {
+            let text = format!(
+                "{what} is built with CUDA {major}.{minor}, which no longer supports {} \
+                 (the last release for them is {last}.x)",
+                dropped.join(", "),
+            );
+            out.push(
+                severity(text)
+                    .at(span, "CUDA too new for these GPUs")
+                    .with_help(format!(
+                        "build the image with CUDA {last}.x for these GPUs, or restrict `models`"
+                    )),
+            );
+        }
     }
 }
