@@ -12,6 +12,9 @@ pub struct Cli {
     /// Print nothing but results and errors.
     #[arg(long, short, global = true)]
     pub quiet: bool,
+    /// Plans: list every class, file and object instead of grouping repeated ones.
+    #[arg(long, short, global = true)]
+    pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
 }

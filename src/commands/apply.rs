@@ -86,8 +86,12 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
             let (checked, plan) = (&planned.checked, planned.plan);
             out.data(&format!(
                 "{}\n{}",
-                crate::placement::view::human(&checked.placement, &checked.model),
-                plan::view::human(&plan, out.color_stdout)
+                crate::placement::view::human_detail(
+                    &checked.placement,
+                    &checked.model,
+                    out.verbose
+                ),
+                plan::view::human_detail(&plan, out.color_stdout, out.verbose)
             ));
             if let Err(d) = confirm(s, &plan) {
                 return out.fail(&[d]);

@@ -60,7 +60,8 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let out = Output::new(cli.color, cli.quiet);
+    let mut out = Output::new(cli.color, cli.quiet);
+    out.verbose = cli.verbose;
     ExitCode::from(run(cli.command, &out))
 }
 

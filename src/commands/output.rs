@@ -12,6 +12,8 @@ pub struct Output {
     /// Colour on stdout (the plan's diff).
     pub color_stdout: bool,
     pub quiet: bool,
+    /// Plans list every class, file and object (`--verbose`).
+    pub verbose: bool,
     /// Progress bars: a terminal on stderr, no `--quiet`, not in CI (`CI` set).
     pub progress: bool,
 }
@@ -29,6 +31,7 @@ impl Output {
             color: pick(std::io::stderr().is_terminal()),
             color_stdout: pick(std::io::stdout().is_terminal()),
             quiet,
+            verbose: false,
             progress: !quiet && !in_ci && std::io::stderr().is_terminal(),
         }
     }

@@ -84,8 +84,8 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
         Format::Json => out.data(&json),
         Format::Human => out.data(&format!(
             "{}\n{}",
-            placement::view::human(&checked.placement, &checked.model),
-            plan::view::human(&planned.plan, out.color_stdout)
+            placement::view::human_detail(&checked.placement, &checked.model, out.verbose),
+            plan::view::human_detail(&planned.plan, out.color_stdout, out.verbose)
         )),
     }
     t.0.push(("output".into(), clock.elapsed().as_secs_f64()));

@@ -58,7 +58,11 @@ fn show_plan(path: &std::path::Path, format: Format, out: &Output) -> u8 {
                 plan.inputs.len(),
                 plan.inputs_digest
             );
-            s.push_str(&crate::plan::view::human(&plan, out.color_stdout));
+            s.push_str(&crate::plan::view::human_detail(
+                &plan,
+                out.color_stdout,
+                out.verbose,
+            ));
             out.data(&s);
         }
     }

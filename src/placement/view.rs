@@ -60,8 +60,20 @@ fn solver_lines(s: &mut String, v: &super::SolverSummary) {
     }
 }
 
-/// The plan as text for review.
+/// Above this many workload classes, the default view lists only the classes that are
+/// not fully placed and sums the others per kind and priority (`--verbose` lists all).
+pub const LIST_LIMIT: usize = 40;
+
+/// Classes named on an authority's `classes:` line before `... and N more`.
+const NAMES_LIMIT: usize = 12;
+
+/// The plan as text for review, grouped on large clusters ([`human_detail`]).
 pub fn human(p: &Placement, c: &Cluster) -> String {
+    human_detail(p, c, false)
+}
+
+/// The plan as text for review. `verbose`: every class, every name, however many.
+pub fn human_detail(p: &Placement, c: &Cluster, verbose: bool) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "plan for cluster `{}`", p.cluster);
     solver_lines(&mut s, &p.solver);
@@ -78,10 +90,14 @@ pub fn human(p: &Placement, c: &Cluster) -> String {
         );
     }
     pools(&mut s, p, c);
-    authorities(&mut s, p);
+    authorities(&mut s, p, verbose);
     let _ = writeln!(s, "\nworkloads");
-    for w in &p.workloads {
-        workload(&mut s, w);
+    if verbose || p.workloads.len() <= LIST_LIMIT {
+        for w in &p.workloads {
+            workload(&mut s, w);
+        }
+    } else {
+        workloads_grouped(&mut s, p);
     }
     mig_changes(&mut s, p);
     teams(&mut s, p);
@@ -115,8 +131,67 @@ pub fn human(p: &Placement, c: &Cluster) -> String {
     s
 }
 
+/// Many classes: one line per (kind, priority) with the fully placed classes summed, then
+/// every class that is not fully placed in full (at most [`LIST_LIMIT`] of them).
+fn workloads_grouped(s: &mut String, p: &Placement) {
+    let full =
+        |w: &WorkloadPlacement| w.unplaced.is_empty() && w.replicas_placed >= w.replicas_requested;
+    let mut groups: std::collections::BTreeMap<(&str, &str), (u32, u32, f64)> =
+        std::collections::BTreeMap::new();
+    for w in p.workloads.iter().filter(|w| full(w)) {
+        let g = groups
+            .entry((w.kind.as_str(), w.priority.as_str()))
+            .or_insert((0, 0, 0.0));
+        g.0 += 1;
+        g.1 += w.replicas_placed;
+        g.2 += w.gpus_placed;
+    }
+    let fully: u32 = groups.values().map(|g| g.0).sum();
+    let _ = writeln!(
+        s,
+        "  {fully} of {} classes fully placed, by kind and priority (--verbose lists each):",
+        p.workloads.len()
+    );
+    for ((kind, priority), (n, replicas, gpus)) in &groups {
+        let _ = writeln!(
+            s,
+            "    {kind}, priority {priority}: {}, {} placed, {} GPUs",
+            plural(*n, "class", "classes"),
+            plural(*replicas, "replica", "replicas"),
+            num(*gpus)
+        );
+    }
+    let short: Vec<&WorkloadPlacement> = p.workloads.iter().filter(|w| !full(w)).collect();
+    if short.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "  not fully placed:");
+    for w in short.iter().take(LIST_LIMIT) {
+        workload(s, w);
+    }
+    if short.len() > LIST_LIMIT {
+        let _ = writeln!(
+            s,
+            "  ... and {} more classes not fully placed (--verbose lists them)",
+            short.len() - LIST_LIMIT
+        );
+    }
+}
+
+/// Names, the first [`NAMES_LIMIT`] of them unless `verbose`.
+fn names_line(names: &[String], verbose: bool) -> String {
+    if verbose || names.len() <= NAMES_LIMIT {
+        return names.join(", ");
+    }
+    format!(
+        "{}, ... and {} more",
+        names[..NAMES_LIMIT].join(", "),
+        names.len() - NAMES_LIMIT
+    )
+}
+
 /// Which scheduler owns which nodes, runs which classes, enforces which quota parts.
-fn authorities(s: &mut String, p: &Placement) {
+fn authorities(s: &mut String, p: &Placement, verbose: bool) {
     if p.authorities.is_empty() {
         return;
     }
@@ -134,7 +209,7 @@ fn authorities(s: &mut String, p: &Placement) {
             let _ = writeln!(s, "    pools: {}", a.pools.join(", "));
         }
         if !a.classes.is_empty() {
-            let _ = writeln!(s, "    classes: {}", a.classes.join(", "));
+            let _ = writeln!(s, "    classes: {}", names_line(&a.classes, verbose));
         }
         for t in &a.teams {
             let _ = writeln!(

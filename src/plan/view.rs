@@ -5,6 +5,7 @@
 
 use super::{Action, Disruption, FileChange, Plan};
 use crate::units::compress_names;
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
 /// The plan as pretty JSON, newline-terminated.
@@ -47,8 +48,27 @@ pub fn summary_line(p: &Plan) -> String {
     )
 }
 
-/// Changes, the closing line, then disruption and rollout.
+/// Objects of one kind in a file are grouped from this many on (unless verbose).
+pub const GROUP_MIN: usize = 4;
+
+/// Files of one kind (action, folder, extension, reason) are grouped from this many on:
+/// per-node scripts and per-class examples, not the handful of files of a target.
+pub const FILE_GROUP_MIN: usize = 10;
+
+/// Characters of names shown on a grouped objects line before `,... (N more)`.
+const NAMES_WIDTH: usize = 100;
+
+/// Changes, the closing line, then disruption and rollout; repeated changes grouped.
 pub fn human(p: &Plan, color: bool) -> String {
+    human_detail(p, color, false)
+}
+
+/// Changes, the closing line, then disruption and rollout. `verbose`: every file and
+/// object on its own line, every diff; otherwise [`FILE_GROUP_MIN`] or more files of
+/// one kind (same action, folder, extension and reason) become one line, and
+/// [`GROUP_MIN`] or more objects of one kind in a file too (`+ 32 Node objects
+/// dgx-[001-032]`).
+pub fn human_detail(p: &Plan, color: bool, verbose: bool) -> String {
     let paint = Paint(color);
     let mut s = String::new();
     let _ = writeln!(s, "{}", paint.bold("changes"));
@@ -64,13 +84,30 @@ pub fn human(p: &Plan, color: bool) -> String {
             );
         }
     }
-    let mut unchanged = 0;
-    for c in &p.changes {
-        if c.action == Action::NoOp {
-            unchanged += 1;
-            continue;
+    let unchanged = p
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::NoOp)
+        .count();
+    let changed: Vec<&FileChange> = p
+        .changes
+        .iter()
+        .filter(|c| c.action != Action::NoOp)
+        .collect();
+    if verbose {
+        for c in changed {
+            file_change(&mut s, c, &paint, true);
         }
-        file_change(&mut s, c, &paint);
+    } else {
+        for group in file_groups(&changed) {
+            if group.len() >= FILE_GROUP_MIN {
+                grouped_files(&mut s, &group, &paint);
+            } else {
+                for c in group {
+                    file_change(&mut s, c, &paint, false);
+                }
+            }
+        }
     }
     if unchanged > 0 {
         let _ = writeln!(s, "  ({unchanged} files unchanged)");
@@ -80,7 +117,172 @@ pub fn human(p: &Plan, color: bool) -> String {
     s
 }
 
-fn file_change(s: &mut String, c: &FileChange, paint: &Paint) {
+/// The kind of a file change: action, folder, extension and reason.
+fn file_kind(c: &FileChange) -> (Action, &str, &str, &str) {
+    let (dir, name) = c.path.rsplit_once('/').unwrap_or(("", &c.path));
+    let ext = name.rsplit_once('.').map_or("", |x| x.1);
+    (c.action, dir, ext, c.reason.as_str())
+}
+
+/// Consecutive changes of one kind (the changes are sorted by path, so a folder's files
+/// are together), in order.
+fn file_groups<'a>(changes: &[&'a FileChange]) -> Vec<Vec<&'a FileChange>> {
+    let mut out: Vec<Vec<&FileChange>> = Vec::new();
+    for c in changes {
+        match out.last_mut() {
+            Some(g) if file_kind(g[0]) == file_kind(c) => g.push(c),
+            _ => out.push(vec![c]),
+        }
+    }
+    out
+}
+
+/// `+ 127 files mig/{dgx-[031-032],hgx-[001-125]}.sh create (reason)`, with the objects they hold summed
+/// per kind; diffs of grouped updates are left to `--verbose`.
+fn grouped_files(s: &mut String, group: &[&FileChange], paint: &Paint) {
+    let first = group[0];
+    let (action, dir, ext, reason) = file_kind(first);
+    let stems: Vec<String> = group
+        .iter()
+        .map(|c| {
+            let name = c.path.rsplit_once('/').map_or(c.path.as_str(), |x| x.1);
+            let stem = if ext.is_empty() {
+                name
+            } else {
+                name.strip_suffix(&format!(".{ext}")).unwrap_or(name)
+            };
+            stem.to_string()
+        })
+        .collect();
+    let names = format!("{{{}}}", names_shown(&stems));
+    let pattern = match (dir, ext) {
+        ("", "") => names,
+        ("", e) => format!("{names}.{e}"),
+        (d, "") => format!("{d}/{names}"),
+        (d, e) => format!("{d}/{names}.{e}"),
+    };
+    let head = format!("{} {} files {pattern}", action.marker(), group.len());
+    let _ = writeln!(
+        s,
+        "  {} {} ({reason})",
+        paint.action(action, &head),
+        action.as_str()
+    );
+    let resources: Vec<&super::ResourceChange> =
+        group.iter().flat_map(|c| c.resources.iter()).collect();
+    resource_lines(s, &resources, paint, false);
+    if group.iter().any(|c| c.diff.is_some()) {
+        let _ = writeln!(s, "      (diffs of these files: --verbose)");
+    }
+}
+
+/// The objects of a file; [`GROUP_MIN`] or more of one kind and action become one line
+/// unless `verbose`: `+ 32 Node objects dgx-[001-032]`, with `in namespace N` when they
+/// share one and `namespace/name` names when they do not.
+fn resource_lines(s: &mut String, rs: &[&super::ResourceChange], paint: &Paint, verbose: bool) {
+    // (action, kind) -> (namespace, name), kinds in first-seen order.
+    type Key = (Action, String);
+    let mut order: Vec<Key> = Vec::new();
+    let mut members: std::collections::BTreeMap<Key, Vec<(String, String)>> =
+        std::collections::BTreeMap::new();
+    for r in rs {
+        let parts: Vec<&str> = r.address.splitn(3, '/').collect();
+        let (kind, ns, name) = match parts.as_slice() {
+            [k, n, x] => (*k, *n, *x),
+            [k, x] => (*k, "", *x),
+            _ => ("", "", r.address.as_str()),
+        };
+        let key = (r.action, kind.to_string());
+        if !members.contains_key(&key) {
+            order.push(key.clone());
+        }
+        members
+            .entry(key)
+            .or_default()
+            .push((ns.to_string(), name.to_string()));
+    }
+    for key in order {
+        let list = &members[&key];
+        let (action, kind) = &key;
+        if verbose || list.len() < GROUP_MIN || kind.is_empty() {
+            for (ns, name) in list {
+                let address = match (kind.is_empty(), ns.is_empty()) {
+                    (true, _) => name.clone(),
+                    (false, true) => format!("{kind}/{name}"),
+                    (false, false) => format!("{kind}/{ns}/{name}"),
+                };
+                let line = format!("{} {address}", action.marker());
+                let _ = writeln!(
+                    s,
+                    "      {} {}",
+                    paint.action(*action, &line),
+                    action.as_str()
+                );
+            }
+            continue;
+        }
+        let namespaces: BTreeSet<&str> = list.iter().map(|(n, _)| n.as_str()).collect();
+        let (within, names): (String, Vec<String>) = match namespaces.len() {
+            1 if !list[0].0.is_empty() => (
+                format!(" in namespace {}", list[0].0),
+                list.iter().map(|(_, x)| x.clone()).collect(),
+            ),
+            1 => (String::new(), list.iter().map(|(_, x)| x.clone()).collect()),
+            n => (
+                format!(" in {n} namespaces"),
+                list.iter().map(|(ns, x)| format!("{ns}/{x}")).collect(),
+            ),
+        };
+        let line = format!(
+            "{} {} {kind} objects{within} {}",
+            action.marker(),
+            list.len(),
+            names_shown(&names)
+        );
+        let _ = writeln!(
+            s,
+            "      {} {}",
+            paint.action(*action, &line),
+            action.as_str()
+        );
+    }
+}
+
+/// Names compressed into ranges, cut after about [`NAMES_WIDTH`] characters.
+fn names_shown(names: &[String]) -> String {
+    let mut sorted = names.to_vec();
+    sorted.sort();
+    let ranges = compress_names(&sorted);
+    let mut out = String::new();
+    for (i, r) in ranges.iter().enumerate() {
+        if i > 0 && out.len() + r.len() > NAMES_WIDTH {
+            let _ = write!(out, ",... ({} more)", ranges.len() - i);
+            break;
+        }
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&cut_range(r));
+    }
+    out
+}
+
+/// A compressed range longer than [`NAMES_WIDTH`] cut at a comma: `eval-[0001,0003,...]`.
+fn cut_range(r: &str) -> String {
+    if r.len() <= NAMES_WIDTH || !r.ends_with(']') {
+        return r.to_string();
+    }
+    let mut end = NAMES_WIDTH;
+    while !r.is_char_boundary(end) {
+        end -= 1;
+    }
+    match r[..end].rfind(',') {
+        Some(comma) if r[..comma].contains('[') => format!("{},...]", &r[..comma]),
+        _ => r.to_string(),
+    }
+}
+
+fn file_change(s: &mut String, c: &FileChange, paint: &Paint, verbose: bool) {
     let head = format!("{} {}", c.action.marker(), c.path);
     let _ = writeln!(
         s,
@@ -89,15 +291,8 @@ fn file_change(s: &mut String, c: &FileChange, paint: &Paint) {
         c.action.as_str(),
         c.reason
     );
-    for r in &c.resources {
-        let line = format!("{} {}", r.action.marker(), r.address);
-        let _ = writeln!(
-            s,
-            "      {} {}",
-            paint.action(r.action, &line),
-            r.action.as_str()
-        );
-    }
+    let resources: Vec<&super::ResourceChange> = c.resources.iter().collect();
+    resource_lines(s, &resources, paint, verbose);
     if let Some(d) = &c.diff {
         for line in d.lines() {
             let painted = if line.starts_with("+++") || line.starts_with("---") {

@@ -1,0 +1,71 @@
+//! The human plan stays readable on large clusters: repeated changes of one kind are
+//! grouped and fully placed classes summed unless `--verbose` (issue 18).
+
+mod common;
+
+use std::path::PathBuf;
+
+fn generated(gpus: &str, tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gpuplan-group-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = common::gpuplan(&[
+        "generate",
+        "superpod",
+        "--gpus",
+        gpus,
+        "--mix",
+        "mixed",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir
+}
+
+#[test]
+fn a_large_first_plan_is_grouped_and_verbose_lists_everything() {
+    let dir = generated("4000", "big");
+    let d = dir.to_str().unwrap();
+    let short = common::gpuplan(&["plan", d]);
+    assert!(short.status.success());
+    let short = String::from_utf8_lossy(&short.stdout).into_owned();
+    let long = common::gpuplan(&["plan", "--verbose", d]);
+    let long = String::from_utf8_lossy(&long.stdout).into_owned();
+    let (ns, nl) = (short.lines().count(), long.lines().count());
+    assert!(ns < 300, "{ns} lines by default:\n{short}");
+    assert!(nl > 3 * ns, "verbose {nl} vs {ns}");
+    // Grouped: Node objects in one line, MIG scripts in one line, classes summed.
+    assert!(
+        short.contains("+ 500 Node objects dgx-[") && short.contains("create"),
+        "{short}"
+    );
+    assert!(short.contains(" files mig/{"), "{short}");
+    assert!(
+        short.contains("classes fully placed, by kind and priority"),
+        "{short}"
+    );
+    // Verbose: every Node object and every class on its own line.
+    assert_eq!(long.matches("      + Node/").count(), 500);
+    assert!(!long.contains("classes fully placed"));
+    // Both end with the same totals.
+    let last = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("Plan: "))
+            .map(str::to_string)
+    };
+    assert_eq!(last(&short), last(&long));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_small_plan_is_the_same_either_way() {
+    for e in ["examples/small-lab", "examples/superpod-h100"] {
+        let a = common::gpuplan(&["plan", e]);
+        let b = common::gpuplan(&["plan", "--verbose", e]);
+        assert_eq!(a.stdout, b.stdout, "{e}");
+    }
+}
