@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Applies the reviewed plan artifact: `gpuplan apply PLAN --out-dir DIR`. gpuplan refuses
+# a plan whose inputs or state changed since it was made (stale plan), so what lands is
+# exactly what was reviewed; plan again in that case.
+set -euo pipefail
+plan_file=${INPUT_PLAN_FILE:-plan.json}
+state=${INPUT_STATE:-.gpuplan/state.json}
+out_dir=${INPUT_OUT_DIR:-out}
+if [ ! -f "$plan_file" ]; then
+  echo "no plan file at $plan_file: download the plan artifact of the merged pull request first" >&2
+  exit 1
+fi
+gpuplan --color never apply "$plan_file" --state "$state" --out-dir "$out_dir"
