@@ -249,3 +249,31 @@ fn recursive_walks_sub_folders_but_not_hidden_ones() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A hand-edited file with every kind of mess: the canonical result as a snapshot; it
+/// validates exactly like the original.
+#[test]
+fn messy_fixture_snapshot() {
+    let path = root().join("tests/fixtures/fmt/messy.kdl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let formatted = format(&text).unwrap();
+    insta::assert_snapshot!("fmt_messy", formatted);
+    assert_eq!(format(&formatted).unwrap(), formatted);
+    let validate = |t: &str| {
+        let mut sources = SourceMap::new();
+        sources.add("t.kdl", t);
+        let o = gpuplan::validate::validate(&sources);
+        o.diagnostics
+            .iter()
+            .map(|d| (d.code, d.message.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(validate(&text), validate(&formatted));
+}
+
+#[test]
+fn unparsable_fixture_is_refused() {
+    let text = std::fs::read_to_string(root().join("tests/fixtures/fmt/bad.kdl")).unwrap();
+    let d = format(&text).unwrap_err();
+    assert_eq!(d[0].code, "GP760");
+}
