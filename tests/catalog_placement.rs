@@ -20,6 +20,9 @@ struct Row {
     max: usize,
     starts: &'static [usize],
     me: bool,
+    /// Media engine sets and optical-flow units taken (RTX PRO 6000 only).
+    decoders: u32,
+    ofa: u32,
 }
 
 struct Geometry {
@@ -27,6 +30,8 @@ struct Geometry {
     compute_slices: u32,
     max_instances: usize,
     rows: Vec<Row>,
+    /// Engine sets and OFAs the GPU shares out, where they are counted.
+    engines: Option<(u32, u32)>,
 }
 
 /// §2: one row per shape, named per §4 for the model: [1g, 1g+me, 1g-2mem, 2g, 3g, 4g, 7g].
@@ -50,6 +55,8 @@ fn eight_slice(names: [&'static str; 7]) -> Geometry {
             max,
             starts,
             me,
+            decoders: 0,
+            ofa: 0,
         })
         .collect();
     Geometry {
@@ -57,6 +64,7 @@ fn eight_slice(names: [&'static str; 7]) -> Geometry {
         compute_slices: 7,
         max_instances: 7,
         rows,
+        engines: None,
     }
 }
 
@@ -125,11 +133,14 @@ fn a30() -> Geometry {
         max,
         starts,
         me,
+        decoders: 0,
+        ofa: 0,
     };
     Geometry {
         memory_slices: 4,
         compute_slices: 4,
         max_instances: 4,
+        engines: None,
         rows: vec![
             row("1g.6gb", 1, 1, 4, &[0, 1, 2, 3], false),
             row("1g.6gb+me", 1, 1, 1, &[0, 1, 2, 3], true),
@@ -139,6 +150,79 @@ fn a30() -> Geometry {
         ],
     }
 }
+
+/// RTX PRO 6000 Blackwell, from a published `nvidia-smi mig -lgip` / `-lgipp` (12
+/// placement units; engine columns DEC and OFA): 1g {0,3,6,9}:3, 2g {0,6}:6, 4g {0}:12.
+fn rtx_pro_6000() -> Geometry {
+    let row = |name, compute, memory, max, starts, me, decoders, ofa| Row {
+        name,
+        compute,
+        memory,
+        max,
+        starts,
+        me,
+        decoders,
+        ofa,
+    };
+    let g1: &'static [usize] = &[0, 3, 6, 9];
+    let g2: &'static [usize] = &[0, 6];
+    Geometry {
+        memory_slices: 12,
+        compute_slices: 4,
+        max_instances: 4,
+        engines: Some((4, 1)),
+        rows: vec![
+            row("1g.24gb", 1, 3, 4, g1, false, 1, 0),
+            row("1g.24gb+me", 1, 3, 1, g1, true, 1, 1),
+            row("1g.24gb+gfx", 1, 3, 4, g1, false, 1, 0),
+            row("1g.24gb+me.all", 1, 3, 1, g1, false, 4, 1),
+            row("1g.24gb-me", 1, 3, 4, g1, false, 0, 0),
+            row("2g.48gb", 2, 6, 2, g2, false, 2, 0),
+            row("2g.48gb+gfx", 2, 6, 2, g2, false, 2, 0),
+            row("2g.48gb+me.all", 2, 6, 1, g2, false, 4, 1),
+            row("2g.48gb-me", 2, 6, 2, g2, false, 0, 0),
+            row("4g.96gb", 4, 12, 1, &[0], false, 4, 1),
+            row("4g.96gb+gfx", 4, 12, 1, &[0], false, 4, 1),
+        ],
+    }
+}
+
+const H100_96: [&str; 7] = [
+    "1g.12gb",
+    "1g.12gb+me",
+    "1g.24gb",
+    "2g.24gb",
+    "3g.48gb",
+    "4g.48gb",
+    "7g.96gb",
+];
+const GH200_144: [&str; 7] = [
+    "1g.18gb",
+    "1g.18gb+me",
+    "1g.36gb",
+    "2g.36gb",
+    "3g.72gb",
+    "4g.72gb",
+    "7g.144gb",
+];
+const B300: [&str; 7] = [
+    "1g.34gb",
+    "1g.34gb+me",
+    "1g.67gb",
+    "2g.67gb",
+    "3g.135gb",
+    "4g.135gb",
+    "7g.269gb",
+];
+const GB300: [&str; 7] = [
+    "1g.35gb",
+    "1g.35gb+me",
+    "1g.70gb",
+    "2g.70gb",
+    "3g.139gb",
+    "4g.139gb",
+    "7g.278gb",
+];
 
 // ----------------------------------------------------------------------------------------
 // Oracle.
@@ -178,11 +262,17 @@ fn oracle_valid(g: &Geometry, counts: &[usize]) -> bool {
     let compute: u32 = inst.iter().map(|&i| g.rows[i].compute).sum();
     let me = inst.iter().filter(|&&i| g.rows[i].me).count();
     let over_max = counts.iter().zip(&g.rows).any(|(&n, r)| n > r.max);
+    let decoders: u32 = inst.iter().map(|&i| g.rows[i].decoders).sum();
+    let ofa: u32 = inst.iter().map(|&i| g.rows[i].ofa).sum();
+    let engines_over = g
+        .engines
+        .is_some_and(|(d, o)| decoders > d || ofa > o);
     if inst.is_empty()
         || inst.len() > g.max_instances
         || compute > g.compute_slices
         || me > 1
         || over_max
+        || engines_over
     {
         return false;
     }
@@ -345,6 +435,35 @@ fn other_eight_slice_models_agree_with_the_oracle_everywhere() {
     exhaustive("h100-nvl-94gb", &eight_slice(H100_94), 127, 44);
     exhaustive("b200-180gb", &eight_slice(B200), 127, 44);
     exhaustive("gb200-186gb", &eight_slice(GB200), 127, 44);
+    exhaustive("h20-96gb", &eight_slice(H100_96), 127, 44);
+    exhaustive("gh200-96gb", &eight_slice(H100_96), 127, 44);
+    exhaustive("h100-sxm5-96gb", &eight_slice(H100_96), 127, 44);
+    exhaustive("gh200-144gb", &eight_slice(GH200_144), 127, 44);
+    exhaustive("b300-288gb", &eight_slice(B300), 127, 44);
+    exhaustive("gb300-288gb", &eight_slice(GB300), 127, 44);
+    exhaustive("a800-sxm4-80gb", &eight_slice(A100_80), 127, 44);
+    exhaustive("h800-sxm5-80gb", &eight_slice(H100_80), 127, 44);
+}
+
+/// 12 placement units, 4 compute slices and shared media engines: `+me.all` takes
+/// every engine set, so only `-me` profiles fit beside it.
+#[test]
+fn rtx_pro_6000_agrees_with_the_oracle_everywhere() {
+    exhaustive("rtx-pro-6000-blackwell-96gb", &rtx_pro_6000(), 114, 64);
+}
+
+#[test]
+fn rtx_pro_6000_engine_rule() {
+    let spec = mig("rtx-pro-6000");
+    assert!(fits(spec, &["1g.24gb+me.all", "1g.24gb-me", "1g.24gb-me", "1g.24gb-me"]).is_ok());
+    assert!(fits(spec, &["2g.48gb", "1g.24gb", "1g.24gb"]).is_ok());
+    let e = fits(spec, &["1g.24gb+me.all", "1g.24gb"]).unwrap_err();
+    assert!(matches!(e, FitError::MediaEnginesExceeded { decoders: 5, .. }), "{e:?}");
+    assert!(e.to_string().contains("only `-me` profiles fit"), "{e}");
+    // Placements in the driver's 12 units, as `nvidia-smi mig -lgi` prints them.
+    let p = fits(spec, &["1g.24gb", "2g.48gb", "1g.24gb"]).expect("fits");
+    let starts: Vec<(&str, u8)> = p.instances.iter().map(|(q, s)| (q.name, *s)).collect();
+    assert_eq!(starts, [("2g.48gb", 0), ("1g.24gb", 6), ("1g.24gb", 9)]);
 }
 
 #[test]

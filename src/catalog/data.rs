@@ -19,9 +19,10 @@
 //! parts, `h100` for SXM, PCIe and NVL, `h200` for SXM and NVL). A cluster that mixes
 //! memory variants of one family declares its own `gpu-model` with another short name.
 //!
-//! PCI ids of derived products (A800, H800, H100 SXM5 94GB) are left out on purpose: they
-//! are different products with different NVLink and would be misnamed. H20 and GH200 (the
-//! H100 96GB MIG family) have their own entries.
+//! Export and board variants (A800, H800, H100 96GB, PG506) have entries of their own, so
+//! they keep their names and NVLink; their MIG tables are those mig-parted's device
+//! filters give them (tests/mig_parted.rs checks all 27 device ids of its config). The
+//! H100 SXM5 94GB (0x2339) is left out: no MIG configuration names it.
 //!
 //! Older and non-MIG parts (P100, V100, A10, A10G, A16, A40, RTX A6000, L40, RTX 6000 Ada)
 //! and H20, GH200, B300: product names and PCI ids as NVML and `lspci` report them;
@@ -42,6 +43,8 @@ struct Shape {
     max_count: u8,
     starts: &'static [u8],
     media_extensions: bool,
+    decoders: u8,
+    ofa: u8,
 }
 
 const fn profile(shape: &Shape, name: &'static str, memory_gib: f64, observed: bool) -> MigProfile {
@@ -55,6 +58,8 @@ const fn profile(shape: &Shape, name: &'static str, memory_gib: f64, observed: b
         memory_gib,
         memory_observed: observed,
         media_extensions: shape.media_extensions,
+        decoders: shape.decoders,
+        ofa: shape.ofa,
     }
 }
 
@@ -75,6 +80,8 @@ const G8_1G: Shape = Shape {
     max_count: 7,
     starts: STARTS_1SLICE,
     media_extensions: false,
+    decoders: 0,
+    ofa: 0,
 };
 /// ID 20: `1g+me`.
 const G8_1G_ME: Shape = Shape {
@@ -84,6 +91,8 @@ const G8_1G_ME: Shape = Shape {
     max_count: 1,
     starts: STARTS_1SLICE,
     media_extensions: true,
+    decoders: 0,
+    ofa: 0,
 };
 /// ID 15: `1g` with two memory slices.
 const G8_1G_2MEM: Shape = Shape {
@@ -93,6 +102,8 @@ const G8_1G_2MEM: Shape = Shape {
     max_count: 4,
     starts: STARTS_2SLICE,
     media_extensions: false,
+    decoders: 0,
+    ofa: 0,
 };
 /// ID 14: `2g`.
 const G8_2G: Shape = Shape {
@@ -102,6 +113,8 @@ const G8_2G: Shape = Shape {
     max_count: 3,
     starts: STARTS_2G,
     media_extensions: false,
+    decoders: 0,
+    ofa: 0,
 };
 /// ID 9: `3g`.
 const G8_3G: Shape = Shape {
@@ -111,6 +124,8 @@ const G8_3G: Shape = Shape {
     max_count: 2,
     starts: STARTS_3G,
     media_extensions: false,
+    decoders: 0,
+    ofa: 0,
 };
 /// ID 5: `4g`.
 const G8_4G: Shape = Shape {
@@ -120,6 +135,8 @@ const G8_4G: Shape = Shape {
     max_count: 1,
     starts: STARTS_ZERO,
     media_extensions: false,
+    decoders: 0,
+    ofa: 0,
 };
 /// ID 0: `7g`, the whole GPU.
 const G8_7G: Shape = Shape {
@@ -129,7 +146,20 @@ const G8_7G: Shape = Shape {
     max_count: 1,
     starts: STARTS_ZERO,
     media_extensions: false,
+    decoders: 0,
+    ofa: 0,
 };
+
+/// `spec` with the names newer drivers print for some of its profiles.
+const fn with_driver_names(
+    spec: MigSpec,
+    driver_names: &'static [(&'static str, &'static str)],
+) -> MigSpec {
+    MigSpec {
+        driver_names,
+        ..spec
+    }
+}
 
 const fn eight_slice(min_driver: &'static str, profiles: &'static [MigProfile]) -> MigSpec {
     MigSpec {
@@ -138,6 +168,8 @@ const fn eight_slice(min_driver: &'static str, profiles: &'static [MigProfile]) 
         max_instances: 7,
         profiles,
         min_driver,
+        engines: None,
+        driver_names: &[],
     }
 }
 
@@ -230,17 +262,26 @@ static B200_MIG: MigSpec = eight_slice(
 );
 
 /// GB200 186GB: names from mig-parted's config (UNVERIFIED shapes, as B200). Memory
-/// scaled from H200 by 189471/143771.
-static GB200_MIG: MigSpec = eight_slice(
-    "R570",
+/// scaled from H200 by 189471/143771. Newer drivers print `3g.95gb`, `4g.95gb` and
+/// `7g.189gb` for the 4- and 8-slice profiles (mig-parted's config carries both names;
+/// other published GB200 resource lists use `7g.189gb`).
+static GB200_MIG: MigSpec = with_driver_names(
+        eight_slice(
+        "R570",
+        &[
+            profile(&G8_1G, "1g.23gb", 21.08, DERIVED),
+            profile(&G8_1G_ME, "1g.23gb+me", 21.08, DERIVED),
+            profile(&G8_1G_2MEM, "1g.47gb", 42.50, DERIVED),
+            profile(&G8_2G, "2g.47gb", 42.50, DERIVED),
+            profile(&G8_3G, "3g.93gb", 91.59, DERIVED),
+            profile(&G8_4G, "4g.93gb", 91.59, DERIVED),
+            profile(&G8_7G, "7g.186gb", 183.18, DERIVED),
+        ],
+    ),
     &[
-        profile(&G8_1G, "1g.23gb", 21.08, DERIVED),
-        profile(&G8_1G_ME, "1g.23gb+me", 21.08, DERIVED),
-        profile(&G8_1G_2MEM, "1g.47gb", 42.50, DERIVED),
-        profile(&G8_2G, "2g.47gb", 42.50, DERIVED),
-        profile(&G8_3G, "3g.93gb", 91.59, DERIVED),
-        profile(&G8_4G, "4g.93gb", 91.59, DERIVED),
-        profile(&G8_7G, "7g.186gb", 183.18, DERIVED),
+        ("3g.93gb", "3g.95gb"),
+        ("4g.93gb", "4g.95gb"),
+        ("7g.186gb", "7g.189gb"),
     ],
 );
 
@@ -275,6 +316,88 @@ static B300_MIG: MigSpec = eight_slice(
     ],
 );
 
+/// GH200 144GB HBM3e: names from mig-parted's config (mig.md §2, UNVERIFIED in the User
+/// Guide); shapes as §2. Memory scaled from H200 by 146830/143771.
+static GH200_144_MIG: MigSpec = eight_slice(
+    "R550",
+    &[
+        profile(&G8_1G, "1g.18gb", 16.34, DERIVED),
+        profile(&G8_1G_ME, "1g.18gb+me", 16.34, DERIVED),
+        profile(&G8_1G_2MEM, "1g.36gb", 32.93, DERIVED),
+        profile(&G8_2G, "2g.36gb", 32.93, DERIVED),
+        profile(&G8_3G, "3g.72gb", 70.97, DERIVED),
+        profile(&G8_4G, "4g.72gb", 70.97, DERIVED),
+        profile(&G8_7G, "7g.144gb", 141.95, DERIVED),
+    ],
+);
+
+/// GB300: names from mig-parted's config (mig.md §2; on GB300 `1g.35gb` is the one-slice
+/// profile, 7 per GPU, unlike H200's two-slice `1g.35gb`); shapes as §2 (UNVERIFIED).
+/// Memory scaled from H200 by 284208/143771. Minimum driver R595 per the User Guide.
+static GB300_MIG: MigSpec = eight_slice(
+    "R595",
+    &[
+        profile(&G8_1G, "1g.35gb", 31.62, DERIVED),
+        profile(&G8_1G_ME, "1g.35gb+me", 31.62, DERIVED),
+        profile(&G8_1G_2MEM, "1g.70gb", 63.75, DERIVED),
+        profile(&G8_2G, "2g.70gb", 63.75, DERIVED),
+        profile(&G8_3G, "3g.139gb", 137.38, DERIVED),
+        profile(&G8_4G, "4g.139gb", 137.38, DERIVED),
+        profile(&G8_7G, "7g.278gb", 274.77, DERIVED),
+    ],
+);
+
+// ---------------------------------------------------------------------------------------
+// RTX PRO 6000 Blackwell (GB202): 4 compute slices on a grid of 12 placement units, and
+// media engines shared out: 4 NVDEC/NVENC/JPEG sets and 1 OFA. Observed `nvidia-smi mig
+// -lgip` and `-lgipp` on an RTX PRO 6000 Blackwell Server Edition (a published
+// walkthrough, tests/fixtures/nvidia-smi/SOURCES.md): 1g {0,3,6,9}:3, 2g {0,6}:6,
+// 4g {0}:12; the engine columns give `decoders` and `ofa`. `+me.all` takes every engine
+// set, so beside it only `-me` profiles fit (mig.md §4; the `_ALL_ME` NVML profiles).
+
+const RTX_1G_STARTS: &[u8] = &[0, 3, 6, 9];
+const RTX_2G_STARTS: &[u8] = &[0, 6];
+
+const fn rtx_shape(id: u32, g: u8, max: u8, me: bool, decoders: u8, ofa: u8) -> Shape {
+    let (memory_slices, starts) = match g {
+        1 => (3, RTX_1G_STARTS),
+        2 => (6, RTX_2G_STARTS),
+        _ => (12, STARTS_ZERO),
+    };
+    Shape {
+        id,
+        compute_slices: g,
+        memory_slices,
+        max_count: max,
+        starts,
+        media_extensions: me,
+        decoders,
+        ofa,
+    }
+}
+
+static RTX_PRO_6000_MIG: MigSpec = MigSpec {
+    memory_slices: 12,
+    compute_slices: 4,
+    max_instances: 4,
+    min_driver: "R580",
+    engines: Some((4, 1)),
+    driver_names: &[],
+    profiles: &[
+        profile(&rtx_shape(14, 1, 4, false, 1, 0), "1g.24gb", 23.62, OBSERVED),
+        profile(&rtx_shape(21, 1, 1, true, 1, 1), "1g.24gb+me", 23.62, OBSERVED),
+        profile(&rtx_shape(47, 1, 4, false, 1, 0), "1g.24gb+gfx", 23.62, OBSERVED),
+        profile(&rtx_shape(65, 1, 1, false, 4, 1), "1g.24gb+me.all", 23.62, OBSERVED),
+        profile(&rtx_shape(67, 1, 4, false, 0, 0), "1g.24gb-me", 23.62, OBSERVED),
+        profile(&rtx_shape(5, 2, 2, false, 2, 0), "2g.48gb", 47.38, OBSERVED),
+        profile(&rtx_shape(35, 2, 2, false, 2, 0), "2g.48gb+gfx", 47.38, OBSERVED),
+        profile(&rtx_shape(64, 2, 1, false, 4, 1), "2g.48gb+me.all", 47.38, OBSERVED),
+        profile(&rtx_shape(66, 2, 2, false, 0, 0), "2g.48gb-me", 47.38, OBSERVED),
+        profile(&rtx_shape(0, 4, 1, false, 4, 1), "4g.96gb", 95.12, OBSERVED),
+        profile(&rtx_shape(32, 4, 1, false, 4, 1), "4g.96gb+gfx", 95.12, OBSERVED),
+    ],
+};
+
 // ---------------------------------------------------------------------------------------
 // A30: 4 memory slices / 4 compute slices, mig.md §3 (observed `-lgipp`, driver 535).
 // The same numeric IDs mean other shapes than on the 8-slice models.
@@ -289,6 +412,8 @@ const A30_1G: Shape = Shape {
     max_count: 4,
     starts: A30_STARTS_1G,
     media_extensions: false,
+    decoders: 0,
+    ofa: 0,
 };
 const A30_1G_ME: Shape = Shape {
     id: 21,
@@ -297,6 +422,8 @@ const A30_1G_ME: Shape = Shape {
     max_count: 1,
     starts: A30_STARTS_1G,
     media_extensions: true,
+    decoders: 0,
+    ofa: 0,
 };
 const A30_2G: Shape = Shape {
     id: 5,
@@ -305,6 +432,8 @@ const A30_2G: Shape = Shape {
     max_count: 2,
     starts: A30_STARTS_2G,
     media_extensions: false,
+    decoders: 0,
+    ofa: 0,
 };
 const A30_2G_ME: Shape = Shape {
     id: 6,
@@ -313,6 +442,8 @@ const A30_2G_ME: Shape = Shape {
     max_count: 1,
     starts: A30_STARTS_2G,
     media_extensions: true,
+    decoders: 0,
+    ofa: 0,
 };
 const A30_4G: Shape = Shape {
     id: 0,
@@ -321,6 +452,8 @@ const A30_4G: Shape = Shape {
     max_count: 1,
     starts: STARTS_ZERO,
     media_extensions: false,
+    decoders: 0,
+    ofa: 0,
 };
 
 /// A30 24GB. Memory scaled from A100-80 by 6/10 GiB per slice (the A30 transcript's
@@ -330,6 +463,8 @@ static A30_MIG: MigSpec = MigSpec {
     compute_slices: 4,
     max_instances: 4,
     min_driver: "R460",
+    engines: None,
+    driver_names: &[],
     profiles: &[
         profile(&A30_1G, "1g.6gb", 5.70, DERIVED),
         profile(&A30_1G_ME, "1g.6gb+me", 5.70, DERIVED),
@@ -362,6 +497,18 @@ const NVLINK3_BRIDGE_112: NvlinkSpec = NvlinkSpec {
     generation: 3,
     links: 4,
     bandwidth_gbs: 112,
+};
+/// A800 / H800 (export variants): NVLink cut to 400 GB/s (8 links), per NVIDIA's A800 and
+/// H800 product pages (not in limits.md).
+const NVLINK3_A800: NvlinkSpec = NvlinkSpec {
+    generation: 3,
+    links: 8,
+    bandwidth_gbs: 400,
+};
+const NVLINK4_H800: NvlinkSpec = NvlinkSpec {
+    generation: 4,
+    links: 8,
+    bandwidth_gbs: 400,
 };
 /// A100 SXM4 over NVSwitch; also A100 PCIe between a bridged pair (same gen-3 links).
 const NVLINK3_A100: NvlinkSpec = NvlinkSpec {
@@ -560,6 +707,56 @@ pub static MODELS: &[GpuSpec] = &[
         short_name: "a6000",
         datacenter: false,
     },
+    // A800: the A100 for export, NVLink cut to 400 GB/s; MIG as A100 (mig-parted's filters).
+    GpuSpec {
+        id: "a800-pcie-40gb",
+        aliases: &["a800-40gb"],
+        product_names: &["NVIDIA A800 40GB PCIe", "NVIDIA A800 40GB Active"],
+        pci_device_ids: &[0x20F6],
+        architecture: "ampere",
+        memory_mib: 40960,
+        nvlink: Some(NVLINK3_A800),
+        mig: Some(&A100_40_MIG),
+        short_name: "a800",
+        datacenter: true,
+    },
+    GpuSpec {
+        id: "a800-sxm4-80gb",
+        aliases: &["a800", "a800-80gb", "a800-sxm4"],
+        product_names: &["NVIDIA A800-SXM4-80GB", "A800-SXM4-80GB"],
+        pci_device_ids: &[0x20F3],
+        architecture: "ampere",
+        memory_mib: 81920,
+        nvlink: Some(NVLINK3_A800),
+        mig: Some(&A100_80_MIG),
+        short_name: "a800",
+        datacenter: true,
+    },
+    GpuSpec {
+        id: "a800-pcie-80gb",
+        aliases: &["a800-pcie"],
+        product_names: &["NVIDIA A800 80GB PCIe"],
+        pci_device_ids: &[0x20F5],
+        architecture: "ampere",
+        memory_mib: 81920,
+        nvlink: Some(NVLINK3_A800),
+        mig: Some(&A100_80_MIG),
+        short_name: "a800",
+        datacenter: true,
+    },
+    // PG506-232 (GA100GL board): mig-parted configures it with the 96GB profile names (UNVERIFIED memory).
+    GpuSpec {
+        id: "pg506-96gb",
+        aliases: &["pg506", "pg506-232"],
+        product_names: &["NVIDIA PG506-232", "NVIDIA PG506-242"],
+        pci_device_ids: &[0x20B6],
+        architecture: "ampere",
+        memory_mib: 97871,
+        nvlink: Some(NVLINK3_A100),
+        mig: Some(&H100_96_MIG),
+        short_name: "pg506",
+        datacenter: true,
+    },
     GpuSpec {
         id: "a30-24gb",
         aliases: &["a30"],
@@ -662,6 +859,55 @@ pub static MODELS: &[GpuSpec] = &[
         short_name: "h100",
         datacenter: true,
     },
+    // H800: the H100 for export, NVLink cut to 400 GB/s; MIG as H100 80GB (mig-parted's filters).
+    GpuSpec {
+        id: "h800-sxm5-80gb",
+        aliases: &["h800", "h800-sxm", "h800-80gb"],
+        product_names: &["NVIDIA H800"],
+        pci_device_ids: &[0x2324],
+        architecture: "hopper",
+        memory_mib: 81559,
+        nvlink: Some(NVLINK4_H800),
+        mig: Some(&H100_80_MIG),
+        short_name: "h800",
+        datacenter: true,
+    },
+    GpuSpec {
+        id: "h800-pcie-80gb",
+        aliases: &["h800-pcie"],
+        product_names: &["NVIDIA H800 PCIe"],
+        pci_device_ids: &[0x2322],
+        architecture: "hopper",
+        memory_mib: 81559,
+        nvlink: Some(NVLINK4_H800),
+        mig: Some(&H100_80_MIG),
+        short_name: "h800",
+        datacenter: true,
+    },
+    GpuSpec {
+        id: "h800-nvl-94gb",
+        aliases: &["h800-nvl", "h800l"],
+        product_names: &["NVIDIA H800 NVL", "NVIDIA H800L 94GB"],
+        pci_device_ids: &[0x233A],
+        architecture: "hopper",
+        memory_mib: 95830,
+        nvlink: Some(NVLINK4_BRIDGE),
+        mig: Some(&H100_94_MIG),
+        short_name: "h800",
+        datacenter: true,
+    },
+    GpuSpec {
+        id: "h100-sxm5-96gb",
+        aliases: &["h100-96gb"],
+        product_names: &["NVIDIA H100 96GB HBM3", "NVIDIA H100 96GB"],
+        pci_device_ids: &[0x233D],
+        architecture: "hopper",
+        memory_mib: 97871,
+        nvlink: Some(NVLINK4_SXM),
+        mig: Some(&H100_96_MIG),
+        short_name: "h100",
+        datacenter: true,
+    },
     GpuSpec {
         id: "h20-96gb",
         aliases: &["h20"],
@@ -684,6 +930,19 @@ pub static MODELS: &[GpuSpec] = &[
         memory_mib: 97871,
         nvlink: Some(NVLINK4_SXM),
         mig: Some(&H100_96_MIG),
+        short_name: "gh200",
+        datacenter: true,
+    },
+    // GH200 with 144GB HBM3e (memory derived from the 7g.144gb profile name; UNVERIFIED).
+    GpuSpec {
+        id: "gh200-144gb",
+        aliases: &["gh200-144g"],
+        product_names: &["NVIDIA GH200 144G HBM3e"],
+        pci_device_ids: &[0x2348],
+        architecture: "hopper",
+        memory_mib: 146830,
+        nvlink: Some(NVLINK4_SXM),
+        mig: Some(&GH200_144_MIG),
         short_name: "gh200",
         datacenter: true,
     },
@@ -798,6 +1057,45 @@ pub static MODELS: &[GpuSpec] = &[
         mig: Some(&B300_MIG),
         short_name: "b300",
         datacenter: true,
+    },
+    // GB300 (NVL72 compute tray): memory derived from the 7g.278gb profile name (UNVERIFIED).
+    GpuSpec {
+        id: "gb300-288gb",
+        aliases: &["gb300"],
+        product_names: &["NVIDIA GB300"],
+        pci_device_ids: &[0x31C2],
+        architecture: "blackwell",
+        memory_mib: 284208,
+        nvlink: Some(NVLINK5),
+        mig: Some(&GB300_MIG),
+        short_name: "gb300",
+        datacenter: true,
+    },
+    // RTX PRO 6000 Blackwell Server Edition: 97,887 MiB and the MIG tables observed (nvidia-smi, published walkthrough).
+    GpuSpec {
+        id: "rtx-pro-6000-blackwell-96gb",
+        aliases: &["rtx-pro-6000", "rtx-pro-6000-blackwell", "rtxpro6000"],
+        product_names: &["NVIDIA RTX PRO 6000 Blackwell Server Edition"],
+        pci_device_ids: &[0x2BB5],
+        architecture: "blackwell",
+        memory_mib: 97887,
+        nvlink: None,
+        mig: Some(&RTX_PRO_6000_MIG),
+        short_name: "rtxpro6000",
+        datacenter: true,
+    },
+    // Workstation and Max-Q editions: the same MIG tables (User Guide); no CUDA forward compatibility.
+    GpuSpec {
+        id: "rtx-pro-6000-blackwell-ws-96gb",
+        aliases: &["rtx-pro-6000-ws", "rtx-pro-6000-blackwell-ws"],
+        product_names: &["NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition"],
+        pci_device_ids: &[0x2BB1, 0x2BB4],
+        architecture: "blackwell",
+        memory_mib: 97887,
+        nvlink: None,
+        mig: Some(&RTX_PRO_6000_MIG),
+        short_name: "rtxpro6000",
+        datacenter: false,
     },
 ];
 

@@ -51,6 +51,11 @@ pub struct MigProfile {
     pub memory_observed: bool,
     /// Media-extension variant (`+me`): at most one per GPU.
     pub media_extensions: bool,
+    /// Media engine sets (NVDEC/NVENC/JPEG) the instance takes, on models that count
+    /// them ([`MigSpec::engines`]; Blackwell GB20x: `-me` takes none, `+me.all` all).
+    pub decoders: u8,
+    /// Optical-flow accelerators the instance takes (same models).
+    pub ofa: u8,
 }
 
 /// MIG geometry of a model.
@@ -62,11 +67,28 @@ pub struct MigSpec {
     pub profiles: &'static [MigProfile],
     /// Minimum driver branch for MIG on this model, e.g. `R525`.
     pub min_driver: &'static str,
+    /// Media engine sets and OFAs the GPU has, where instances must share them out
+    /// (RTX PRO 6000 Blackwell: 4 and 1, so `+me.all` leaves only `-me` beside it);
+    /// `None` where the `+me` rule alone holds.
+    pub engines: Option<(u8, u8)>,
+    /// Profile names a newer driver prints for the same shape (catalog name, driver
+    /// name), as mig-parted configures them (GB200: `7g.186gb` / `7g.189gb`).
+    pub driver_names: &'static [(&'static str, &'static str)],
 }
 
 impl MigSpec {
     pub fn profile(&self, name: &str) -> Option<&'static MigProfile> {
         self.profiles.iter().find(|p| p.name == name)
+    }
+
+    /// A profile by its catalog name or a name a driver prints for it.
+    pub fn profile_any_name(&self, name: &str) -> Option<&'static MigProfile> {
+        self.profile(name).or_else(|| {
+            self.driver_names
+                .iter()
+                .find(|(_, d)| *d == name)
+                .and_then(|(c, _)| self.profile(c))
+        })
     }
 
     /// The minimum driver branch as a number (`R525` -> 525).

@@ -42,6 +42,13 @@ pub enum FitError {
     TooManyMediaExtensions {
         count: usize,
     },
+    /// More media engine sets or optical-flow units than the GPU has (models that count
+    /// them: a `+me.all` instance takes every one).
+    MediaEnginesExceeded {
+        decoders: u32,
+        ofa: u32,
+        available: (u8, u8),
+    },
     /// Counts add up (or only memory is over) but no assignment of start slots works;
     /// the explanation names the profile left without a start and the slots' holders.
     NoPlacement {
@@ -74,6 +81,17 @@ impl fmt::Display for FitError {
             FitError::TooManyMediaExtensions { count } => write!(
                 f,
                 "{count} `+me` profiles requested, but only one GPU instance may own the media engines"
+            ),
+            FitError::MediaEnginesExceeded {
+                decoders,
+                ofa,
+                available,
+            } => write!(
+                f,
+                "the profiles take {decoders} media engine sets (NVDEC/NVENC/JPEG) and {ofa} \
+                 optical-flow units, the GPU has {} and {}: beside a `+me.all` instance only \
+                 `-me` profiles fit",
+                available.0, available.1
             ),
             FitError::NoPlacement { explanation } => f.write_str(explanation),
         }
@@ -196,6 +214,24 @@ fn within_sums(spec: &MigSpec, list: &[&'static MigProfile]) -> bool {
         && compute <= spec.compute_slices as u32
         && memory <= spec.memory_slices as u32
         && me <= 1
+        && engines_fit(spec, list).is_ok()
+}
+
+/// The media engine rule of models that count engines ([`MigSpec::engines`]).
+fn engines_fit(spec: &MigSpec, list: &[&'static MigProfile]) -> Result<(), FitError> {
+    let Some(available) = spec.engines else {
+        return Ok(());
+    };
+    let decoders: u32 = list.iter().map(|p| p.decoders as u32).sum();
+    let ofa: u32 = list.iter().map(|p| p.ofa as u32).sum();
+    if decoders > available.0 as u32 || ofa > available.1 as u32 {
+        return Err(FitError::MediaEnginesExceeded {
+            decoders,
+            ofa,
+            available,
+        });
+    }
+    Ok(())
 }
 
 fn fits_quietly(spec: &MigSpec, list: &[&'static MigProfile]) -> bool {
@@ -224,6 +260,7 @@ fn check_counts(spec: &MigSpec, list: &[&'static MigProfile]) -> Result<(), FitE
     if me > 1 {
         return Err(FitError::TooManyMediaExtensions { count: me });
     }
+    engines_fit(spec, list)?;
     let compute: u32 = list.iter().map(|p| p.compute_slices as u32).sum();
     if compute > spec.compute_slices as u32 {
         return Err(FitError::ComputeExceeded {
@@ -450,6 +487,8 @@ mod tests {
             memory_gib: 1.0,
             memory_observed: false,
             media_extensions: false,
+            decoders: 0,
+            ofa: 0,
         }
     }
 
@@ -462,6 +501,8 @@ mod tests {
             compute_slices: 4,
             max_instances: 4,
             min_driver: "R0",
+            engines: None,
+            driver_names: &[],
             profiles: &[toy("2g", 2, &[0]), toy("1g", 1, &[0, 1, 2])],
         };
         let e = fits(&TOY, &["1g", "2g", "1g"]).unwrap_err();
@@ -505,6 +546,8 @@ mod tests {
             compute_slices: 2,
             max_instances: 2,
             min_driver: "R0",
+            engines: None,
+            driver_names: &[],
             profiles: &[MigProfile {
                 name: "1g.wide",
                 id: 1,
@@ -515,6 +558,8 @@ mod tests {
                 memory_gib: 1.0,
                 memory_observed: false,
                 media_extensions: false,
+                decoders: 0,
+                ofa: 0,
             }],
         };
         let e = fits(&BAD, &["1g.wide"]).unwrap_err();

@@ -4,7 +4,19 @@
 use super::{GpuSpec, MigSpec, all, lookup, lookup_pci, lookup_product};
 use std::collections::BTreeSet;
 
-const REQUIRED: [&str; 31] = [
+const REQUIRED: [&str; 43] = [
+    "a800-pcie-40gb",
+    "a800-sxm4-80gb",
+    "a800-pcie-80gb",
+    "pg506-96gb",
+    "h800-sxm5-80gb",
+    "h800-pcie-80gb",
+    "h800-nvl-94gb",
+    "h100-sxm5-96gb",
+    "gh200-144gb",
+    "gb300-288gb",
+    "rtx-pro-6000-blackwell-96gb",
+    "rtx-pro-6000-blackwell-ws-96gb",
     "p100-sxm2-16gb",
     "p100-pcie-16gb",
     "v100-sxm2-16gb",
@@ -282,8 +294,13 @@ fn profile_tables_are_consistent() {
     }
 }
 
-/// `<g>g.<mem>gb[+me]` with `g` == compute slices.
+/// `<g>g.<mem>gb[+me]` with `g` == compute slices (Blackwell GB20x also `+gfx`,
+/// `+me.all`, `-me`).
 fn check_name(model: &str, name: &str, compute: u8, me: bool) {
+    let name = ["+gfx", "+me.all", "-me"]
+        .iter()
+        .find_map(|s| name.strip_suffix(s))
+        .unwrap_or(name);
     let (base, has_me) = match name.strip_suffix("+me") {
         Some(b) => (b, true),
         None => (name, false),
