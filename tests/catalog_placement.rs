@@ -264,9 +264,7 @@ fn oracle_valid(g: &Geometry, counts: &[usize]) -> bool {
     let over_max = counts.iter().zip(&g.rows).any(|(&n, r)| n > r.max);
     let decoders: u32 = inst.iter().map(|&i| g.rows[i].decoders).sum();
     let ofa: u32 = inst.iter().map(|&i| g.rows[i].ofa).sum();
-    let engines_over = g
-        .engines
-        .is_some_and(|(d, o)| decoders > d || ofa > o);
+    let engines_over = g.engines.is_some_and(|(d, o)| decoders > d || ofa > o);
     if inst.is_empty()
         || inst.len() > g.max_instances
         || compute > g.compute_slices
@@ -455,10 +453,19 @@ fn rtx_pro_6000_agrees_with_the_oracle_everywhere() {
 #[test]
 fn rtx_pro_6000_engine_rule() {
     let spec = mig("rtx-pro-6000");
-    assert!(fits(spec, &["1g.24gb+me.all", "1g.24gb-me", "1g.24gb-me", "1g.24gb-me"]).is_ok());
+    assert!(
+        fits(
+            spec,
+            &["1g.24gb+me.all", "1g.24gb-me", "1g.24gb-me", "1g.24gb-me"]
+        )
+        .is_ok()
+    );
     assert!(fits(spec, &["2g.48gb", "1g.24gb", "1g.24gb"]).is_ok());
     let e = fits(spec, &["1g.24gb+me.all", "1g.24gb"]).unwrap_err();
-    assert!(matches!(e, FitError::MediaEnginesExceeded { decoders: 5, .. }), "{e:?}");
+    assert!(
+        matches!(e, FitError::MediaEnginesExceeded { decoders: 5, .. }),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("only `-me` profiles fit"), "{e}");
     // Placements in the driver's 12 units, as `nvidia-smi mig -lgi` prints them.
     let p = fits(spec, &["1g.24gb", "2g.48gb", "1g.24gb"]).expect("fits");

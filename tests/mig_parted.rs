@@ -32,10 +32,9 @@ fn filters(entry: &serde_yaml::Value) -> Option<Vec<u16>> {
     let f = entry.get("device-filter")?;
     Some(match f {
         serde_yaml::Value::String(s) => vec![device_id(s)],
-        serde_yaml::Value::Sequence(v) => v
-            .iter()
-            .map(|x| device_id(x.as_str().unwrap()))
-            .collect(),
+        serde_yaml::Value::Sequence(v) => {
+            v.iter().map(|x| device_id(x.as_str().unwrap())).collect()
+        }
         other => panic!("device-filter {other:?}"),
     })
 }
@@ -103,13 +102,19 @@ fn every_filtered_layout_is_valid_for_its_devices() {
             let g = model(id);
             let spec = g.mig.unwrap();
             let resolved = resolve(spec, &names).unwrap_or_else(|n| {
-                panic!("{config}: `{n}` is not a MIG profile of {} ({id:#06x})", g.id)
+                panic!(
+                    "{config}: `{n}` is not a MIG profile of {} ({id:#06x})",
+                    g.id
+                )
             });
             if resolved.is_empty() {
                 continue;
             }
             if let Err(e) = catalog::fits(spec, &resolved) {
-                panic!("{config}: {resolved:?} refused on {} ({id:#06x}): {e}", g.id);
+                panic!(
+                    "{config}: {resolved:?} refused on {} ({id:#06x}): {e}",
+                    g.id
+                );
             }
             checked += 1;
         }

@@ -186,3 +186,29 @@ fn ilp_unlike_steps_mig_vs_fraction_ilp_matches_the_oracle() {
     )
     .unwrap();
 }
+
+// ------------------------------------------------------------------ fixed MIG layouts
+
+/// Not an oracle case (the oracle has no fixed layouts): kept under tests/fixtures.
+const FIXED_LAYOUT: &str = "tests/fixtures/fixed-layout/cluster.kdl";
+
+/// The ILP keeps a fixed layout on its GPUs even when no class uses MIG on that model
+/// (the extraction only walked models with chosen layouts): its placement passes the
+/// checker, and the plan is the ILP's, not the greedy fallback.
+#[test]
+fn ilp_keeps_a_fixed_layout_without_a_mig_class() {
+    let c = load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXED_LAYOUT)).unwrap();
+    let p = common::unchecked(&c, SolverKind::Ilp);
+    let errors = oracle::check(&c, &p);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let s = Scratch::new("regress-fixed-layout");
+    s.copy_in(FIXED_LAYOUT, "cluster.kdl");
+    let (code, out, err) = s.run(&["plan", "cluster.kdl", "--format", "json", "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON plan");
+    assert_eq!(
+        doc["placement"]["solver"]["status"], "optimal",
+        "{}",
+        doc["placement"]["solver"]
+    );
+}

@@ -266,7 +266,7 @@ static B200_MIG: MigSpec = eight_slice(
 /// `7g.189gb` for the 4- and 8-slice profiles (mig-parted's config carries both names;
 /// other published GB200 resource lists use `7g.189gb`).
 static GB200_MIG: MigSpec = with_driver_names(
-        eight_slice(
+    eight_slice(
         "R570",
         &[
             profile(&G8_1G, "1g.23gb", 21.08, DERIVED),
@@ -384,17 +384,62 @@ static RTX_PRO_6000_MIG: MigSpec = MigSpec {
     engines: Some((4, 1)),
     driver_names: &[],
     profiles: &[
-        profile(&rtx_shape(14, 1, 4, false, 1, 0), "1g.24gb", 23.62, OBSERVED),
-        profile(&rtx_shape(21, 1, 1, true, 1, 1), "1g.24gb+me", 23.62, OBSERVED),
-        profile(&rtx_shape(47, 1, 4, false, 1, 0), "1g.24gb+gfx", 23.62, OBSERVED),
-        profile(&rtx_shape(65, 1, 1, false, 4, 1), "1g.24gb+me.all", 23.62, OBSERVED),
-        profile(&rtx_shape(67, 1, 4, false, 0, 0), "1g.24gb-me", 23.62, OBSERVED),
+        profile(
+            &rtx_shape(14, 1, 4, false, 1, 0),
+            "1g.24gb",
+            23.62,
+            OBSERVED,
+        ),
+        profile(
+            &rtx_shape(21, 1, 1, true, 1, 1),
+            "1g.24gb+me",
+            23.62,
+            OBSERVED,
+        ),
+        profile(
+            &rtx_shape(47, 1, 4, false, 1, 0),
+            "1g.24gb+gfx",
+            23.62,
+            OBSERVED,
+        ),
+        profile(
+            &rtx_shape(65, 1, 1, false, 4, 1),
+            "1g.24gb+me.all",
+            23.62,
+            OBSERVED,
+        ),
+        profile(
+            &rtx_shape(67, 1, 4, false, 0, 0),
+            "1g.24gb-me",
+            23.62,
+            OBSERVED,
+        ),
         profile(&rtx_shape(5, 2, 2, false, 2, 0), "2g.48gb", 47.38, OBSERVED),
-        profile(&rtx_shape(35, 2, 2, false, 2, 0), "2g.48gb+gfx", 47.38, OBSERVED),
-        profile(&rtx_shape(64, 2, 1, false, 4, 1), "2g.48gb+me.all", 47.38, OBSERVED),
-        profile(&rtx_shape(66, 2, 2, false, 0, 0), "2g.48gb-me", 47.38, OBSERVED),
+        profile(
+            &rtx_shape(35, 2, 2, false, 2, 0),
+            "2g.48gb+gfx",
+            47.38,
+            OBSERVED,
+        ),
+        profile(
+            &rtx_shape(64, 2, 1, false, 4, 1),
+            "2g.48gb+me.all",
+            47.38,
+            OBSERVED,
+        ),
+        profile(
+            &rtx_shape(66, 2, 2, false, 0, 0),
+            "2g.48gb-me",
+            47.38,
+            OBSERVED,
+        ),
         profile(&rtx_shape(0, 4, 1, false, 4, 1), "4g.96gb", 95.12, OBSERVED),
-        profile(&rtx_shape(32, 4, 1, false, 4, 1), "4g.96gb+gfx", 95.12, OBSERVED),
+        profile(
+            &rtx_shape(32, 4, 1, false, 4, 1),
+            "4g.96gb+gfx",
+            95.12,
+            OBSERVED,
+        ),
     ],
 };
 
@@ -1088,7 +1133,10 @@ pub static MODELS: &[GpuSpec] = &[
     GpuSpec {
         id: "rtx-pro-6000-blackwell-ws-96gb",
         aliases: &["rtx-pro-6000-ws", "rtx-pro-6000-blackwell-ws"],
-        product_names: &["NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition"],
+        product_names: &[
+            "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+            "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
+        ],
         pci_device_ids: &[0x2BB1, 0x2BB4],
         architecture: "blackwell",
         memory_mib: 97887,

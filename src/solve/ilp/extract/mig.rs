@@ -23,7 +23,22 @@ pub fn place(cx: &Ctx, a: &mut Assignment) {
             a.mig_profiles.insert((w, m.clone()), q.name);
         }
     }
-    for (m, layouts) in &cx.m.layouts {
+    // Every model with chosen layouts, and every model with fixed ones: a fixed layout
+    // stays on its GPU even where no class of the master uses MIG on that model.
+    let mut models: BTreeSet<&str> = cx.m.layouts.keys().map(String::as_str).collect();
+    for (n, g) in p.fixed_layouts.keys() {
+        if let Some(m) = cx.m.c.nodes[*n]
+            .gpus
+            .iter()
+            .find(|x| x.index == *g)
+            .and_then(|x| x.model.as_deref())
+        {
+            models.insert(m);
+        }
+    }
+    let none: Vec<Vec<&'static MigProfile>> = Vec::new();
+    for m in models {
+        let layouts = cx.m.layouts.get(m).unwrap_or(&none);
         // Instance slots per profile: fixed layouts first, then chosen layouts on free GPUs.
         let mut slots = fixed_slots(cx, m, a);
         let (gpus, kept) = free_and_kept(cx, m);
