@@ -194,7 +194,8 @@ fn lgip_h100_nvl_partial_table() {
     let (sources, id) = load("nvidia-smi/mig_lgip_H100NVL_94GB__NVIDIA-gpu-operator-pr903.txt");
     let (r, diags) = lgip::import(&sources, id, None);
     let r = r.expect("report");
-    assert_eq!(r.models, vec!["h100-nvl-94gb"]);
+    // The H800 NVL (export variant) has the same MIG table.
+    assert_eq!(r.models, vec!["h100-nvl-94gb", "h800-nvl-94gb"]);
     assert_eq!(r.profiles.len(), 3);
     assert!(!r.complete);
     // The cut 2g.24gb row is reported, not guessed.
@@ -223,6 +224,27 @@ fn lgip_h200_matches_both_h200_models() {
     let text = lgip::render(&r, "mig_lgip_H200_141GB");
     assert_valid("lgip-h200", &text, &[]);
     insta::assert_snapshot!("lgip_h200", text);
+}
+
+/// RTX PRO 6000 Blackwell (issue 19): the complete published `-lgip` table, Blackwell's
+/// `+gfx`, `+me.all` and `-me` variants included, matches the catalog row for row (IDs
+/// and usable memory) for both editions.
+#[test]
+fn lgip_rtx_pro_6000_matches_the_catalog() {
+    let (sources, id) =
+        load("nvidia-smi/mig_lgip_RTX-PRO-6000-Blackwell__slicing-gpus-in-kubernetes-blog.txt");
+    let (r, diags) = lgip::import(&sources, id, None);
+    let r = r.expect("report");
+    assert_eq!(r.profiles.len(), 11);
+    assert_eq!(
+        r.models,
+        vec!["rtx-pro-6000-blackwell-96gb", "rtx-pro-6000-blackwell-ws-96gb"]
+    );
+    assert!(r.complete);
+    assert!(r.mig_names.is_empty());
+    assert!(diags.is_empty(), "{diags:?}");
+    let text = lgip::render(&r, "mig_lgip_RTX-PRO-6000-Blackwell");
+    assert_valid("lgip-rtx-pro-6000", &text, &[]);
 }
 
 /// Driver 535 on A100 80GB advertises `3g.39gb` and `7g.79gb` (mig-parted#31,
