@@ -118,12 +118,46 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// The topology as Graphviz DOT (`--placement`: where each class landed); render
+    /// it with `dot -Tsvg`.
+    Graph(GraphArgs),
     /// Write man pages: `gpuplan.1` and one per subcommand (`gpuplan-plan.1`, ...).
     Man {
         /// Folder to write the pages into.
         #[arg(short = 'o', long = "out-dir", value_name = "DIR")]
         out_dir: PathBuf,
     },
+}
+
+/// Output of `gpuplan graph`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum GraphFormat {
+    /// Graphviz DOT (`dot -Tsvg graph.dot > graph.svg` draws it).
+    #[default]
+    Dot,
+}
+
+/// Arguments of `gpuplan graph`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct GraphArgs {
+    /// A saved plan (`gpuplan plan -o PLAN`), or KDL files / folders.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Plan (or read the saved plan) and draw where each class landed, nodes filled by
+    /// pool mode.
+    #[arg(long)]
+    pub placement: bool,
+    /// Also draw node-local NVLink domains and every GPU (large clusters: large graphs).
+    #[arg(long)]
+    pub gpus: bool,
+    /// Only DOT: gpuplan has no graph layout of its own (Graphviz draws it).
+    #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
+    pub format: GraphFormat,
+    /// Write the graph to this file instead of stdout.
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub solve: SolveArgs,
 }
 
 /// Arguments of `gpuplan fmt`.

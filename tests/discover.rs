@@ -238,7 +238,10 @@ fn lgip_rtx_pro_6000_matches_the_catalog() {
     assert_eq!(r.profiles.len(), 11);
     assert_eq!(
         r.models,
-        vec!["rtx-pro-6000-blackwell-96gb", "rtx-pro-6000-blackwell-ws-96gb"]
+        vec![
+            "rtx-pro-6000-blackwell-96gb",
+            "rtx-pro-6000-blackwell-ws-96gb"
+        ]
     );
     assert!(r.complete);
     assert!(r.mig_names.is_empty());

@@ -96,5 +96,6 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
         Command::Init { dir, no_discover } => init::run(&dir, no_discover, out),
         Command::Completions { shell } => man::completions(shell, out),
         Command::Man { out_dir } => man::man_pages(&out_dir, out),
+        Command::Graph(a) => report::graph(&a, out),
     }
 }

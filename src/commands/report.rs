@@ -5,12 +5,12 @@
 
 use super::output::Progress;
 use super::{GP900, Output};
-use crate::cli::{ChargebackArgs, ReportFormat};
+use crate::cli::{ChargebackArgs, GraphArgs, ReportFormat};
 use crate::diag::Diagnostic;
 use crate::model::Cluster;
 use crate::pipeline::{self, Inputs};
 use crate::placement::Placement;
-use crate::report::chargeback;
+use crate::report::{chargeback, graph};
 use std::path::{Path, PathBuf};
 
 /// The model and placement of a saved plan, refused when its inputs changed since it
@@ -46,6 +46,50 @@ fn from_saved(path: &Path) -> Result<(Cluster, Placement), Vec<Diagnostic>> {
     Ok((model, plan.placement))
 }
 
+/// The model and placement of a saved plan, or the ones `plan` would make from KDL.
+fn model_and_placement(
+    paths: &[PathBuf],
+    solve: &crate::cli::SolveArgs,
+    out: &Output,
+) -> Result<(Cluster, Placement), u8> {
+    match super::apply::saved_plan_path(paths) {
+        Some(path) => from_saved(path).map_err(|d| out.fail(&d)),
+        None => {
+            let mut progress = Progress::new(out);
+            pipeline::check(Inputs::load(paths), &super::settings(solve), &mut |e| {
+                progress.event(e)
+            })
+            .map(|c| (c.model, c.placement))
+            .map_err(|f| out.failed(&f))
+        }
+    }
+}
+
+/// `gpuplan graph PLAN|PATH... [--placement] [--gpus] [-o FILE]`: the topology as DOT
+/// ([`crate::report::graph`]); the model alone unless `--placement`.
+pub fn graph(a: &GraphArgs, out: &Output) -> u8 {
+    let options = graph::Options { gpus: a.gpus };
+    let text = if a.placement || super::apply::saved_plan_path(&a.paths).is_some() {
+        match model_and_placement(&a.paths, &a.solve, out) {
+            Ok((m, p)) => graph::dot(&m, a.placement.then_some(&p), options),
+            Err(code) => return code,
+        }
+    } else {
+        let (sources, mut diags) = crate::load::load_paths(&a.paths);
+        let outcome = crate::validate::validate(&sources);
+        let valid = diags.is_empty() && !outcome.has_errors();
+        diags.extend(outcome.diagnostics);
+        match outcome.model.filter(|_| valid) {
+            Some(m) => graph::dot(&m, None, options),
+            None => {
+                out.diagnostics(&sources, &diags, crate::cli::Format::Human);
+                return 1;
+            }
+        }
+    };
+    super::import::emit(out, a.out.as_deref(), &text)
+}
+
 pub fn chargeback(s: &ChargebackArgs, out: &Output) -> u8 {
     let hours = match crate::units::parse_duration(&s.period) {
         Ok(d) if d.0 > 0 => d.0 as f64 / 3600.0,
@@ -57,22 +101,9 @@ pub fn chargeback(s: &ChargebackArgs, out: &Output) -> u8 {
             .with_help("write it as 30d, 7d or 720h")]);
         }
     };
-    let (model, placement) = match super::apply::saved_plan_path(&s.paths) {
-        Some(path) => match from_saved(path) {
-            Ok(x) => x,
-            Err(d) => return out.fail(&d),
-        },
-        None => {
-            let mut progress = Progress::new(out);
-            match pipeline::check(
-                Inputs::load(&s.paths),
-                &super::settings(&s.solve),
-                &mut |e| progress.event(e),
-            ) {
-                Ok(c) => (c.model, c.placement),
-                Err(f) => return out.failed(&f),
-            }
-        }
+    let (model, placement) = match model_and_placement(&s.paths, &s.solve, out) {
+        Ok(x) => x,
+        Err(code) => return code,
     };
     let r = chargeback::compute(&model, &placement, hours);
     match s.format {

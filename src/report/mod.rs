@@ -1,3 +1,4 @@
 //! Reports computed from a placement (`gpuplan report ...`).
 
 pub mod chargeback;
+pub mod graph;
