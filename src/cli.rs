@@ -184,6 +184,26 @@ pub enum ReportKind {
     /// and capacity, split into guaranteed and burst use, plus idle capacity
     /// (docs/chargeback.md).
     Chargeback(ChargebackArgs),
+    /// The plan as one self-contained HTML page (inline SVG, no network): fabric tiles
+    /// by use, MIG slot diagrams and their changes, teams, headroom, what was left out
+    /// (docs/report.md).
+    Html(HtmlArgs),
+}
+
+/// Arguments of `gpuplan report html`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct HtmlArgs {
+    /// A saved plan (`gpuplan plan -o PLAN`), or KDL files / folders to plan.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The HTML file to write.
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    pub out: PathBuf,
+    /// The state to compare with when planning from KDL (what the last `apply` wrote).
+    #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
+    pub state: PathBuf,
+    #[command(flatten)]
+    pub solve: SolveArgs,
 }
 
 /// Output of `report chargeback`.

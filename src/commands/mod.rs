@@ -91,6 +91,7 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
         Command::Generate { what } => generate::run(what, out),
         Command::Report { what } => match what {
             crate::cli::ReportKind::Chargeback(a) => report::chargeback(&a, out),
+            crate::cli::ReportKind::Html(a) => report::html(&a, out),
         },
         Command::Fmt(a) => fmt::run(&a, out),
         Command::Init { dir, no_discover } => init::run(&dir, no_discover, out),

@@ -5,7 +5,7 @@
 
 use super::output::Progress;
 use super::{GP900, Output};
-use crate::cli::{ChargebackArgs, GraphArgs, ReportFormat};
+use crate::cli::{ChargebackArgs, GraphArgs, HtmlArgs, ReportFormat};
 use crate::diag::Diagnostic;
 use crate::model::Cluster;
 use crate::pipeline::{self, Inputs};
@@ -88,6 +88,37 @@ pub fn graph(a: &GraphArgs, out: &Output) -> u8 {
         }
     };
     super::import::emit(out, a.out.as_deref(), &text)
+}
+
+/// `gpuplan report html PLAN|PATH... -o FILE` ([`crate::report::html`]): from a saved
+/// plan, the plan as reviewed (refused when stale); from KDL, the plan `plan` would make
+/// against the state.
+pub fn html(a: &HtmlArgs, out: &Output) -> u8 {
+    let text = match super::apply::saved_plan_path(&a.paths) {
+        Some(path) => {
+            let (model, _) = match from_saved(path) {
+                Ok(x) => x,
+                Err(d) => return out.fail(&d),
+            };
+            let plan = match super::apply::read_plan_text(path) {
+                Ok((p, _)) => p,
+                Err(d) => return out.fail(&[d]),
+            };
+            crate::report::html::page(&model, &plan.placement, Some(&plan))
+        }
+        None => {
+            let previous = super::plan::PreviousSource::State;
+            match super::plan::make_plan(&a.paths, &a.solve, &a.state, &previous, out) {
+                Ok((planned, _)) => crate::report::html::page(
+                    &planned.checked.model,
+                    &planned.checked.placement,
+                    Some(&planned.plan),
+                ),
+                Err(code) => return code,
+            }
+        }
+    };
+    super::import::emit(out, Some(&a.out), &text)
 }
 
 pub fn chargeback(s: &ChargebackArgs, out: &Output) -> u8 {

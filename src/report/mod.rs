@@ -2,3 +2,4 @@
 
 pub mod chargeback;
 pub mod graph;
+pub mod html;
