@@ -164,6 +164,13 @@ fn unknown_product_without_memory_asks_for_model() {
     );
     assert_eq!(r.0, 0, "{}", r.2);
     assert!(r.1.contains("gpus 1 model=\"l4-24gb\""), "{}", r.1);
+    // The same in YAML: the span is the label's line there too.
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let yaml = serde_yaml::to_string(&v).unwrap();
+    let (r, _s) = import_text("unknown-yaml", "nodes.yaml", &yaml, &[]);
+    assert!(codes(&r).contains(&"GP734".to_string()), "{}", r.2);
+    let line = line_of(&yaml, "nvidia.com/gpu.product");
+    assert!(points_at(&r.2, "nodes.yaml", line), "{}", r.2);
     // `--model` naming no catalog model.
     let (r, _s) = import_text(
         "unknown-bad-id",

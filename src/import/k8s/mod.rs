@@ -828,3 +828,70 @@ fn mig_lines(nodes: &[GpuNode]) -> Vec<MigLine> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn one_pattern_is_one_expandable_pattern() {
+        for set in [
+            &["dgx-001", "dgx-002", "dgx-003"][..],
+            &["gke-pool-4f1c-0k2d", "gke-pool-4f1c-7qxz"],
+            &["gb200-r1-01", "gb200-r1-02", "gb200-r2-01"],
+            &["node", "node1", "node2"],
+            &["a", "b"],
+        ] {
+            let p = one_pattern(&names(set));
+            let mut got = crate::units::expand_names(&p).unwrap_or_else(|e| panic!("{p}: {e}"));
+            got.sort();
+            let mut want = names(set);
+            want.sort();
+            assert_eq!(got, want, "{p}");
+        }
+        assert_eq!(one_pattern(&names(&["dgx-01", "dgx-02"])), "dgx-[01-02]");
+        assert_eq!(
+            one_pattern(&names(&["gke-p-0k2d", "gke-p-7qxz"])),
+            "gke-p-[0k2d,7qxz]"
+        );
+    }
+
+    #[test]
+    fn quantities_and_names() {
+        assert_eq!(quantity("192"), Some(192.0));
+        assert_eq!(quantity("191450m").map(f64::floor), Some(191.0));
+        assert_eq!(quantity("2Ki"), Some(2048.0));
+        assert_eq!(quantity("1.5Gi"), Some(1.5 * 1073741824.0));
+        assert_eq!(quantity("lots"), None);
+        assert_eq!(quantity("-1"), None);
+        assert_eq!(sanitize("NVIDIA-RTX-A6000", 63), "nvidia-rtx-a6000");
+        assert_eq!(sanitize("__", 63), "x");
+        assert_eq!(model_name("NVIDIA-RTX-A6000"), "rtx-a6000");
+        let mut used = BTreeSet::new();
+        assert_eq!(unique("h100-x8", &mut used), "h100-x8");
+        assert_eq!(unique("h100-x8", &mut used), "h100-x8-2");
+    }
+
+    #[test]
+    fn locator_finds_items_and_keys() {
+        let json = "{\"kind\":\"List\",\"items\":[\n{\"metadata\":{\"labels\":{\"a\":\"1\"},\"name\":\"n1\"}},\n{\"metadata\":{\"labels\":{\"a\":\"2\"},\"name\":\"n2\"}}]}";
+        let mut sources = SourceMap::new();
+        let file = sources.add("x.json", json);
+        let (nodes, loc, diags) = read::nodes(json, file);
+        assert!(diags.is_empty());
+        assert_eq!(nodes.len(), 2);
+        let span = loc.key(1, "a", "n2");
+        assert_eq!(sources.snippet(span), "\"a\":\"2\"");
+        assert_eq!(sources.snippet(loc.node(0, "n1")), "n1");
+        let yaml = "items:\n- metadata:\n    name: n1\n    labels:\n      a: \"1\"\n- metadata:\n    name: n2\n    labels:\n      a: \"2\"\n";
+        let file = sources.add("x.yaml", yaml);
+        let (nodes, loc, diags) = read::nodes(yaml, file);
+        assert!(diags.is_empty());
+        assert_eq!(nodes.len(), 2);
+        assert_eq!(sources.snippet(loc.key(1, "a", "n2")), "a: \"2\"");
+    }
+}

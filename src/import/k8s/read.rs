@@ -263,14 +263,40 @@ impl Locator {
                     .next_back()
                     .is_some_and(|c| c.is_ascii_alphanumeric() || c == '.' || c == '/' || c == '-');
             if before_ok && after.trim_start().starts_with(':') {
-                let line_end = hay[at..].find('\n').map_or(hay.len(), |x| at + x);
-                let len = hay[at..line_end].trim_end_matches([',', '\r']).len();
-                return Span::new(self.file, s + at, len);
+                let start = if hay[..at].ends_with(['"', '\'']) {
+                    at - 1
+                } else {
+                    at
+                };
+                let end = value_end(hay, at + key.len());
+                return Span::new(self.file, s + start, end - start);
             }
             from = at + key.len().max(1);
         }
         self.node(i, name)
     }
+}
+
+/// The end of the value after a key that ends at `from`: past its closing quote, or at
+/// the first `,`, `}`, `]` or line end.
+fn value_end(hay: &str, from: usize) -> usize {
+    let b = hay.as_bytes();
+    let mut i = from;
+    // The key's closing quote, the colon and blanks.
+    while i < b.len() && matches!(b[i], b'"' | b'\'' | b' ' | b'\t' | b':') {
+        i += 1;
+    }
+    if i > 0 && i <= b.len() && matches!(b[i - 1], b'"' | b'\'') && i - 1 > from {
+        let quote = b[i - 1];
+        while i < b.len() && b[i] != quote && b[i] != b'\n' {
+            i += if b[i] == b'\\' { 2 } else { 1 };
+        }
+        return (i + 1).min(b.len());
+    }
+    while i < b.len() && !matches!(b[i], b',' | b'}' | b']' | b'\n' | b'\r') {
+        i += 1;
+    }
+    i.min(b.len())
 }
 
 /// Byte offsets where the elements of the top-level `"items"` array start (JSON).
