@@ -413,3 +413,73 @@ fn json_output_holds_what_was_read() {
     assert_eq!(v["classes"][0]["hardware"]["gpus"], 4);
     assert_eq!(v["fabric"]["nvlink"].as_array().unwrap().len(), 2);
 }
+
+/// The XE9680 node of `h100-xe9680.json` replicated into 64 nodes under Topograph's
+/// labels (4 blocks of 16 under 2 spines, NVLink accelerator domain per node pair
+/// left out), listed in a scrambled order.
+fn topograph_list() -> String {
+    let text = std::fs::read_to_string("tests/fixtures/k8s/h100-xe9680.json").unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let template = v["items"][0].clone();
+    let mut items = Vec::new();
+    for k in 0..64usize {
+        let i = (k * 37) % 64; // a permutation of 0..64
+        let mut n = template.clone();
+        let name = format!("dgx-{:03}", i + 1);
+        n["metadata"]["name"] = name.clone().into();
+        let labels = n["metadata"]["labels"].as_object_mut().unwrap();
+        labels.insert("kubernetes.io/hostname".into(), name.into());
+        labels.insert(
+            "network.topology.kubernetes.io/block".into(),
+            format!("block-{}", i / 16).into(),
+        );
+        labels.insert(
+            "network.topology.kubernetes.io/spine".into(),
+            format!("spine-{}", i / 32).into(),
+        );
+        labels.insert(
+            "network.topology.kubernetes.io/datacenter".into(),
+            "dc-east".into(),
+        );
+        items.push(n);
+    }
+    serde_json::to_string_pretty(
+        &serde_json::json!({"kind": "List", "apiVersion": "v1", "items": items}),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_larger_list_compresses_and_uses_topograph_tiers() {
+    let (r, _s) = import_text("topograph", "nodes.json", &topograph_list(), &[]);
+    assert_eq!(r.0, 0, "{}", r.2);
+    assert!(r.2.is_empty(), "{}", r.2);
+    assert!(
+        r.1.contains("nodes \"dgx-[001-064]\" class=\"h100-x8\"\n"),
+        "{}",
+        r.1
+    );
+    assert!(r.1.contains("core \"dc-east\""), "{}", r.1);
+    assert!(r.1.contains("spine \"spine-1\""), "{}", r.1);
+    assert!(
+        r.1.contains("leaf \"block-3\" nodes=\"dgx-[049-064]\""),
+        "{}",
+        r.1
+    );
+    assert!(r.1.contains("(Topograph / Kueue TAS labels)"), "{}", r.1);
+    validates_and_plans("topograph", &r.1);
+}
+
+#[test]
+fn labels_that_do_not_form_a_tree_are_reported() {
+    // dgx-001 says spine-1 although its block is under spine-0.
+    let text = topograph_list().replacen(
+        "\"network.topology.kubernetes.io/spine\": \"spine-0\"",
+        "\"network.topology.kubernetes.io/spine\": \"spine-1\"",
+        1,
+    );
+    let (r, _s) = import_text("topograph-bad", "nodes.json", &text, &[]);
+    assert_eq!(r.0, 0, "{}", r.2);
+    assert!(codes(&r).contains(&"GP738".to_string()), "{}", r.2);
+    validates_and_plans("topograph-bad", &r.1);
+}

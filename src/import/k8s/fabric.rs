@@ -261,7 +261,11 @@ fn parent(
         .collect();
     let first = values.iter().flatten().next().map(|v| v.to_string());
     if values.len() > 1 {
-        let node = members.first().and_then(|m| by_name.get(m.as_str()));
+        // The first node that does not say the chosen value.
+        let node = members
+            .iter()
+            .filter_map(|m| by_name.get(m.as_str()))
+            .find(|n| n.labels.get(key) != first.as_ref());
         let mut d = Diagnostic::warning(
             GP738,
             format!("the nodes of {tier} `{value}` do not share one `{key}` value: the {tier} is put under {}", first.as_deref().unwrap_or("nothing")),
