@@ -483,3 +483,31 @@ fn labels_that_do_not_form_a_tree_are_reported() {
     assert!(codes(&r).contains(&"GP738".to_string()), "{}", r.2);
     validates_and_plans("topograph-bad", &r.1);
 }
+
+/// Every fixture cut short at many points, and with a stray quote, colon and bracket
+/// spliced in there: read in-process, never a panic.
+#[test]
+fn cut_and_damaged_fixtures_never_panic() {
+    use gpuplan::import::k8s;
+    use gpuplan::source::SourceMap;
+    for f in FIXTURES {
+        let text = std::fs::read_to_string(format!("tests/fixtures/k8s/{f}")).unwrap();
+        let cuts: Vec<usize> = (0..text.len())
+            .step_by(7)
+            .filter(|i| text.is_char_boundary(*i))
+            .collect();
+        for cut in cuts {
+            let mut damaged = text[..cut].to_string();
+            let mut sources = SourceMap::new();
+            let file = sources.add(*f, damaged.clone());
+            let _ = k8s::import(&sources, file, &k8s::Options::default());
+            // The same cut with a quote and a colon dropped in.
+            damaged.push_str("\": [\n");
+            damaged.push_str(&text[cut..]);
+            let file = sources.add(*f, damaged);
+            if let (Some(imp), _) = k8s::import(&sources, file, &k8s::Options::default()) {
+                let _ = k8s::render::render(&imp, "header");
+            }
+        }
+    }
+}

@@ -95,6 +95,8 @@ pub struct Class {
     /// The `nvidia.com/gpu.product` values of its nodes.
     pub products: BTreeSet<String>,
     pub family: Option<String>,
+    /// The CUDA version the driver supports (`nvidia.com/cuda.runtime*`), when all agree.
+    pub cuda: Option<String>,
     pub nodes: usize,
 }
 
@@ -567,6 +569,27 @@ impl Cx<'_> {
     }
 }
 
+/// The CUDA version the driver supports: `nvidia.com/cuda.runtime-version.full`, else
+/// `.major`/`.minor` of it or of the older `nvidia.com/cuda.runtime`.
+fn cuda_runtime(n: &RawNode) -> Option<String> {
+    let l = |k: &str| n.labels.get(k).filter(|s| !s.is_empty());
+    if let Some(full) = l("nvidia.com/cuda.runtime-version.full") {
+        return Some(full.clone());
+    }
+    [
+        "nvidia.com/cuda.runtime-version.",
+        "nvidia.com/cuda.runtime.",
+    ]
+    .iter()
+    .find_map(|p| {
+        Some(format!(
+            "{}.{}",
+            l(&format!("{p}major"))?,
+            l(&format!("{p}minor"))?
+        ))
+    })
+}
+
 /// The product without GFD's `-SHARED` suffix (time-slicing rename), when it has one.
 fn base_product(product: &str) -> Option<&str> {
     product.strip_suffix("-SHARED")
@@ -712,6 +735,7 @@ fn classes(nodes: &[GpuNode]) -> (Vec<Class>, BTreeMap<String, String>) {
         }
         let families: BTreeSet<&String> =
             members.iter().filter_map(|g| g.family.as_ref()).collect();
+        let cudas: BTreeSet<String> = members.iter().filter_map(|g| cuda_runtime(g.raw)).collect();
         classes.push(Class {
             name,
             hardware: hw.clone(),
@@ -721,6 +745,9 @@ fn classes(nodes: &[GpuNode]) -> (Vec<Class>, BTreeMap<String, String>) {
                 .collect(),
             family: (families.len() == 1)
                 .then(|| families.into_iter().next().cloned())
+                .flatten(),
+            cuda: (cudas.len() == 1)
+                .then(|| cudas.into_iter().next())
                 .flatten(),
             nodes: members.len(),
         });

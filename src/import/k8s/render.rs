@@ -60,9 +60,14 @@ fn class(c: &Class, s: &mut String) {
         .as_deref()
         .map(|f| format!(" ({f})"))
         .unwrap_or_default();
+    let cuda = c
+        .cuda
+        .as_deref()
+        .map(|v| format!(", CUDA {v}"))
+        .unwrap_or_default();
     let _ = writeln!(
         s,
-        "    // {} node(s): {}{family}",
+        "    // {} node(s): {}{family}{cuda}",
         c.nodes,
         products.join(", ")
     );
