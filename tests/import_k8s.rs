@@ -320,12 +320,28 @@ fn mig_single_strategy_and_config_names() {
             ("nvidia.com/gpu.count", "14"),
             ("nvidia.com/mig.strategy", "single"),
             ("nvidia.com/mig.config", "all-1g.5gb"),
+            ("karpenter.sh/nodepool", "a100-mig"),
         ],
         &[("nvidia.com/gpu", "14")],
     );
     let (r, _s) = import_text("mig-single", "nodes.json", &text, &[]);
     assert_eq!(r.0, 0, "{}", r.2);
     assert!(r.1.contains("gpus 2 model=\"a100-sxm4-40gb\""), "{}", r.1);
+    assert!(
+        r.1.contains("pool \"a100-mig\" mode=\"mig\" nodes=\"dgx-01\""),
+        "{}",
+        r.1
+    );
+    // `--model` maps the GPU of a single-strategy product name.
+    let mapped = text.replace("NVIDIA-A100-SXM4-40GB-MIG", "NVIDIA-A100-X-MIG");
+    let (m, _s) = import_text(
+        "mig-single-mapped",
+        "nodes.json",
+        &mapped,
+        &["--model", "NVIDIA-A100-X=a100-sxm4-40gb"],
+    );
+    assert_eq!(m.0, 0, "{}", m.2);
+    assert!(m.1.contains("layout \"1g.5gb*7\""), "{}", m.1);
     assert!(
         r.1.contains("layout \"1g.5gb*7\" nodes=\"dgx-01\" current=#true"),
         "{}",

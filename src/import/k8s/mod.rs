@@ -310,7 +310,7 @@ impl Cx<'_> {
             .opts
             .models
             .iter()
-            .find(|(p, _)| p == product || Some(p.as_str()) == base_product(product))
+            .find(|(p, _)| p == product || p == gpu_of(product))
         {
             return match catalog::lookup(id) {
                 Some(s) => Some(Model::Catalog(s)),
@@ -588,6 +588,16 @@ fn cuda_runtime(n: &RawNode) -> Option<String> {
             l(&format!("{p}minor"))?
         ))
     })
+}
+
+/// The GPU of a product name: without GFD's `-SHARED` suffix (time-slicing) and
+/// `-MIG-<profile>` suffix (single strategy).
+fn gpu_of(product: &str) -> &str {
+    let base = base_product(product).unwrap_or(product);
+    match base.to_ascii_lowercase().find("-mig-") {
+        Some(i) => &base[..i],
+        None => base,
+    }
 }
 
 /// The product without GFD's `-SHARED` suffix (time-slicing rename), when it has one.
