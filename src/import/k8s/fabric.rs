@@ -6,8 +6,9 @@
 //! nodes carry.
 
 use super::read::{Locator, RawNode};
-use super::{GP738, Options, one_pattern, sanitize, unique};
+use super::{GP738, Options};
 use crate::diag::Diagnostic;
+use crate::import::names::{one_pattern, sanitize, unique};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
