@@ -361,7 +361,7 @@ fn mig_lines(nodes: &[GpuNode]) -> Vec<MigLine> {
 
 #[cfg(test)]
 mod tests {
-    use super::node::{model_name, quantity};
+    use super::node::{coarse_gib, model_name, quantity};
     use super::*;
 
     fn names(v: &[&str]) -> Vec<String> {
@@ -399,6 +399,11 @@ mod tests {
         assert_eq!(quantity("1.5Gi"), Some(1.5 * 1073741824.0));
         assert_eq!(quantity("lots"), None);
         assert_eq!(quantity("-1"), None);
+        assert_eq!(coarse_gib(1829), 1824);
+        assert_eq!(coarse_gib(1830), 1824);
+        assert_eq!(coarse_gib(251), 248);
+        assert_eq!(coarse_gib(31), 31);
+        assert_eq!(coarse_gib(1), 1);
         assert_eq!(sanitize("NVIDIA-RTX-A6000", 63), "nvidia-rtx-a6000");
         assert_eq!(sanitize("__", 63), "x");
         assert_eq!(model_name("NVIDIA-RTX-A6000"), "rtx-a6000");
