@@ -450,6 +450,26 @@ pub enum ImportKind {
         #[arg(long)]
         model: Option<String>,
     },
+    /// `kubectl get nodes -o json` (or `-o yaml`): node classes from GPU Feature Discovery
+    /// labels and capacity, name ranges, current MIG layouts, NVLink cliques, switch tiers
+    /// from topology labels, taints and node pools (docs/import.md).
+    K8sNodes {
+        #[command(flatten)]
+        args: ImportArgs,
+        /// Map a `nvidia.com/gpu.product` value to a catalog model, e.g.
+        /// `--model NVIDIA-A10=a10-24gb` (repeatable).
+        #[arg(long = "model", value_name = "PRODUCT=ID", value_parser = parse_assignment)]
+        models: Vec<(String, String)>,
+        /// The node label naming a switch tier: `--tier leaf=KEY`, `spine=KEY`, `core=KEY`
+        /// (repeatable; `leaf=` turns a tier off). Default: detected (docs/import.md).
+        #[arg(long = "tier", value_name = "TIER=KEY", value_parser = parse_tier)]
+        tiers: Vec<(String, String)>,
+        /// A node label whose value names the node's pool (repeatable; default:
+        /// `cloud.google.com/gke-nodepool`, `eks.amazonaws.com/nodegroup`,
+        /// `karpenter.sh/nodepool`, `kubernetes.azure.com/agentpool`, `agentpool`).
+        #[arg(long = "pool-label", value_name = "KEY")]
+        pool_labels: Vec<String>,
+    },
     /// The Alibaba GPU trace (openb, the FGD paper's benchmark): nodes with GPU model,
     /// CPU and memory; pods sampled until their GPUs reach `--load` x capacity.
     Openb {
@@ -473,6 +493,25 @@ pub enum ImportKind {
         #[arg(short = 'o', long = "out-dir", value_name = "DIR")]
         out_dir: PathBuf,
     },
+}
+
+/// `KEY=VALUE` (the key not empty; the value may be).
+pub fn parse_assignment(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!("expected KEY=VALUE, got `{s}`")),
+    }
+}
+
+/// `TIER=KEY` with TIER one of `leaf`, `spine`, `core`.
+pub fn parse_tier(s: &str) -> Result<(String, String), String> {
+    let (tier, key) = parse_assignment(s)?;
+    if !["leaf", "spine", "core"].contains(&tier.as_str()) {
+        return Err(format!(
+            "the tier must be leaf, spine or core, not `{tier}`"
+        ));
+    }
+    Ok((tier, key))
 }
 
 /// `30s`, `2m`, `1h30m`, or plain seconds (`45`, `2.5`).

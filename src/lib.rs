@@ -29,7 +29,7 @@
 //! | output | [`render`] | Placement + Cluster -> files per target (templates in `templates/`) |
 //! | change | [`state`], [`plan`] | the state file; artifacts + placement vs state -> `Plan` |
 //! | operation | [`pipeline`] | the one planning operation: settings in, plan, timings and diagnostics out |
-//! | effects | [`apply`], [`discover`], [`drift`], [`generate`] | atomic writes and the lock; NVML and `nvidia-smi` importers; drift; synthetic clusters and the openb import |
+//! | effects | [`apply`], [`discover`], [`drift`], [`generate`], [`import`] | atomic writes and the lock; NVML and `nvidia-smi` importers; drift; synthetic clusters and the openb import; `kubectl get nodes` |
 //! | interface | [`cli`], [`commands`] | clap types and value parsers; one file per subcommand: arguments -> operation -> print -> exit code |
 
 pub mod apply;
@@ -42,6 +42,7 @@ pub mod discover;
 pub mod drift;
 pub mod fmt;
 pub mod generate;
+pub mod import;
 pub mod load;
 pub mod model;
 pub mod names;

@@ -28,6 +28,7 @@ const LAYERS: &[&str] = &[
     "discover",
     "drift",
     "generate",
+    "import",
     "cli",
     "commands",
 ];

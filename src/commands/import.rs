@@ -1,10 +1,11 @@
-//! `gpuplan import <kind> FILE [--format kdl|json] [-o FILE]`: saved `nvidia-smi` outputs
-//! into gpuplan's language. One variant of [`ImportKind`] per input kind.
+//! `gpuplan import <kind> FILE [--format kdl|json] [-o FILE]`: saved `nvidia-smi` and
+//! `kubectl get nodes` outputs into gpuplan's language. One variant of [`ImportKind`] per input kind.
 
 use super::Output;
 use crate::cli::{DataFormat, Format, ImportKind, NamingArgs};
 use crate::diag::Diagnostic;
 use crate::discover::{self, Naming, lgip, topo, xml};
+use crate::import::k8s;
 use crate::source::{FileId, SourceMap};
 use serde::Serialize;
 use std::path::Path;
@@ -19,7 +20,8 @@ pub fn run(kind: &ImportKind, out: &Output) -> u8 {
     let args = match kind {
         ImportKind::NvidiaSmiTopo { args, .. }
         | ImportKind::NvidiaSmiXml { args, .. }
-        | ImportKind::MigLgip { args, .. } => args,
+        | ImportKind::MigLgip { args, .. }
+        | ImportKind::K8sNodes { args, .. } => args,
         ImportKind::Openb {
             nodes,
             pods,
@@ -56,6 +58,7 @@ fn kind_name(kind: &ImportKind) -> &'static str {
         ImportKind::NvidiaSmiXml { .. } => "nvidia-smi-xml",
         ImportKind::MigLgip { .. } => "mig-lgip",
         ImportKind::Openb { .. } => "openb",
+        ImportKind::K8sNodes { .. } => "k8s-nodes",
     }
 }
 
@@ -181,6 +184,26 @@ pub fn convert(
                 r.filter(|_| !diags.iter().any(Diagnostic::is_error))
                     .map(|r| match format {
                         DataFormat::Kdl => lgip::render(&r, header),
+                        DataFormat::Json => to_json(&r),
+                    });
+            return (text, diags);
+        }
+        ImportKind::K8sNodes {
+            models,
+            tiers,
+            pool_labels,
+            ..
+        } => {
+            let opts = k8s::Options {
+                models: models.clone(),
+                tiers: tiers.clone(),
+                pool_labels: pool_labels.clone(),
+            };
+            let (r, diags) = k8s::import(sources, file, &opts);
+            let text =
+                r.filter(|_| !diags.iter().any(Diagnostic::is_error))
+                    .map(|r| match format {
+                        DataFormat::Kdl => k8s::render::render(&r, header),
                         DataFormat::Json => to_json(&r),
                     });
             return (text, diags);

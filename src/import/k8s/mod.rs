@@ -1,0 +1,433 @@
+//! `gpuplan import k8s-nodes`: `kubectl get nodes -o json|yaml` into gpuplan's language.
+//!
+//! [`read`] parses the document and locates spans; [`node`] reads one Node's facts: the
+//! GPU model, count, memory and driver (GPU Feature Discovery labels, `nvidia.com/gpu`
+//! capacity), CPUs and memory (`status.capacity`),
+//! MIG state ([`mig`]), multi-node NVLink cliques and switch tiers from topology labels
+//! ([`fabric`]), taints and node-pool labels. Nodes of identical hardware form one
+//! `node-class`; their names are compressed into ranges. What it cannot say (NUMA,
+//! PCIe, NICs, NVLink inside the node) is left to `import nvidia-smi-topo` / `discover`.
+
+pub mod fabric;
+pub mod mig;
+pub mod node;
+pub mod read;
+pub mod render;
+
+use crate::catalog;
+use crate::diag::Diagnostic;
+use crate::import::names::{one_pattern, sanitize, unique};
+use crate::source::{FileId, SourceMap};
+use node::{Cx, GpuNode, cuda_runtime, has_gpus};
+use read::{Locator, RawNode, Taint};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// GP730: the input is not JSON or YAML.
+pub const GP730: &str = "GP730";
+/// GP731: the document is not a Node or a List of Nodes.
+pub const GP731: &str = "GP731";
+/// GP732: an item of the list is skipped (not a Node, no name, a bad or repeated name).
+pub const GP732: &str = "GP732";
+/// GP733: a node with GPUs but no `nvidia.com/gpu.product` label is left out.
+pub const GP733: &str = "GP733";
+/// GP734: a GPU product neither the catalog nor the labels describe.
+pub const GP734: &str = "GP734";
+/// GP735: a GPU product the catalog lacks is declared as a `gpu-model` from its labels.
+pub const GP735: &str = "GP735";
+/// GP736: MIG state that cannot be mapped to a layout of the catalog.
+pub const GP736: &str = "GP736";
+/// GP737: a label or capacity value that cannot be read.
+pub const GP737: &str = "GP737";
+/// GP738: topology labels that do not form a tree of switches.
+pub const GP738: &str = "GP738";
+/// GP739: a taint or pool label that cannot be carried over.
+pub const GP739: &str = "GP739";
+
+pub const PRODUCT: &str = "nvidia.com/gpu.product";
+pub const COUNT: &str = "nvidia.com/gpu.count";
+pub const MEMORY: &str = "nvidia.com/gpu.memory";
+pub const FAMILY: &str = "nvidia.com/gpu.family";
+pub const REPLICAS: &str = "nvidia.com/gpu.replicas";
+pub const SHARING: &str = "nvidia.com/gpu.sharing-strategy";
+pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
+
+/// Label keys whose value names a node's pool, in the order they are tried.
+pub const DEFAULT_POOL_LABELS: &[&str] = &[
+    "cloud.google.com/gke-nodepool",
+    "eks.amazonaws.com/nodegroup",
+    "karpenter.sh/nodepool",
+    "kubernetes.azure.com/agentpool",
+    "agentpool",
+];
+
+/// The importer's options (the command line's flags).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `--model PRODUCT=ID`: a `nvidia.com/gpu.product` value and the catalog id it is.
+    pub models: Vec<(String, String)>,
+    /// `--tier TIER=KEY`: the label key of a switch tier (`leaf`, `spine`, `core`); an
+    /// empty key turns the tier off.
+    pub tiers: Vec<(String, String)>,
+    /// `--pool-label KEY`: keys naming pools (default [`DEFAULT_POOL_LABELS`]).
+    pub pool_labels: Vec<String>,
+}
+
+/// A `gpu-model` declared for a product the catalog lacks.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct DeclaredModel {
+    pub name: String,
+    pub memory_mib: u64,
+    pub product: String,
+}
+
+/// Hardware that makes nodes one class.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Hardware {
+    pub model: String,
+    pub gpus: u32,
+    pub cpus: Option<u32>,
+    pub memory_gib: Option<u64>,
+    pub driver: Option<String>,
+}
+
+/// One `node-class`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Class {
+    pub name: String,
+    pub hardware: Hardware,
+    /// The `nvidia.com/gpu.product` values of its nodes.
+    pub products: BTreeSet<String>,
+    pub family: Option<String>,
+    /// The CUDA version the driver supports (`nvidia.com/cuda.runtime*`), when all agree.
+    pub cuda: Option<String>,
+    pub nodes: usize,
+}
+
+/// One `nodes` line: a name pattern, its class and taints.
+#[derive(Clone, Debug, Serialize)]
+pub struct Range {
+    pub pattern: String,
+    pub class: String,
+    pub taints: Vec<Taint>,
+}
+
+/// One `pool`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Pool {
+    pub name: String,
+    pub mode: &'static str,
+    pub nodes: String,
+    /// `key=value` of the label it comes from.
+    pub label: String,
+}
+
+/// One `mig layout ... current=#true` line.
+#[derive(Clone, Debug, Serialize)]
+pub struct MigLine {
+    pub layout: mig::Layout,
+    pub nodes: String,
+    pub config: Option<String>,
+}
+
+/// Everything the import found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Import {
+    pub models: Vec<DeclaredModel>,
+    pub classes: Vec<Class>,
+    pub ranges: Vec<Range>,
+    pub pools: Vec<Pool>,
+    pub fabric: fabric::Fabric,
+    pub mig: Vec<MigLine>,
+    /// Nodes without NVIDIA GPUs, left out.
+    pub without_gpus: Vec<String>,
+}
+
+/// Reads the file and maps it; `None` when nothing could be read.
+pub fn import(
+    sources: &SourceMap,
+    file: FileId,
+    opts: &Options,
+) -> (Option<Import>, Vec<Diagnostic>) {
+    let text = sources.get(file).map_or("", |f| &f.text);
+    let (raw, loc, mut diags) = read::nodes(text, file);
+    if diags.iter().any(Diagnostic::is_error) {
+        return (None, diags);
+    }
+    let mut raw = unique_valid_names(raw, &loc, &mut diags);
+    // By name: what is first seen (a declared model's memory) and the order of the
+    // diagnostics do not depend on the input's order.
+    raw.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut cx = Cx {
+        loc: &loc,
+        opts,
+        diags: &mut diags,
+        declared: BTreeMap::new(),
+    };
+    let mut gpu_nodes = Vec::new();
+    let mut without_gpus = Vec::new();
+    for n in &raw {
+        if !has_gpus(n) {
+            without_gpus.push(n.name.clone());
+            continue;
+        }
+        if let Some(g) = cx.gpu_node(n) {
+            gpu_nodes.push(g);
+        }
+    }
+    let models: Vec<DeclaredModel> = cx.declared.into_values().collect();
+    let (classes, class_of) = classes(&gpu_nodes);
+    let nodes: Vec<&RawNode> = gpu_nodes.iter().map(|g| g.raw).collect();
+    let fab = fabric::build(&nodes, &loc, opts, &mut diags);
+    let pools = pools(&gpu_nodes, &loc, opts, &mut diags);
+    let imp = Import {
+        models,
+        ranges: ranges(&gpu_nodes, &class_of),
+        classes,
+        pools,
+        fabric: fab,
+        mig: mig_lines(&gpu_nodes),
+        without_gpus,
+    };
+    (Some(imp), diags)
+}
+
+/// Drops nodes whose names gpuplan cannot use or that repeat, with GP732.
+fn unique_valid_names(
+    raw: Vec<RawNode>,
+    loc: &Locator,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<RawNode> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for n in raw {
+        let why = match crate::units::validate_node_name(&n.name) {
+            Err(e) => Some(e),
+            Ok(()) if !seen.insert(n.name.clone()) => {
+                Some(format!("node `{}` is listed twice", n.name))
+            }
+            Ok(()) => None,
+        };
+        match why {
+            Some(why) => diags.push(
+                Diagnostic::warning(GP732, format!("node skipped: {why}"))
+                    .at(loc.node(n.index, &n.name), "this node")
+                    .with_help("node names must be lowercase DNS names, each once"),
+            ),
+            None => out.push(n),
+        }
+    }
+    out
+}
+
+/// Classes of identical hardware, named `<model short name>-x<gpus>` (deduplicated in
+/// the order of their hardware), and each node's class.
+fn classes(nodes: &[GpuNode]) -> (Vec<Class>, BTreeMap<String, String>) {
+    let mut by_hw: BTreeMap<&Hardware, Vec<&GpuNode>> = BTreeMap::new();
+    for g in nodes {
+        by_hw.entry(&g.hardware).or_default().push(g);
+    }
+    let mut used = BTreeSet::new();
+    let mut classes = Vec::new();
+    let mut class_of = BTreeMap::new();
+    for (hw, members) in by_hw {
+        let short = catalog::lookup(&hw.model).map_or(hw.model.as_str(), |s| s.short_name);
+        let name = unique(&sanitize(&format!("{short}-x{}", hw.gpus), 50), &mut used);
+        for g in &members {
+            class_of.insert(g.raw.name.clone(), name.clone());
+        }
+        let families: BTreeSet<&String> =
+            members.iter().filter_map(|g| g.family.as_ref()).collect();
+        let cudas: BTreeSet<String> = members.iter().filter_map(|g| cuda_runtime(g.raw)).collect();
+        classes.push(Class {
+            name,
+            hardware: hw.clone(),
+            products: members
+                .iter()
+                .filter_map(|g| g.raw.labels.get(PRODUCT).cloned())
+                .collect(),
+            family: (families.len() == 1)
+                .then(|| families.into_iter().next().cloned())
+                .flatten(),
+            cuda: (cudas.len() == 1)
+                .then(|| cudas.into_iter().next())
+                .flatten(),
+            nodes: members.len(),
+        });
+    }
+    classes.sort_by(|a, b| a.name.cmp(&b.name));
+    (classes, class_of)
+}
+
+/// `nodes` lines: nodes of one class and the same taints, compressed into ranges; the
+/// names no range holds share one line (`gke-pool-a1b2-[0k2d,7qxz]`).
+fn ranges(nodes: &[GpuNode], class_of: &BTreeMap<String, String>) -> Vec<Range> {
+    let mut groups: BTreeMap<(&str, &[Taint]), Vec<String>> = BTreeMap::new();
+    for g in nodes {
+        let class = class_of.get(&g.raw.name).map_or("", String::as_str);
+        groups
+            .entry((class, &g.taints))
+            .or_default()
+            .push(g.raw.name.clone());
+    }
+    let mut out = Vec::new();
+    for ((class, taints), names) in groups {
+        let (ranged, single): (Vec<String>, Vec<String>) = crate::units::compress_names(&names)
+            .into_iter()
+            .partition(|p| p.contains('['));
+        let rest = (!single.is_empty()).then(|| one_pattern(&single));
+        for pattern in ranged.into_iter().chain(rest) {
+            out.push(Range {
+                pattern,
+                class: class.to_string(),
+                taints: taints.to_vec(),
+            });
+        }
+    }
+    out.sort_by(|a, b| (&a.class, &a.pattern).cmp(&(&b.class, &b.pattern)));
+    out
+}
+
+/// Pools from the first pool label each node has.
+fn pools(
+    nodes: &[GpuNode],
+    loc: &Locator,
+    opts: &Options,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Pool> {
+    let keys: Vec<&str> = if opts.pool_labels.is_empty() {
+        DEFAULT_POOL_LABELS.to_vec()
+    } else {
+        opts.pool_labels.iter().map(String::as_str).collect()
+    };
+    let mut groups: BTreeMap<(&str, &str), Vec<&GpuNode>> = BTreeMap::new();
+    for g in nodes {
+        if let Some((k, v)) = keys
+            .iter()
+            .find_map(|k| g.raw.labels.get(*k).map(|v| (*k, v.as_str())))
+        {
+            groups.entry((k, v)).or_default().push(g);
+        }
+    }
+    let mut used = BTreeSet::new();
+    let mut out = Vec::new();
+    for ((key, value), members) in groups {
+        let name = unique(&sanitize(value, 63), &mut used);
+        let modes: BTreeSet<&str> = members.iter().map(|g| g.mode).collect();
+        let mode = match modes.iter().next() {
+            Some(m) if modes.len() == 1 => *m,
+            _ => {
+                let first = members[0].raw;
+                diags.push(
+                    Diagnostic::warning(GP739, format!("the nodes of pool `{name}` ({key}={value}) use their GPUs in different ways ({}): the pool is written as whole-gpu", modes.iter().copied().collect::<Vec<_>>().join(", ")))
+                        .at(loc.key(first.index, key, &first.name), "here")
+                        .with_help("review the pool's mode"),
+                );
+                "whole-gpu"
+            }
+        };
+        let names: Vec<String> = members.iter().map(|g| g.raw.name.clone()).collect();
+        out.push(Pool {
+            name,
+            mode,
+            nodes: one_pattern(&names),
+            label: format!("{key}={value}"),
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// `mig layout ... current=#true` lines: nodes of one layout.
+fn mig_lines(nodes: &[GpuNode]) -> Vec<MigLine> {
+    let mut groups: BTreeMap<(&mig::Layout, Option<&String>), Vec<String>> = BTreeMap::new();
+    for g in nodes {
+        if let Some(l) = &g.mig {
+            groups
+                .entry((l, g.raw.labels.get(mig::CONFIG)))
+                .or_default()
+                .push(g.raw.name.clone());
+        }
+    }
+    groups
+        .into_iter()
+        .map(|((layout, config), names)| MigLine {
+            layout: layout.clone(),
+            nodes: one_pattern(&names),
+            config: config.cloned(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::node::{coarse_gib, model_name, quantity};
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn one_pattern_is_one_expandable_pattern() {
+        for set in [
+            &["dgx-001", "dgx-002", "dgx-003"][..],
+            &["gke-pool-4f1c-0k2d", "gke-pool-4f1c-7qxz"],
+            &["gb200-r1-01", "gb200-r1-02", "gb200-r2-01"],
+            &["node", "node1", "node2"],
+            &["a", "b"],
+        ] {
+            let p = one_pattern(&names(set));
+            let mut got = crate::units::expand_names(&p).unwrap_or_else(|e| panic!("{p}: {e}"));
+            got.sort();
+            let mut want = names(set);
+            want.sort();
+            assert_eq!(got, want, "{p}");
+        }
+        assert_eq!(one_pattern(&names(&["dgx-01", "dgx-02"])), "dgx-[01-02]");
+        assert_eq!(
+            one_pattern(&names(&["gke-p-0k2d", "gke-p-7qxz"])),
+            "gke-p-[0k2d,7qxz]"
+        );
+    }
+
+    #[test]
+    fn quantities_and_names() {
+        assert_eq!(quantity("192"), Some(192.0));
+        assert_eq!(quantity("191450m").map(f64::floor), Some(191.0));
+        assert_eq!(quantity("2Ki"), Some(2048.0));
+        assert_eq!(quantity("1.5Gi"), Some(1.5 * 1073741824.0));
+        assert_eq!(quantity("lots"), None);
+        assert_eq!(quantity("-1"), None);
+        assert_eq!(coarse_gib(1829), 1824);
+        assert_eq!(coarse_gib(1830), 1824);
+        assert_eq!(coarse_gib(251), 248);
+        assert_eq!(coarse_gib(31), 31);
+        assert_eq!(coarse_gib(1), 1);
+        assert_eq!(sanitize("NVIDIA-RTX-A6000", 63), "nvidia-rtx-a6000");
+        assert_eq!(sanitize("__", 63), "x");
+        assert_eq!(model_name("NVIDIA-RTX-A6000"), "rtx-a6000");
+        let mut used = BTreeSet::new();
+        assert_eq!(unique("h100-x8", &mut used), "h100-x8");
+        assert_eq!(unique("h100-x8", &mut used), "h100-x8-2");
+    }
+
+    #[test]
+    fn locator_finds_items_and_keys() {
+        let json = "{\"kind\":\"List\",\"items\":[\n{\"metadata\":{\"labels\":{\"a\":\"1\"},\"name\":\"n1\"}},\n{\"metadata\":{\"labels\":{\"a\":\"2\"},\"name\":\"n2\"}}]}";
+        let mut sources = SourceMap::new();
+        let file = sources.add("x.json", json);
+        let (nodes, loc, diags) = read::nodes(json, file);
+        assert!(diags.is_empty());
+        assert_eq!(nodes.len(), 2);
+        let span = loc.key(1, "a", "n2");
+        assert_eq!(sources.snippet(span), "\"a\":\"2\"");
+        assert_eq!(sources.snippet(loc.node(0, "n1")), "n1");
+        let yaml = "items:\n- metadata:\n    name: n1\n    labels:\n      a: \"1\"\n- metadata:\n    name: n2\n    labels:\n      a: \"2\"\n";
+        let file = sources.add("x.yaml", yaml);
+        let (nodes, loc, diags) = read::nodes(yaml, file);
+        assert!(diags.is_empty());
+        assert_eq!(nodes.len(), 2);
+        assert_eq!(sources.snippet(loc.key(1, "a", "n2")), "a: \"2\"");
+    }
+}
