@@ -183,6 +183,9 @@ fn plan_posts_one_comment_and_apply_lands_the_artifact() {
     );
     let work = r.dir.join("work");
     assert!(work.join("plan.json").is_file() && work.join("plan.txt").is_file());
+    let html = std::fs::read_to_string(work.join("plan.html")).expect("the HTML report");
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(r.output("html-file"), "plan.html");
     let comment = r.output("comment-file");
     let body = std::fs::read_to_string(&comment).unwrap();
     assert!(

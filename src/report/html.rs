@@ -446,7 +446,7 @@ enum Marks<'a> {
 /// The slot diagram of one layout: memory slices as columns, instances as blocks at
 /// their start slots (as `nvidia-smi mig -cgi` would place them, largest first).
 fn layout_svg(s: &mut String, spec: &'static catalog::MigSpec, profiles: &[String], marks: Marks) {
-    const SLOT: usize = 34;
+    const SLOT: usize = 40;
     let slots = spec.memory_slices as usize;
     let names: Vec<&str> = profiles.iter().map(String::as_str).collect();
     let width = slots * SLOT + 2;
@@ -493,7 +493,7 @@ fn layout_svg(s: &mut String, spec: &'static catalog::MigSpec, profiles: &[Strin
                 let _ = writeln!(
                     s,
                     "<g><title>{} at slot {start} ({})</title><rect x=\"{x}\" y=\"4\" width=\"{}\" height=\"26\" rx=\"3\" fill=\"{fill}\" stroke=\"#495057\"{dash}/>\
-                     <text x=\"{}\" y=\"21\" font-size=\"10\">{}</text></g>",
+                     <text x=\"{}\" y=\"21\" font-size=\"9\">{}</text></g>",
                     esc(q.name),
                     how,
                     w.saturating_sub(2),
