@@ -470,6 +470,20 @@ pub enum ImportKind {
         #[arg(long = "pool-label", value_name = "KEY")]
         pool_labels: Vec<String>,
     },
+    /// A Slurm cluster's slurm.conf (NodeName and PartitionName lines, Includes) with
+    /// gres.conf and topology.conf beside it: node classes, nodes, MIG layouts, pools
+    /// and the fabric (docs/import.md).
+    Slurm {
+        /// slurm.conf, or the folder that holds it (e.g. /etc/slurm).
+        path: PathBuf,
+        /// Map a GRES GPU type to a catalog model, e.g. `--model a100=a100-sxm4-40gb`;
+        /// `gpu=ID` for untyped `gpu:N` GRES (repeatable).
+        #[arg(long = "model", value_name = "TYPE=ID", value_parser = parse_assignment)]
+        models: Vec<(String, String)>,
+        /// Write the output to this file instead of stdout.
+        #[arg(short = 'o', long = "out", value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// The Alibaba GPU trace (openb, the FGD paper's benchmark): nodes with GPU model,
     /// CPU and memory; pods sampled until their GPUs reach `--load` x capacity.
     Openb {

@@ -30,6 +30,11 @@ pub fn run(kind: &ImportKind, out: &Output) -> u8 {
             per_pod,
             out_dir,
         } => return openb(nodes, pods, *load, *seed, *per_pod, out_dir, out),
+        ImportKind::Slurm {
+            path,
+            models,
+            out: file,
+        } => return slurm(path, models, file.as_deref(), out),
     };
     let mut sources = SourceMap::new();
     let file = match crate::load::read_one(&args.file) {
@@ -59,7 +64,97 @@ fn kind_name(kind: &ImportKind) -> &'static str {
         ImportKind::MigLgip { .. } => "mig-lgip",
         ImportKind::Openb { .. } => "openb",
         ImportKind::K8sNodes { .. } => "k8s-nodes",
+        ImportKind::Slurm { .. } => "slurm",
     }
+}
+
+/// GP748: a Slurm file cannot be read, or an `Include` leaves the folder.
+pub const GP748: &str = "GP748";
+
+/// `gpuplan import slurm DIR|slurm.conf`: loads slurm.conf, its `Include` files (by
+/// name, from the same folder: an include never reads outside it), gres.conf and
+/// topology.conf beside it, and converts them ([`crate::import::slurm`]).
+fn slurm(path: &Path, models: &[(String, String)], to: Option<&Path>, out: &Output) -> u8 {
+    use crate::import::slurm as sl;
+    let (dir, conf) = if path.is_dir() {
+        (path.to_path_buf(), path.join("slurm.conf"))
+    } else {
+        (
+            path.parent()
+                .map_or_else(|| Path::new(".").to_path_buf(), Path::to_path_buf),
+            path.to_path_buf(),
+        )
+    };
+    let mut sources = SourceMap::new();
+    let shown = |p: &Path| p.to_string_lossy().replace('\\', "/");
+    let slurm_text = match crate::load::read_one(&conf) {
+        Ok(t) => t,
+        Err(d) => {
+            out.diagnostics(&sources, &[d], Format::Human);
+            return 1;
+        }
+    };
+    let slurm = sources.add(shown(&conf), slurm_text.clone());
+    let mut diags = Vec::new();
+    let mut includes = Vec::new();
+    let mut scratch = Vec::new();
+    for r in sl::conf::records(slurm, &slurm_text, &mut scratch) {
+        let Some(p) = r.get("include") else { continue };
+        // Only the file name counts: includes are looked up beside slurm.conf.
+        let name = Path::new(&p.value).file_name().map(Path::new);
+        let Some(name) = name.filter(|n| !n.as_os_str().is_empty()) else {
+            continue;
+        };
+        let file = dir.join(name);
+        match crate::load::read_one(&file) {
+            Ok(t) => includes.push(sources.add(shown(&file), t)),
+            Err(_) => diags.push(
+                Diagnostic::warning(
+                    GP748,
+                    format!(
+                        "`Include {}`: no `{}` beside slurm.conf; skipped",
+                        p.value,
+                        name.display()
+                    ),
+                )
+                .at(p.span, "this include")
+                .with_help("copy the included file into the same folder as slurm.conf"),
+            ),
+        }
+    }
+    let mut optional = |name: &str| {
+        let f = dir.join(name);
+        f.is_file()
+            .then(|| crate::load::read_one(&f).ok())
+            .flatten()
+            .map(|t| sources.add(shown(&f), t))
+    };
+    let gres = optional("gres.conf");
+    let topology = optional("topology.conf");
+    let files = sl::Files {
+        slurm,
+        includes,
+        gres,
+        topology,
+    };
+    let header = format!("gpuplan import slurm {}", shown(path));
+    let opts = sl::Options {
+        models: models.to_vec(),
+    };
+    let (text, more) = sl::import(&sources, &files, &opts, &header);
+    diags.extend(more);
+    out.diagnostics(&sources, &diags, Format::Human);
+    match text.filter(|_| !diags.iter().any(Diagnostic::is_error)) {
+        Some(t) => emit(out, to, &canonical(&t)),
+        None => 1,
+    }
+}
+
+/// Importers' KDL in `gpuplan fmt`'s layout (unchanged if it could not be formatted).
+pub(super) fn canonical(text: &str) -> String {
+    let mut sources = SourceMap::new();
+    let id = sources.add("import.kdl", text.to_string());
+    crate::fmt::format(id, text).unwrap_or_else(|_| text.to_string())
 }
 
 /// GP705: an openb CSV row that cannot be read.
@@ -203,12 +298,12 @@ pub fn convert(
             let text =
                 r.filter(|_| !diags.iter().any(Diagnostic::is_error))
                     .map(|r| match format {
-                        DataFormat::Kdl => k8s::render::render(&r, header),
+                        DataFormat::Kdl => canonical(&k8s::render::render(&r, header)),
                         DataFormat::Json => to_json(&r),
                     });
             return (text, diags);
         }
-        ImportKind::Openb { .. } => return (None, Vec::new()),
+        ImportKind::Openb { .. } | ImportKind::Slurm { .. } => return (None, Vec::new()),
     };
     let text = inv
         .filter(|_| !diags.iter().any(Diagnostic::is_error))

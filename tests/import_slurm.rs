@@ -1,0 +1,261 @@
+//! `gpuplan import slurm`: published Slurm configurations (tests/fixtures/slurm, sources
+//! in SOURCES.md) import into KDL that validates and plans (snapshots); rendering an
+//! example to Slurm and importing it back gives the same hardware model; output does
+//! not depend on the order of the lines; bad input gives coded diagnostics with spans.
+
+mod common;
+
+use common::Scratch;
+use gpuplan::model::Cluster;
+use gpuplan::source::SourceMap;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn import(args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["import", "slurm"];
+    all.extend_from_slice(args);
+    let o = common::gpuplan(&all);
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn model_of(text: &str) -> Cluster {
+    let mut sources = SourceMap::new();
+    sources.add("imported.kdl", text);
+    let o = gpuplan::validate::validate(&sources);
+    assert!(!o.has_errors(), "{:#?}\n{text}", o.diagnostics);
+    o.model.expect("a model")
+}
+
+fn validates_and_plans(tag: &str, kdl: &str) {
+    let s = Scratch::new(&format!("slurm-{tag}"));
+    std::fs::write(s.path("cluster.kdl"), kdl).unwrap();
+    let (code, _, err) = s.run(&["validate", "cluster.kdl"]);
+    assert_eq!(code, 0, "{tag}: {err}");
+    let (code, out, err) = s.run(&["plan", "cluster.kdl"]);
+    assert_eq!(code, 0, "{tag}: {err}");
+    assert!(out.contains("Plan: "), "{tag}");
+    let (code, out, _) = s.run(&["fmt", "--check", "cluster.kdl"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, ""),
+        "{tag}: imported KDL is formatted"
+    );
+}
+
+#[test]
+fn published_configurations_import_validate_and_plan() {
+    for f in ["rdgpu-mig", "azure-nc24ads", "schedmd-tree"] {
+        let (code, out, err) = import(&[&format!("tests/fixtures/slurm/{f}")]);
+        assert_eq!(code, 0, "{f}: {err}");
+        insta::assert_snapshot!(format!("slurm_{f}"), out);
+        validates_and_plans(f, &out);
+    }
+}
+
+#[test]
+fn what_each_fixture_says_is_read() {
+    // MIG from gres.conf's MultipleFiles (a bare `1g.10gb` type in slurm.conf; the
+    // model from AutoDetect's `nvidia_a100_80gb_pcie_1g.10gb`), and its noisy line.
+    let (_, out, err) = import(&["tests/fixtures/slurm/rdgpu-mig"]);
+    let c = model_of(&out);
+    assert_eq!(c.nodes.len(), 2);
+    assert!(out.contains("gpus 2 model=\"a100-pcie-80gb\""), "{out}");
+    assert!(out.contains(
+        "\"1g.10gb\" \"1g.10gb\" \"1g.10gb\" \"1g.10gb\" \"1g.10gb\" \"1g.10gb\" \"1g.10gb\""
+    ));
+    assert!(out.contains("current=#true"));
+    assert!(
+        err.contains("GP740") && err.contains("gres.conf:9"),
+        "{err}"
+    );
+    // Include, NodeName=DEFAULT and a continuation; Cores -> NUMA; tree -> spine/leaf;
+    // overlapping partitions.
+    let (_, out, err) = import(&["tests/fixtures/slurm/schedmd-tree/slurm.conf"]);
+    let c = model_of(&out);
+    assert_eq!(c.nodes.len(), 18);
+    assert!(out.contains("cpu sockets=2 cores-per-socket=32 threads-per-core=2"));
+    assert!(out.contains("numa 1 gpus=\"2-3\" cores=\"32-63\""), "{out}");
+    assert!(out.contains("spine \"s3\""), "{out}");
+    assert_eq!(c.switches.len(), 4);
+    assert!(
+        err.contains("GP744") && err.contains("several partitions"),
+        "{err}"
+    );
+    assert!(out.contains("pool \"debug\"") && out.contains("pool \"batch\""));
+}
+
+/// Per node: GPUs (count, model, down), CPU, memory in MiB (Slurm keeps MiB), and the
+/// leaf and multi-node NVLink domain it is in.
+fn hardware(c: &Cluster) -> BTreeMap<String, String> {
+    c.nodes
+        .iter()
+        .map(|n| {
+            let k = &c.classes[&n.class];
+            let down: Vec<u32> = n.gpus.iter().filter(|g| g.down).map(|g| g.index).collect();
+            let leaf = n
+                .leaf()
+                .map(|l| c.switches[l].name.clone())
+                .unwrap_or_default();
+            let mnnvl: Vec<&str> = n
+                .mnnvl
+                .iter()
+                .map(|d| c.nvlink_domains[*d].name.as_str())
+                .collect();
+            let mib = k.memory.map(|b| b.0 / (1024 * 1024));
+            (
+                n.name.clone(),
+                format!(
+                    "{} x {:?} down {down:?} cpu {}x{}x{} mem {mib:?} leaf {leaf} nvl {mnnvl:?}",
+                    k.gpu_count, k.gpu_model, k.sockets, k.cores_per_socket, k.threads_per_core
+                ),
+            )
+        })
+        .collect()
+}
+
+fn load_example(dir: &str) -> Cluster {
+    let (sources, diags) = gpuplan::load::load_paths(&[Path::new(dir).to_path_buf()]);
+    assert!(diags.is_empty());
+    gpuplan::validate::validate(&sources)
+        .model
+        .expect("example model")
+}
+
+/// Render to Slurm, import back, compare. Leaves are compared where the example's
+/// Slurm files carry a switch tree (topology/tree); with topology/block the blocks come
+/// back as NVLink domains and leaves (docs/import.md).
+#[test]
+fn round_trip_through_slurm_keeps_the_hardware() {
+    for (example, leaves) in [
+        ("examples/superpod-h100", true),
+        ("examples/gb200-nvl72", false),
+        ("examples/mixed-authority", true),
+    ] {
+        let s = Scratch::new("slurm-roundtrip");
+        let out = s.path("out");
+        let o = common::gpuplan(&[
+            "--quiet",
+            "render",
+            example,
+            "--target",
+            "slurm",
+            "--out-dir",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{example}");
+        let (code, kdl, err) = import(&[out.join("slurm").to_str().unwrap()]);
+        assert_eq!(code, 0, "{example}: {err}");
+        let back = hardware(&model_of(&kdl));
+        let orig = hardware(&load_example(example));
+        assert!(!back.is_empty());
+        for (node, hw) in &back {
+            let want = orig
+                .get(node)
+                .unwrap_or_else(|| panic!("{example}: {node} is new"));
+            let strip = |h: &str| {
+                if leaves {
+                    h.to_string()
+                } else {
+                    h.split(" leaf ").next().unwrap().to_string()
+                        + " "
+                        + h.split(" nvl ").nth(1).unwrap_or("")
+                }
+            };
+            assert_eq!(strip(hw), strip(want), "{example}: {node}");
+        }
+        // Every Slurm-owned node comes back (mixed-authority: only hpc-*).
+        let slurm_nodes = orig
+            .keys()
+            .filter(|n| !example.ends_with("mixed-authority") || n.starts_with("hpc-"));
+        assert_eq!(slurm_nodes.count(), back.len(), "{example}");
+    }
+}
+
+#[test]
+fn the_order_of_lines_does_not_matter() {
+    let s = Scratch::new("slurm-order");
+    let dir = Path::new("tests/fixtures/slurm/schedmd-tree");
+    for f in ["slurm.conf", "gres.conf", "topology.conf", "nodes.conf"] {
+        let text = std::fs::read_to_string(dir.join(f)).unwrap();
+        // Reverse the order of the partition and switch lines (their meaning does not
+        // depend on it).
+        let mut lines: Vec<&str> = text.lines().collect();
+        if f == "topology.conf" {
+            lines.reverse();
+        }
+        std::fs::write(s.path(f), lines.join("\n") + "\n").unwrap();
+    }
+    let (_, a, _) = import(&["tests/fixtures/slurm/schedmd-tree"]);
+    let (_, b, _) = import(&[s.path("").to_str().unwrap()]);
+    let body = |t: &str| t.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&a), body(&b));
+}
+
+#[test]
+fn bad_input_gives_coded_diagnostics_never_a_panic() {
+    let s = Scratch::new("slurm-bad");
+    let case = |name: &str, conf: &str, args: &[&str]| -> (i32, String, String) {
+        let dir = s.path(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("slurm.conf"), conf).unwrap();
+        let mut all = vec![dir.to_str().unwrap()];
+        all.extend_from_slice(args);
+        import(&all)
+    };
+    // An unknown GPU type: GP742 at the Gres, with the flag to fix it; the flag works.
+    let conf = "NodeName=n[1-2] CPUs=8 Gres=gpu:mystery9000:2\n";
+    let (code, _, err) = case("unknown", conf, &[]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("GP742") && err.contains("--model mystery9000=ID"),
+        "{err}"
+    );
+    assert!(err.contains("slurm.conf:1"), "{err}");
+    let (code, out, err) = case("mapped", conf, &["--model", "mystery9000=l40s-48gb"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("model=\"l40s-48gb\""));
+    // Untyped gpu:N needs `--model gpu=ID`.
+    let (code, _, err) = case("untyped", "NodeName=n1 Gres=gpu:4\n", &[]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--model gpu=ID"), "{err}");
+    // A broken hostlist, a non-number, garbage: diagnostics, and no node -> GP747.
+    let (code, _, err) = case(
+        "broken",
+        "NodeName=n[1- Gres=gpu:h100:8\nNodeName=m1 CPUs=lots Gres=gpu:h100:x\nthis is not slurm\n",
+        &[],
+    );
+    assert_eq!(code, 1);
+    for c in ["GP741", "GP740", "GP747"] {
+        assert!(err.contains(c), "{c}: {err}");
+    }
+    // A hostlist too large to expand is refused, not expanded.
+    let (code, _, err) = case(
+        "huge",
+        "NodeName=a[0-99999],b[0-99999],c[0-99999],d[0-99999],e[0-99999],f[0-99999],g[0-99999],h[0-99999],i[0-99999],j[0-99999],k[0-99999] Gres=gpu:h100:8\n",
+        &[],
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("GP741") && err.contains("more than"), "{err}");
+    // Several GPU models on one node: left out with GP743.
+    let (_, _, err) = case(
+        "mixed",
+        "NodeName=x1 Gres=gpu:h100:4,gpu:l40s:4\nNodeName=x2 Gres=gpu:h100:8\n",
+        &[],
+    );
+    assert!(err.contains("GP743"), "{err}");
+    // An Include that is not beside slurm.conf: a warning, never a read elsewhere.
+    let (_, _, err) = case(
+        "include",
+        "Include /etc/slurm/../../secret.conf\nNodeName=y1 Gres=gpu:h100:8\n",
+        &[],
+    );
+    assert!(err.contains("GP748"), "{err}");
+    // No slurm.conf at all.
+    let (code, _, err) = import(&[s.path("nowhere").to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("GP000"), "{err}");
+}
