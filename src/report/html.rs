@@ -186,6 +186,7 @@ fn summary(s: &mut String, p: &Placement, plan: Option<&Plan>) {
 /// A leaf (or the nodes under no leaf) with its nodes.
 struct LeafView<'a> {
     name: String,
+    /// `spine NAME` (with `, core NAME` above it), or empty.
     spine: String,
     nodes: Vec<&'a crate::model::Node>,
 }
@@ -198,7 +199,13 @@ fn leaves(c: &Cluster) -> Vec<LeafView<'_>> {
                 let sw = &c.switches[l];
                 let spine = sw
                     .parent
-                    .map(|x| c.switches[x].name.clone())
+                    .map(|x| {
+                        let sp = &c.switches[x];
+                        match sp.parent {
+                            Some(core) => format!("{} (core {})", sp.name, c.switches[core].name),
+                            None => sp.name.clone(),
+                        }
+                    })
                     .unwrap_or_default();
                 (sw.name.clone(), spine)
             }
@@ -244,6 +251,38 @@ fn fabric(s: &mut String, c: &Cluster, p: &Placement) {
             ))
             .collect::<String>()
     );
+    // Multi-node NVLink domains (GB200/GB300 racks) and their use.
+    let domains: Vec<&crate::model::NvlinkDomain> =
+        c.nvlink_domains.iter().filter(|d| d.multi_node).collect();
+    if !domains.is_empty() {
+        let _ = writeln!(
+            s,
+            "<table><tr><th>multi-node NVLink domain</th><th class=\"num\">GPUs in use</th></tr>"
+        );
+        let mut rows: Vec<(String, usize, usize)> = domains
+            .iter()
+            .map(|d| {
+                let busy = d
+                    .members
+                    .iter()
+                    .filter(|(n, g)| {
+                        used.get(c.nodes[*n].name.as_str())
+                            .is_some_and(|u| u.contains(g))
+                    })
+                    .count();
+                (d.name.clone(), busy, d.members.len())
+            })
+            .collect();
+        rows.sort();
+        for (name, busy, total) in rows {
+            let _ = writeln!(
+                s,
+                "<tr><td>{}</td><td class=\"num\">{busy}/{total}</td></tr>",
+                esc(&name)
+            );
+        }
+        let _ = writeln!(s, "</table>");
+    }
     // Tiles: one per leaf, grouped by spine.
     let mut spines: BTreeMap<&str, Vec<&LeafView>> = BTreeMap::new();
     for l in &views {
@@ -309,6 +348,7 @@ fn fabric(s: &mut String, c: &Cluster, p: &Placement) {
         "<p><label>Filter leaves: <input id=\"leaf-filter\" type=\"search\" placeholder=\"leaf name\"></label></p>"
     );
     let gangs = gangs_by_leaf(c, p);
+    let nvlink_names: Vec<String> = c.nvlink_domains.iter().map(|d| d.name.clone()).collect();
     for l in &views {
         let (busy, total) = counts(l);
         let _ = writeln!(
@@ -318,7 +358,14 @@ fn fabric(s: &mut String, c: &Cluster, p: &Placement) {
             esc(&l.name),
             l.nodes.len()
         );
-        leaf_svg(s, l, &used, &modes, gangs.get(l.name.as_str()));
+        leaf_svg(
+            s,
+            &nvlink_names,
+            l,
+            &used,
+            &modes,
+            gangs.get(l.name.as_str()),
+        );
         let _ = writeln!(s, "</details>");
     }
 }
@@ -365,6 +412,7 @@ fn gangs_by_leaf<'a>(
 /// bars under the nodes they span.
 fn leaf_svg(
     s: &mut String,
+    nvlink_names: &[String],
     l: &LeafView,
     used: &BTreeMap<&str, BTreeSet<u32>>,
     modes: &BTreeMap<&str, PoolMode>,
@@ -394,9 +442,21 @@ fn leaf_svg(
         let (stroke, mode) = modes
             .get(n.name.as_str())
             .map_or(("#adb5bd", "no pool"), |m| (mode_color(*m), m.as_str()));
+        let nvl = if n.mnnvl.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", NVLink domain {}",
+                n.mnnvl
+                    .iter()
+                    .map(|d| nvlink_names.get(*d).map_or("?", String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
         let _ = writeln!(
             s,
-            "<g><title>{}: {busy}/{total} GPUs in use, {mode}</title>\
+            "<g><title>{}: {busy}/{total} GPUs in use, {mode}{nvl}</title>\
              <rect x=\"{x}\" y=\"{y}\" width=\"{W}\" height=\"40\" rx=\"3\" fill=\"{}\" stroke=\"{stroke}\" stroke-width=\"2\"/>\
              <text x=\"{}\" y=\"{}\" font-size=\"9\" fill=\"{}\">{}</text>\
              <text x=\"{}\" y=\"{}\" font-size=\"9\" fill=\"{}\">{busy}/{total}</text></g>",

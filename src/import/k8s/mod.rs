@@ -406,7 +406,9 @@ mod tests {
         assert_eq!(coarse_gib(1), 1);
         assert_eq!(sanitize("NVIDIA-RTX-A6000", 63), "nvidia-rtx-a6000");
         assert_eq!(sanitize("__", 63), "x");
-        assert_eq!(model_name("NVIDIA-RTX-A6000"), "rtx-a6000");
+        assert_eq!(model_name("NVIDIA-GeForce-RTX-4090"), "geforce-rtx-4090");
+        // A declared name never takes a catalog alias (`rtx-a6000` is one).
+        assert_eq!(model_name("NVIDIA-RTX-A6000"), "rtx-a6000-gfd");
         let mut used = BTreeSet::new();
         assert_eq!(unique("h100-x8", &mut used), "h100-x8");
         assert_eq!(unique("h100-x8", &mut used), "h100-x8-2");
