@@ -196,6 +196,34 @@ fn mig_instances_are_listed_by_profile_id_with_driver_names() {
     assert_eq!(cis[1]["slices"], 2);
 }
 
+/// The driver's MIG device names are what the output uses: driver 545.23.08 names the
+/// A100-SXM4-80GB's 3g.40gb profile `3g.39gb` (NVIDIA/mig-parted issue 31), so discovery
+/// warns (GP720) and pins the name, and the output still validates.
+#[test]
+fn a_renamed_profile_is_pinned_from_the_mig_device_name() {
+    let s = Scratch::new("fake-nvml-rename");
+    let mut d = description("a100-mig.json");
+    d["driver_version"] = "545.23.08".into();
+    for g in d["gpus"].as_array_mut().unwrap() {
+        for p in g["mig"]["profiles"].as_array_mut().unwrap() {
+            if p["id"] == 9 {
+                p["name"] = "3g.39gb".into();
+            }
+        }
+    }
+    let r = discover(&s, &d, &["--node", "n"]);
+    assert_eq!(r.0, 0, "{}", r.2);
+    assert!(r.2.contains("GP720"), "{}", r.2);
+    assert!(
+        r.1.contains(r#"mig-name "3g.40gb" driver="3g.39gb""#),
+        "{}",
+        r.1
+    );
+    s.write("node.kdl", &r.1);
+    let v = s.run(&["validate", "node.kdl"]);
+    assert_eq!(v.0, 0, "{}{}", v.1, v.2);
+}
+
 /// Fields both sources read must agree; documented differences: `source`, the NVLink
 /// domains, NUMA and CPU affinity (the XML has none), and the notes.
 fn comparable(j: &Value) -> Value {
