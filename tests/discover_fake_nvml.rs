@@ -7,6 +7,9 @@
 //! `tests/fixtures/discover/fake-nvml/` (sources in `SOURCES.md` there) and logs every
 //! NVML function called, which [`every_raw_nvml_call_is_reached`] checks against the
 //! calls `src/discover/nvml.rs` makes.
+//!
+//! Linux only: the fake is found through `LD_LIBRARY_PATH` under the driver's file name.
+#![cfg(target_os = "linux")]
 
 mod common;
 
