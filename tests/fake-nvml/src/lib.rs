@@ -13,7 +13,10 @@
 //! what a GPU lacks (no `mig`, no `nvlinks`, no `numa_node` in the description),
 //! `INSUFFICIENT_SIZE` for a string buffer too small or an instance list longer than the
 //! caller's buffer (sized, per NVML's contract, by the profile's `instanceCount`),
-//! `ARGUMENT_VERSION_MISMATCH` for a versioned struct with the wrong version,
+//! `INVALID_ARGUMENT` for a profile ID or index the GPU does not have, and, for a
+//! versioned struct of the wrong version, what R580 answers (`FUNCTION_NOT_FOUND`). Where
+//! a real driver's answer was recorded (`tests/fixtures/discover/fake-nvml/
+//! dev-h100-nvml.txt`, an H100 with R580.159) the fake gives the same. Also
 //! `UNINITIALIZED` before `nvmlInit_v2`. A description can also inject an error per
 //! function (`"errors": {"nvmlDeviceGetNvLinkState": "NOT_SUPPORTED"}`, at the top level or
 //! per GPU) or fail initialisation (`"init_error": "DRIVER_NOT_LOADED"`). A description
@@ -41,7 +44,11 @@ const INVALID_ARGUMENT: Ret = 2;
 const NOT_SUPPORTED: Ret = 3;
 const NOT_FOUND: Ret = 6;
 const INSUFFICIENT_SIZE: Ret = 7;
-const ARGUMENT_VERSION_MISMATCH: Ret = 25;
+const FUNCTION_NOT_FOUND: Ret = 13;
+/// `NVML_GPU_INSTANCE_PROFILE_COUNT`: a profile index at or beyond it is an invalid
+/// argument (recorded: R580 answers 2 for index 17, 3 for an index in range that the GPU
+/// lacks).
+const GPU_INSTANCE_PROFILE_COUNT: c_uint = 17;
 const UNKNOWN: Ret = 999;
 
 /// NVML return codes by the name after `NVML_ERROR_`.
@@ -480,8 +487,10 @@ pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo_v2(device: Handle, memory: *mut
         if memory.is_null() {
             return INVALID_ARGUMENT;
         }
+        // A wrong struct version: R580.159 answers FUNCTION_NOT_FOUND (recorded on an
+        // H100 for version 1 passed to the _v2 function), not ARGUMENT_VERSION_MISMATCH.
         if unsafe { (*memory).version } != MEMORY_V2_VERSION {
-            return ARGUMENT_VERSION_MISMATCH;
+            return FUNCTION_NOT_FOUND;
         }
         let mib = |k| gpu.get(k).and_then(Value::as_u64).unwrap_or(0) * 1024 * 1024;
         let (total, used) = (mib("memory_mib"), mib("memory_used_mib"));
@@ -632,6 +641,9 @@ pub unsafe extern "C" fn nvmlDeviceGetGpuInstanceProfileInfo(
         device,
         &[DEV],
         |gpu, _| {
+            if profile >= GPU_INSTANCE_PROFILE_COUNT {
+                return INVALID_ARGUMENT;
+            }
             let Some(p) = profile_by(gpu, "enum", profile) else {
                 return NOT_SUPPORTED;
             };
@@ -662,6 +674,10 @@ pub unsafe extern "C" fn nvmlDeviceGetMaxMigDeviceCount(device: Handle, count: *
         device,
         &[DEV],
         |gpu, _| match mig(gpu) {
+            // Recorded: 0 while MIG is disabled.
+            Some(m) if m.get("current").and_then(Value::as_bool) != Some(true) => unsafe {
+                put(count, 0)
+            },
             Some(m) => unsafe { put(count, u32_of(m, "max_devices").unwrap_or(7)) },
             None => NOT_SUPPORTED,
         },
