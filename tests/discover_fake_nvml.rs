@@ -111,8 +111,9 @@ fn discover_with(s: &Scratch, lib: &Path, desc: &Value, args: &[&str]) -> common
 }
 
 /// The machines recorded from real outputs, with the node name used for each.
-const MACHINES: [(&str, &str); 5] = [
+const MACHINES: [(&str, &str); 6] = [
     ("dev-h100.json", "dev-h100"),
+    ("dev-h200.json", "dev-h200"),
     ("h100-hgx-8x.json", "hgx-h100-01"),
     ("a100-mig.json", "a100-mig-01"),
     ("l40s.json", "l40s-01"),
@@ -254,6 +255,7 @@ fn comparable(j: &Value) -> Value {
 fn discovery_agrees_with_the_xml_import_of_the_same_machine() {
     for (file, xml) in [
         ("dev-h100.json", "dev-h100-qx.xml"),
+        ("dev-h200.json", "dev-h200-qx.xml"),
         ("h100-hgx-8x.json", "qx-h100.xml"),
         ("l40s.json", "qx-l40s.xml"),
         ("gb200-tray.json", "qx-gb200.xml"),
