@@ -229,6 +229,44 @@ fn a_renamed_profile_is_pinned_from_the_mig_device_name() {
     assert_eq!(v.0, 0, "{}{}", v.1, v.2);
 }
 
+/// MIG on the H200 whose NVML was recorded: its real profile table (IDs, indices,
+/// counts, memory; names from its `-lgip`), with instances constructed in the layout
+/// `3g.71gb` + `2g.35gb` + `1g.18gb` + `1g.18gb` (MIG was not enabled on the lent machine).
+/// The driver's names are the catalog's: no GP720, and the layout validates.
+#[test]
+fn mig_on_the_recorded_h200_profiles() {
+    let s = Scratch::new("fake-nvml-h200-mig");
+    let mut d = description("dev-h200.json");
+    let mig = &mut d["gpus"][0]["mig"];
+    mig["current"] = true.into();
+    mig["pending"] = true.into();
+    mig["gpu_instances"] = serde_json::json!([
+        {"id": 3, "profile_id": 14, "start": 0, "size": 2,
+         "compute_instances": [{"id": 0, "profile": 1}]},
+        {"id": 9, "profile_id": 19, "start": 2, "size": 1,
+         "compute_instances": [{"id": 0, "profile": 0}]},
+        {"id": 10, "profile_id": 19, "start": 3, "size": 1,
+         "compute_instances": [{"id": 0, "profile": 0}]},
+        {"id": 2, "profile_id": 9, "start": 4, "size": 4,
+         "compute_instances": [{"id": 0, "profile": 2}]}
+    ]);
+    let r = discover(&s, &d, &["--node", "h200-01"]);
+    assert_eq!(r.0, 0, "{}", r.2);
+    assert!(!r.2.contains("GP720"), "{}", r.2);
+    assert!(
+        r.1.contains(r#"layout "3g.71gb" "2g.35gb" "1g.18gb*2" nodes="h200-01""#),
+        "{}",
+        r.1
+    );
+    insta::assert_snapshot!(
+        "fake_nvml_dev_h200_mig",
+        format!("{}\n--- stderr\n{}", r.1, r.2)
+    );
+    s.write("node.kdl", &r.1);
+    let v = s.run(&["validate", "node.kdl"]);
+    assert_eq!(v.0, 0, "{}{}", v.1, v.2);
+}
+
 /// Fields both sources read must agree; documented differences: `source`, the NVLink
 /// domains, NUMA and CPU affinity (the XML has none), and the notes.
 fn comparable(j: &Value) -> Value {
