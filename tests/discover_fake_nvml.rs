@@ -378,6 +378,35 @@ fn nvml_init_failure_is_gp700() {
         "GP700",
         "could not be initialised",
     );
+    // A description the fake cannot read: nvmlInit_v2 answers UNKNOWN.
+    s.write("broken.json", "{ not json");
+    let r = with_fake(
+        &s,
+        &libs().full,
+        &s.path("broken.json"),
+        &s.path("calls.log"),
+        &["discover", "--node", "n"],
+    );
+    assert_fails(&r, "GP700", "could not be initialised");
+}
+
+/// A `libnvidia-ml.so.1` (and `.so`) that is not a loadable library: `dlopen` fails, and
+/// the error says NVML was not found, with the help that names LD_LIBRARY_PATH. Both
+/// names are shadowed so that a real driver on the test machine is not picked up.
+#[test]
+fn an_unloadable_library_is_gp700_not_found() {
+    let s = Scratch::new("fake-nvml-unloadable");
+    s.write("lib/libnvidia-ml.so.1", "not an ELF file");
+    s.write("lib/libnvidia-ml.so", "not an ELF file");
+    let r = with_fake(
+        &s,
+        &s.path("lib"),
+        &fixture("l40s.json"),
+        &s.path("calls.log"),
+        &["discover", "--node", "n"],
+    );
+    assert_fails(&r, "GP700", "NVML was not found");
+    assert!(r.2.contains("LD_LIBRARY_PATH"), "{}", r.2);
 }
 
 #[test]
