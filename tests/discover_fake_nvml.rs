@@ -540,6 +540,35 @@ fabric { leaf "l" nodes="node-01"; }
     assert_eq!(driver["observed"][0], "580.105.08");
 }
 
+/// The fake's structs have the sizes of nvml-wrapper-sys's bindings (the layouts gpuplan
+/// and nvml-wrapper pass): the fake asserts each size at compile time, and this test
+/// checks those numbers against the bindings.
+#[test]
+fn the_fake_structs_have_the_bindings_sizes() {
+    use nvml_wrapper_sys::bindings as sys;
+    use std::mem::size_of;
+    let fake = std::fs::read_to_string("tests/fake-nvml/src/lib.rs").unwrap();
+    for (fake_struct, size) in [
+        ("PciInfo", size_of::<sys::nvmlPciInfo_t>()),
+        ("MemoryV2", size_of::<sys::nvmlMemory_v2_t>()),
+        (
+            "ProfileInfo",
+            size_of::<sys::nvmlGpuInstanceProfileInfo_t>(),
+        ),
+        ("GpuInstanceInfo", size_of::<sys::nvmlGpuInstanceInfo_t>()),
+        (
+            "ComputeInstanceInfo",
+            size_of::<sys::nvmlComputeInstanceInfo_t>(),
+        ),
+    ] {
+        let assertion = format!("size_of::<{fake_struct}>() == {size})");
+        assert!(
+            fake.contains(&assertion),
+            "the fake must assert `{assertion}`"
+        );
+    }
+}
+
 /// NVML functions named in `src/discover/nvml.rs` as raw calls (`lib.nvml...`), and the
 /// ones `nvml-wrapper` makes for the wrapper methods gpuplan uses.
 fn expected_calls() -> BTreeSet<String> {
