@@ -10,8 +10,9 @@
 //! (`nvmlDeviceGetGpuInstances`, `nvmlGpuInstanceGetInfo`,
 //! `nvmlGpuInstanceGetComputeInstances`, `nvmlComputeInstanceGetInfo_v2`,
 //! `nvmlDeviceGetGpuInstanceId`); each call is checked and its buffers are sized by NVML's
-//! own counts. This module was written against the NVML headers; no session had a GPU to
-//! record its output (see `docs/discover.md`).
+//! own counts. This module was written against the NVML headers and is tested against a
+//! fake `libnvidia-ml.so.1` (`tests/fake-nvml/`, `tests/discover_fake_nvml.rs`); no
+//! session had a GPU to record its output (see `docs/discover.md`).
 
 use super::{
     ComputeInstanceFacts, GP700, GP701, GpuFacts, GpuInstanceFacts, GpuSource, MigFacts,
@@ -101,6 +102,27 @@ fn fail(what: &str, index: Option<u32>, e: NvmlError) -> SourceError {
     }
 }
 
+/// The MIG instances of GPU `index` could not be listed; a driver whose NVML lacks the
+/// instance functions is told apart from a failed query.
+fn mig_fail(index: u32, e: NvmlError) -> SourceError {
+    match e {
+        NvmlError::FunctionNotFound | NvmlError::FailedToLoadSymbol(_) => SourceError {
+            code: GP701,
+            message: format!(
+                "GPU {index} has MIG enabled but this driver's NVML lacks the MIG instance \
+                 functions (nvmlDeviceGetGpuInstances, nvmlGpuInstanceGetComputeInstances, \
+                 nvmlComputeInstanceGetInfo_v2, nvmlDeviceGetGpuInstanceId)"
+            ),
+            help: Some(
+                "update the NVIDIA driver (R470 or newer), or describe the node from \
+                 `nvidia-smi -q -x` with `gpuplan import nvidia-smi-xml`"
+                    .into(),
+            ),
+        },
+        e => fail("the MIG instances", Some(index), e),
+    }
+}
+
 /// `Ok(None)` for what a GPU does not support.
 fn optional<T>(r: Result<T, NvmlError>) -> Result<Option<T>, NvmlError> {
     match r {
@@ -148,7 +170,7 @@ impl GpuSource for Nvml {
                     current,
                     pending: m.pending == 1,
                     gpu_instances: if current {
-                        gpu_instances(&self.0, &d).map_err(f("the MIG instances"))?
+                        gpu_instances(&self.0, &d).map_err(|e| mig_fail(index, e))?
                     } else {
                         Vec::new()
                     },
@@ -265,7 +287,9 @@ fn gpu_instances(
         let Some(info) = optional(d.profile_info(profile))? else {
             continue;
         };
-        for gi in instances_of_profile(&calls, d, profile, info.instance_count)? {
+        // NVML lists instances by profile ID (`info.id`, what `nvidia-smi mig -lgip`
+        // prints), not by the `NVML_GPU_INSTANCE_PROFILE_*` index `profile`.
+        for gi in instances_of_profile(&calls, d, info.id, info.instance_count)? {
             // SAFETY: zeroed plain C struct, filled by NVML for a handle it returned.
             let mut gi_i: sys::nvmlGpuInstanceInfo_t = unsafe { std::mem::zeroed() };
             check(unsafe { (calls.gi_info)(gi, &mut gi_i) })?;
@@ -287,12 +311,14 @@ fn gpu_instances(
     Ok(out)
 }
 
-/// The GPU instances of `profile` on `d` (at most `instance_count` of them); none when
-/// the GPU does not support the profile.
+/// The GPU instances of profile ID `profile_id` on `d` (at most `instance_count` of them,
+/// the profile's count, which sizes the buffer); none when the GPU does not support the
+/// profile. A list longer than the buffer (`INSUFFICIENT_SIZE`) is an error, not a
+/// truncated inventory.
 fn instances_of_profile(
     calls: &MigCalls,
     d: &Device,
-    profile: u32,
+    profile_id: u32,
     instance_count: u32,
 ) -> Result<Vec<sys::nvmlGpuInstance_t>, NvmlError> {
     // SAFETY: the handle belongs to `d`, which outlives this function.
@@ -302,7 +328,7 @@ fn instances_of_profile(
     let mut count: u32 = 0;
     // SAFETY: `gis` has room for `instance_count` handles, the most NVML returns for
     // one profile; `count` receives how many were written.
-    let ret = unsafe { (calls.get_gis)(handle, profile, gis.as_mut_ptr(), &mut count) };
+    let ret = unsafe { (calls.get_gis)(handle, profile_id, gis.as_mut_ptr(), &mut count) };
     if ret == sys::nvmlReturn_enum_NVML_ERROR_NOT_SUPPORTED {
         return Ok(Vec::new());
     }
@@ -323,9 +349,14 @@ fn compute_instances(
         // SAFETY: at most 8 compute instances exist per GPU instance (7 compute
         // slices, 8 on GB20x); `n` receives how many were written.
         let ret = unsafe { (calls.get_cis)(gi, ci_profile, cis.as_mut_ptr(), &mut n) };
-        if ret != sys::nvmlReturn_enum_NVML_SUCCESS {
+        // A profile this GPU instance cannot hold; any other failure (a list longer
+        // than the buffer included) is an error, not an instance less.
+        if ret == sys::nvmlReturn_enum_NVML_ERROR_NOT_SUPPORTED
+            || ret == sys::nvmlReturn_enum_NVML_ERROR_INVALID_ARGUMENT
+        {
             continue;
         }
+        check(ret)?;
         for &ci in cis.iter().take((n as usize).min(8)) {
             // SAFETY: as above.
             let mut ci_i: sys::nvmlComputeInstanceInfo_t = unsafe { std::mem::zeroed() };

@@ -137,14 +137,58 @@ fn lines(text: &str) -> Vec<(usize, &str)> {
     out
 }
 
+/// `nvidia-smi topo -m` underlines its header with terminal escapes (`ESC[4m` ...
+/// `ESC[0m`), also when its output goes to a file (recorded with driver 580.159,
+/// `tests/fixtures/discover/fake-nvml/dev-h100-topo.txt`). Each escape sequence is read as
+/// as many spaces, so offsets, and the spans of diagnostics, stay those of the file.
+fn blank_escapes(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\x1b') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut b = text.as_bytes().to_vec();
+    let mut i = 0;
+    while i < b.len() {
+        match escape_len(&b[i..]) {
+            Some(n) => {
+                b[i..i + n].fill(b' ');
+                i += n;
+            }
+            None => i += 1,
+        }
+    }
+    // Only ASCII bytes were replaced by ASCII: still UTF-8.
+    String::from_utf8(b).map_or(std::borrow::Cow::Borrowed(text), std::borrow::Cow::Owned)
+}
+
+/// Length of the CSI escape sequence (`ESC [` parameters, intermediates, final byte) at
+/// the start of `b`, if one is there.
+fn escape_len(b: &[u8]) -> Option<usize> {
+    if !b.starts_with(b"\x1b[") {
+        return None;
+    }
+    let params = b[2..]
+        .iter()
+        .take_while(|c| (0x30..=0x3f).contains(*c))
+        .count();
+    let inter = b[2 + params..]
+        .iter()
+        .take_while(|c| (0x20..=0x2f).contains(*c))
+        .count();
+    let end = 2 + params + inter;
+    b.get(end)
+        .filter(|c| (0x40..=0x7e).contains(*c))
+        .map(|_| end + 1)
+}
+
 /// Reads the matrix; `None` when an error makes it unusable (diagnostics say why).
 pub fn parse(sources: &SourceMap, file: FileId) -> (Option<Matrix>, Vec<Diagnostic>) {
     let Some(f) = sources.get(file) else {
         return (None, Vec::new());
     };
+    let text = blank_escapes(&f.text);
     let mut r = Reader {
         file,
-        text: &f.text,
+        text: &text,
         diags: Vec::new(),
     };
     let m = read(&mut r);
