@@ -145,7 +145,9 @@ static MACHINE: Mutex<Option<Value>> = Mutex::new(None);
 const KIND_SHIFT: usize = 40;
 const DEV: usize = 1;
 const MIG: usize = 2;
+#[cfg_attr(feature = "no-mig-instances", allow(dead_code))]
 const GI: usize = 3;
+#[cfg_attr(feature = "no-mig-instances", allow(dead_code))]
 const CI: usize = 4;
 
 #[derive(Clone, Copy)]
