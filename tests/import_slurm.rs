@@ -259,3 +259,29 @@ fn bad_input_gives_coded_diagnostics_never_a_panic() {
     assert_eq!(code, 1);
     assert!(err.contains("GP000"), "{err}");
 }
+
+/// Partition names that sanitize alike become distinct pools; switch names become
+/// DNS labels; the output validates.
+#[test]
+fn names_from_slurm_become_valid_gpuplan_names() {
+    let s = Scratch::new("slurm-names");
+    std::fs::write(
+        s.path("slurm.conf"),
+        "ClusterName=My_Cluster\nNodeName=g[1-4] Gres=gpu:l40s:4\nPartitionName=GPU_Queue Nodes=g[1-2] Default=YES\nPartitionName=gpu-queue Nodes=g[3-4]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        s.path("topology.conf"),
+        "SwitchName=Leaf_A Nodes=g[1-2]\nSwitchName=Leaf_B Nodes=g[3-4]\nSwitchName=Spine_1 Switches=Leaf_[A-B]\n",
+    )
+    .unwrap();
+    let (code, out, err) = import(&[s.path("").to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("pool \"gpu-queue\"") && out.contains("pool \"gpu-queue-2\""),
+        "{out}"
+    );
+    assert!(out.contains("cluster \"my-cluster\""), "{out}");
+    assert!(out.contains("leaf \"leaf-a\""), "{out}");
+    validates_and_plans("names", &out);
+}

@@ -9,22 +9,10 @@ use crate::units::format_index_set;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// A KDL string literal.
+/// A KDL string literal (the one quoting of gpuplan's KDL writers: [`crate::fmt::quote`];
+/// control characters are escaped, never dropped).
 pub fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    crate::fmt::quote(s)
 }
 
 fn set(v: &[u32]) -> String {

@@ -927,7 +927,12 @@ fn render(
         }
         s.push('\n');
     }
+    let mut pool_names = BTreeSet::new();
     for (part, members) in pools {
+        let pool = crate::import::names::unique(
+            &crate::import::names::sanitize(part, 63),
+            &mut pool_names,
+        );
         let mode = match part.as_str() {
             "mig" | "time-slice" | "mps" | "training" | "whole-gpu" => part.as_str(),
             _ => {
@@ -944,7 +949,7 @@ fn render(
         let _ = writeln!(
             s,
             "pool {} mode={} nodes={}  // partition {part}",
-            quote(&crate::import::names::sanitize(part, 63)),
+            quote(&pool),
             quote(mode),
             quote(&crate::import::names::one_pattern(members))
         );
