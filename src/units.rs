@@ -433,28 +433,48 @@ pub fn validate_node_name(name: &str) -> Result<(), String> {
 }
 
 /// Compresses node names into hostlist ranges: `dgx-001, dgx-002, dgx-003` ->
-/// `dgx-[001-003]`. Names are grouped by prefix and digit width; the output is sorted.
+/// `dgx-[001-003]`. Names are grouped by prefix and digit width, where numbers without
+/// leading zeros are one group whatever their width (`dev6 ... dev11` -> `dev[6-11]`:
+/// a range pads to its first bound, which then pads nothing); the output is sorted.
 pub fn compress_names(names: &[String]) -> Vec<String> {
     use std::collections::BTreeMap;
     let mut groups: BTreeMap<(String, usize, String), Vec<u64>> = BTreeMap::new();
     let mut plain = Vec::new();
-    for n in names {
-        // split into prefix + trailing digits
-        let digits_start = n
-            .char_indices()
-            .rev()
-            .take_while(|(_, c)| c.is_ascii_digit())
-            .last()
-            .map(|(i, _)| i);
-        match digits_start {
-            Some(i) if n.len() - i <= 18 => {
-                let num: u64 = n[i..].parse().unwrap_or(0);
+    // (prefix, digits) of every name with a numeric tail of at most 18 digits.
+    let split: Vec<Option<(&str, &str)>> = names
+        .iter()
+        .map(|n| {
+            let i = n
+                .char_indices()
+                .rev()
+                .take_while(|(_, c)| c.is_ascii_digit())
+                .last()
+                .map(|(i, _)| i)?;
+            (n.len() - i <= 18).then(|| (&n[..i], &n[i..]))
+        })
+        .collect();
+    // Widths that some name pads to (a leading zero): same-width names join them.
+    let padded: std::collections::BTreeSet<(&str, usize)> = split
+        .iter()
+        .flatten()
+        .filter(|(_, d)| d.len() > 1 && d.starts_with('0'))
+        .map(|(p, d)| (*p, d.len()))
+        .collect();
+    for (n, parts) in names.iter().zip(&split) {
+        match parts {
+            Some((prefix, digits)) => {
+                let num: u64 = digits.parse().unwrap_or(0);
+                let width = if padded.contains(&(*prefix, digits.len())) {
+                    digits.len()
+                } else {
+                    0
+                };
                 groups
-                    .entry((n[..i].to_string(), n.len() - i, String::new()))
+                    .entry((prefix.to_string(), width, String::new()))
                     .or_default()
                     .push(num);
             }
-            _ => plain.push(n.clone()),
+            None => plain.push(n.clone()),
         }
     }
     let mut out = plain;
@@ -511,6 +531,26 @@ pub fn normalize_bus_id(s: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn compress_joins_unpadded_widths_and_round_trips() {
+        let names: Vec<String> = [6, 7, 8, 9, 10, 11, 20]
+            .iter()
+            .map(|i| format!("dev{i}"))
+            .chain(
+                ["gpu-01", "gpu-02", "gpu-100", "gpu-0"]
+                    .iter()
+                    .map(|s| s.to_string()),
+            )
+            .collect();
+        let c = compress_names(&names);
+        assert_eq!(c, ["dev[6-11,20]", "gpu-[0,100]", "gpu-[01-02]"]);
+        let mut back: Vec<String> = c.iter().flat_map(|p| expand_pattern(p).unwrap()).collect();
+        back.sort();
+        let mut want = names.clone();
+        want.sort();
+        assert_eq!(back, want);
+    }
     use super::*;
 
     #[test]
