@@ -285,3 +285,69 @@ fn names_from_slurm_become_valid_gpuplan_names() {
     assert!(out.contains("leaf \"leaf-a\""), "{out}");
     validates_and_plans("names", &out);
 }
+
+/// Truncated and corrupted files never panic the importer (each fixture file cut at
+/// many points and with bytes replaced, through the library).
+#[test]
+fn mangled_files_never_panic() {
+    use gpuplan::import::slurm::{Files, Options, import};
+    let dir = Path::new("tests/fixtures/slurm/schedmd-tree");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    // slurm.conf with its Include inlined, so that every variant has GPU nodes to read.
+    let slurm = read("slurm.conf").replace("Include nodes.conf\n", &read("nodes.conf"));
+    let originals = [slurm, read("gres.conf"), read("topology.conf")];
+    let mut sources = SourceMap::new();
+    let files = Files {
+        slurm: sources.add("slurm.conf", originals[0].clone()),
+        includes: Vec::new(),
+        gres: Some(sources.add("gres.conf", originals[1].clone())),
+        topology: Some(sources.add("topology.conf", originals[2].clone())),
+    };
+    let (whole, _) = import(&sources, &files, &Options::default(), "whole");
+    assert!(
+        whole.is_some_and(|t| t.contains("dev[0-17]")),
+        "the unmangled files import"
+    );
+    let junk = [
+        "[",
+        "]",
+        "=",
+        "\\",
+        "\"",
+        ",",
+        "-",
+        "#",
+        "\n",
+        "99999999999999999999",
+    ];
+    let mut cases = 0;
+    for which in 0..3 {
+        let text = &originals[which];
+        let cuts: Vec<usize> = (0..text.len()).step_by(7).collect();
+        for (k, &at) in cuts.iter().enumerate() {
+            if !text.is_char_boundary(at) {
+                continue;
+            }
+            for variant in [
+                text[..at].to_string(),
+                format!("{}{}{}", &text[..at], junk[k % junk.len()], &text[at..]),
+            ] {
+                let mut texts = originals.clone();
+                texts[which] = variant;
+                let mut sources = SourceMap::new();
+                let slurm = sources.add("slurm.conf", texts[0].clone());
+                let gres = sources.add("gres.conf", texts[1].clone());
+                let topology = sources.add("topology.conf", texts[2].clone());
+                let files = Files {
+                    slurm,
+                    includes: Vec::new(),
+                    gres: Some(gres),
+                    topology: Some(topology),
+                };
+                let _ = import(&sources, &files, &Options::default(), "fuzz");
+                cases += 1;
+            }
+        }
+    }
+    assert!(cases > 100, "{cases}");
+}
