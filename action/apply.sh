@@ -2,7 +2,12 @@
 # Applies the reviewed plan artifact: `gpuplan apply PLAN --out-dir DIR`. gpuplan refuses
 # a plan whose inputs or state changed since it was made (stale plan), so what lands is
 # exactly what was reviewed; plan again in that case.
+# gpuplan's output (which quotes names from the configuration) reaches the log cleaned
+# and with workflow commands stopped (action/lib.sh).
 set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=action/lib.sh
+. "$here/lib.sh"
 plan_file=${INPUT_PLAN_FILE:-plan.json}
 state=${INPUT_STATE:-.gpuplan/state.json}
 out_dir=${INPUT_OUT_DIR:-out}
@@ -10,4 +15,4 @@ if [ ! -f "$plan_file" ]; then
   echo "no plan file at $plan_file: download the plan artifact of the merged pull request first" >&2
   exit 1
 fi
-gpuplan --color never apply "$plan_file" --state "$state" --out-dir "$out_dir"
+gpuplan --color never apply "$plan_file" --state "$state" --out-dir "$out_dir" 2>&1 | gp_log

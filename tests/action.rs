@@ -24,7 +24,9 @@ struct Runner {
 }
 
 const FAKE_CURL: &str = r#"#!/usr/bin/env bash
-# Records the call (method, URL, data) and answers GETs from $FAKE_GITHUB/comments.json.
+# Records the call (method, URL, data) and answers GETs of the comment listing: page N
+# (`&page=N`) from $FAKE_GITHUB/comments-page-N.json when it exists, page 1 otherwise
+# from $FAKE_GITHUB/comments.json, any later page with `[]`.
 method=GET; url=""; data=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -37,7 +39,19 @@ while [ $# -gt 0 ]; do
 done
 n=$(find "$FAKE_GITHUB/calls" -type f | wc -l)
 printf '%s %s\n%s' "$method" "$url" "$data" > "$FAKE_GITHUB/calls/$n"
-if [ "$method" = GET ]; then cat "$FAKE_GITHUB/comments.json"; else echo '{"id": 99}'; fi
+if [ "$method" = GET ]; then
+  page=1
+  case "$url" in *[?\&]page=*) page=${url##*page=}; page=${page%%&*} ;; esac
+  if [ -f "$FAKE_GITHUB/comments-page-$page.json" ]; then
+    cat "$FAKE_GITHUB/comments-page-$page.json"
+  elif [ "$page" = 1 ]; then
+    cat "$FAKE_GITHUB/comments.json"
+  else
+    echo '[]'
+  fi
+else
+  echo '{"id": 99}'
+fi
 "#;
 
 impl Runner {
@@ -82,6 +96,7 @@ impl Runner {
             .env("GITHUB_REPOSITORY", "acme/gpus")
             .env("GITHUB_API_URL", "https://api.example.invalid")
             .env("GITHUB_TOKEN", "t0ken")
+            .env("GITHUB_WORKSPACE", &self.dir)
             .env("RUNNER_TEMP", self.dir.join("tmp"))
             .env("FAKE_GITHUB", &self.dir)
             .env("NO_COLOR", "1");
@@ -214,7 +229,7 @@ fn plan_posts_one_comment_and_apply_lands_the_artifact() {
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert_eq!(
         calls[0].0,
-        "GET https://api.example.invalid/repos/acme/gpus/issues/42/comments?per_page=100"
+        "GET https://api.example.invalid/repos/acme/gpus/issues/42/comments?per_page=100&page=1"
     );
     assert_eq!(
         calls[1].0,
@@ -225,8 +240,9 @@ fn plan_posts_one_comment_and_apply_lands_the_artifact() {
 
     // A later push: the earlier comment (same marker) is updated, not duplicated.
     let listing = serde_json::json!([
-        {"id": 5, "body": "an unrelated review comment"},
-        {"id": 7, "body": format!("<!-- gpuplan-plan: {lab} -->\nold plan")},
+        {"id": 5, "user": {"login": "alice"}, "body": "an unrelated review comment"},
+        {"id": 7, "user": {"login": "github-actions[bot]"},
+         "body": format!("<!-- gpuplan-plan: {lab} -->\nold plan")},
     ]);
     std::fs::write(r.dir.join("comments.json"), listing.to_string()).unwrap();
     let out = r.script("comment.sh", &[("INPUT_COMMENT_FILE", &comment)]);
@@ -329,4 +345,313 @@ fn action_and_pre_commit_definitions_name_existing_scripts_and_commands() {
             .success();
         assert!(ok, "{entry}");
     }
+}
+
+/// The lines of a comment body outside its plan fence, checking the frame on the way:
+/// the marker, the heading, the `details` block, one code fence (CommonMark: closed by
+/// the first line of at least as many backticks and nothing else) ending the block.
+fn frame(body: &str) -> (Vec<&str>, Vec<&str>) {
+    let lines: Vec<&str> = body.lines().collect();
+    let open = lines
+        .iter()
+        .position(|l| l.starts_with("```") && l.trim_start_matches('`') == "diff")
+        .unwrap_or_else(|| panic!("no plan fence: {body}"));
+    let n = lines[open].len() - "diff".len();
+    let closes = |l: &&str| {
+        let indent = l.len() - l.trim_start_matches(' ').len();
+        let t = l.trim();
+        indent <= 3 && t.len() >= n && t.chars().all(|c| c == '`')
+    };
+    let close = open
+        + 1
+        + lines[open + 1..]
+            .iter()
+            .position(closes)
+            .unwrap_or_else(|| panic!("the fence is never closed: {body}"));
+    assert_eq!(
+        &lines[close + 1..],
+        &["", "</details>"],
+        "the fence closes early: {body}"
+    );
+    let mut outside: Vec<&str> = lines[..open].to_vec();
+    outside.extend(&lines[close..]);
+    (outside, lines[open + 1..close].to_vec())
+}
+
+/// What a GitHub runner takes as workflow commands in a log (`::name ...::` or the
+/// legacy `##[name]` at the start of a line, after whitespace), honouring
+/// `::stop-commands::TOKEN` ... `::TOKEN::`. Panics when the log is left stopped.
+fn workflow_commands(log: &str) -> Vec<String> {
+    let mut stopped: Option<String> = None;
+    let mut commands = Vec::new();
+    for line in log.lines() {
+        let t = line.trim();
+        if let Some(token) = &stopped {
+            if t == format!("::{token}::") {
+                stopped = None;
+                commands.push("resume".to_string());
+            }
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix("::") {
+            let name = rest.split([' ', ':']).next().unwrap_or_default();
+            if let Some(token) = rest.strip_prefix("stop-commands::") {
+                assert!(
+                    token.len() >= 16,
+                    "a guessable stop-commands token: {token}"
+                );
+                stopped = Some(token.to_string());
+            }
+            commands.push(name.to_string());
+        } else if let Some(rest) = t.strip_prefix("##[") {
+            commands.push(rest.split(']').next().unwrap_or_default().to_string());
+        }
+    }
+    assert!(stopped.is_none(), "commands are left stopped: {log}");
+    commands
+}
+
+fn no_controls(what: &str, text: &str) {
+    assert!(
+        !text
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{what} carries control characters or escape sequences: {text:?}"
+    );
+}
+
+#[test]
+fn forged_paths_and_fences_cannot_escape_the_comment_frame() {
+    if !ready() {
+        return;
+    }
+    let r = Runner::new("forge");
+    // A file name with a newline and a code fence (diagnostics quote it), a message
+    // quoting a longer backtick run, and a configuration path that tries to close the
+    // marker and add a heading, a mention and HTML.
+    let cfg = r.dir.join("cfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    let evil = "evil\n```\n## Approved by @admins <img src=x onerror=alert(1)>\n.kdl";
+    std::fs::write(
+        cfg.join(evil),
+        "node-class \"x\" {\n    gpus 8 model=\"a\\n````\\n# Forged @admins <b>x</b>\"\n}\n",
+    )
+    .unwrap();
+    let path = format!(
+        "{}\n-->\n## No changes @admins <img src=x>\n`code` <!--",
+        cfg.display()
+    );
+    let out = plan(&r, &path);
+    assert_eq!(out.status.code(), Some(1));
+    let body = std::fs::read_to_string(r.output("comment-file")).unwrap();
+    let (outside, inside) = frame(&body);
+    // The marker and the heading are one line each, the path percent-encoded.
+    let marker = outside[0];
+    let key = marker
+        .strip_prefix("<!-- gpuplan-plan: ")
+        .and_then(|m| m.strip_suffix(" -->"))
+        .unwrap_or_else(|| panic!("{body}"));
+    assert!(!key.contains(['<', '>', '`', '@']), "{body}");
+    let heading = outside[1];
+    assert!(heading.starts_with("### gpuplan plan failed: `"), "{body}");
+    assert_eq!(heading.matches('`').count(), 2, "{body}");
+    assert!(!heading.contains(['<', '>', '@']), "{body}");
+    for l in &outside[2..] {
+        assert!(
+            [
+                "",
+                "<details><summary>Show the plan</summary>",
+                "</details>"
+            ]
+            .contains(l)
+                || l.starts_with("```"),
+            "a forged line outside the plan fence: {l:?} in {body}"
+        );
+    }
+    // The diagnostic itself is still there, inside the fence.
+    assert!(inside.iter().any(|l| l.contains("GP006")), "{body}");
+    let summary = std::fs::read_to_string(r.dir.join("summary")).unwrap();
+    assert_eq!(summary, body, "the job summary is the same safe body");
+}
+
+#[test]
+fn workflow_commands_and_escape_sequences_never_reach_the_log() {
+    if !ready() {
+        return;
+    }
+    let r = Runner::new("cmds");
+    let bad = r.dir.join("bad.kdl");
+    std::fs::write(
+        &bad,
+        "node-class \"x\" {\n    gpus 8 model=\"a\\n::warning file=x::boom\\n  ::add-mask::t0ken\\n\
+         ::set-output name=x::y\\n::stop-commands::abc\\n##[error]legacy\\u{1b}[2J\\u{1b}]0;t\\u{7}\\r\"\n}\n",
+    )
+    .unwrap();
+    let out = plan(&r, bad.to_str().unwrap());
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for (what, log) in [("stdout", &stdout), ("stderr", &stderr)] {
+        let commands = workflow_commands(log);
+        assert!(
+            commands
+                .iter()
+                .all(|c| c == "stop-commands" || c == "resume"),
+            "{what} issues workflow commands {commands:?}: {log}"
+        );
+        no_controls(what, log);
+    }
+    assert!(
+        stderr.contains("GP006"),
+        "the diagnostics are in the log: {stderr}"
+    );
+    let body = std::fs::read_to_string(r.output("comment-file")).unwrap();
+    no_controls("the comment", &body);
+    no_controls(
+        "the job summary",
+        &std::fs::read_to_string(r.dir.join("summary")).unwrap(),
+    );
+}
+
+#[test]
+fn diagnostics_of_files_outside_the_configuration_are_not_posted() {
+    if !ready() {
+        return;
+    }
+    let r = Runner::new("outside");
+    // A configuration file that is a link to a file outside the configuration: its
+    // syntax errors would quote it.
+    let cfg = r.dir.join("cfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(r.dir.join("secret.txt"), "SECRET-VALUE-123 {\n").unwrap();
+    std::os::unix::fs::symlink("../secret.txt", cfg.join("leak.kdl")).unwrap();
+    let out = plan(&r, cfg.to_str().unwrap());
+    assert_eq!(out.status.code(), Some(1));
+    let body = std::fs::read_to_string(r.output("comment-file")).unwrap();
+    let summary = std::fs::read_to_string(r.dir.join("summary")).unwrap();
+    for (what, text) in [
+        ("the comment", body.clone()),
+        ("the job summary", summary),
+        ("stdout", String::from_utf8_lossy(&out.stdout).into_owned()),
+        ("stderr", String::from_utf8_lossy(&out.stderr).into_owned()),
+    ] {
+        assert!(
+            !text.contains("SECRET-VALUE"),
+            "{what} quotes the outside file: {text}"
+        );
+    }
+    assert!(
+        body.contains("outside the configuration not shown"),
+        "{body}"
+    );
+
+    // Inside the configuration: code, file, line, column and message, no source excerpt.
+    std::fs::remove_file(cfg.join("leak.kdl")).unwrap();
+    std::fs::write(
+        cfg.join("bad.kdl"),
+        "node-class \"x\" {\n    gpus 8 model=\"no-such-gpu\"\n}\n",
+    )
+    .unwrap();
+    let out = plan(&r, cfg.to_str().unwrap());
+    assert_eq!(out.status.code(), Some(1));
+    let body = std::fs::read_to_string(r.output("comment-file")).unwrap();
+    assert!(
+        body.contains("GP006")
+            && body.contains("bad.kdl:2:12")
+            && body.contains("unknown GPU model `no-such-gpu`"),
+        "{body}"
+    );
+    assert!(!body.contains("gpus 8 model="), "a source excerpt: {body}");
+}
+
+#[test]
+fn only_the_actions_own_comment_is_updated_across_all_pages() {
+    if !ready() {
+        return;
+    }
+    let r = Runner::new("pages");
+    let out = plan(&r, &example("small-lab"));
+    assert!(out.status.success());
+    let comment = r.output("comment-file");
+    let marker = std::fs::read_to_string(&comment)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let forged = format!("{marker}\nforged plan: No changes");
+    // Page 1: a hundred comments of others, the first carrying the marker; page 2: the
+    // action's own comment.
+    let page1: Vec<serde_json::Value> = (0..100)
+        .map(|i| {
+            let text = if i == 0 {
+                forged.clone()
+            } else {
+                format!("review {i}")
+            };
+            serde_json::json!({"id": 1000 + i, "user": {"login": "mallory"}, "body": text})
+        })
+        .collect();
+    let page2 = serde_json::json!([
+        {"id": 4242, "user": {"login": "github-actions[bot]"}, "body": format!("{marker}\nold plan")},
+    ]);
+    std::fs::write(
+        r.dir.join("comments-page-1.json"),
+        serde_json::Value::from(page1).to_string(),
+    )
+    .unwrap();
+    std::fs::write(r.dir.join("comments-page-2.json"), page2.to_string()).unwrap();
+    let out = r.script("comment.sh", &[("INPUT_COMMENT_FILE", &comment)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let calls = r.calls();
+    assert_eq!(
+        calls.last().unwrap().0,
+        "PATCH https://api.example.invalid/repos/acme/gpus/issues/comments/4242",
+        "{calls:?}"
+    );
+    assert!(
+        calls.iter().any(|c| c.0.ends_with("per_page=100&page=2")),
+        "{calls:?}"
+    );
+
+    // Only a forged comment: a new comment, the forged one left alone.
+    std::fs::remove_file(r.dir.join("comments-page-2.json")).unwrap();
+    let out = r.script("comment.sh", &[("INPUT_COMMENT_FILE", &comment)]);
+    assert!(out.status.success());
+    let calls = r.calls();
+    assert_eq!(
+        calls.last().unwrap().0,
+        "POST https://api.example.invalid/repos/acme/gpus/issues/42/comments",
+        "{calls:?}"
+    );
+    assert!(
+        !calls.iter().any(|c| c.0.contains("comments/1000")),
+        "{calls:?}"
+    );
+
+    // Another identity (a GitHub App): its comment is the one updated.
+    std::fs::write(
+        r.dir.join("comments-page-2.json"),
+        serde_json::json!([
+            {"id": 4343, "user": {"login": "gpuplan-app[bot]"}, "body": format!("{marker}\nold")},
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let out = r.script(
+        "comment.sh",
+        &[
+            ("INPUT_COMMENT_FILE", &comment),
+            ("INPUT_COMMENT_AUTHOR", "gpuplan-app[bot]"),
+        ],
+    );
+    assert!(out.status.success());
+    assert_eq!(
+        r.calls().last().unwrap().0,
+        "PATCH https://api.example.invalid/repos/acme/gpus/issues/comments/4343"
+    );
 }
