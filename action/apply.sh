@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Applies the reviewed plan artifact: `gpuplan apply PLAN --out-dir DIR`. gpuplan refuses
+# Applies the reviewed plan artifact: `gpuplan apply PLAN PATH... --out-dir DIR`, checked
+# against the configuration checked out at INPUT_PATH (a saved plan names its inputs; it
+# does not choose what apply reads: docs/apply.md). gpuplan refuses
 # a plan whose inputs or state changed since it was made (stale plan), so what lands is
 # exactly what was reviewed; plan again in that case.
 # gpuplan's output (which quotes names from the configuration) reaches the log cleaned
@@ -15,4 +17,5 @@ if [ ! -f "$plan_file" ]; then
   echo "no plan file at $plan_file: download the plan artifact of the merged pull request first" >&2
   exit 1
 fi
-gpuplan --color never apply "$plan_file" --state "$state" --out-dir "$out_dir" 2>&1 | gp_log
+read -r -a paths <<< "${INPUT_PATH:-}"
+gpuplan --color never apply "$plan_file" "${paths[@]}" --state "$state" --out-dir "$out_dir" 2>&1 | gp_log

@@ -92,7 +92,7 @@ fi
 summary=$(grep -m1 -E '^(Plan: [0-9]+ to add, [0-9]+ to change, [0-9]+ to destroy\.|No changes\. The applied state matches the configuration\.)$' "$text_file" || true)
 # The HTML report of the saved plan, for the artifact (reviewers open it in a browser).
 if [ "$code" -ne 1 ]; then
-  gpuplan --quiet --color never report html "$plan_file" -o "$html_file" 2> "$html_file.err" ||
+  gpuplan --quiet --color never report html "$plan_file" "${paths[@]}" --state "$state" -o "$html_file" 2> "$html_file.err" ||
     gp_log < "$html_file.err"
 fi
 

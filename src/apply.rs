@@ -119,6 +119,13 @@ pub fn read_state(path: &Path) -> Result<Option<Loaded>, Diagnostic> {
 
 /// Why a saved plan cannot be applied; empty when it can.
 pub fn stale(p: &Plan, current: Option<&Loaded>, inputs: &[plan::InputFile]) -> Vec<Diagnostic> {
+    let mut out = stale_state(p, current);
+    out.extend(stale_inputs(p, inputs));
+    out
+}
+
+/// GP922 when the state is not the one the plan was made against.
+pub fn stale_state(p: &Plan, current: Option<&Loaded>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let now = current.map(|l| (&l.state.lineage, l.state.serial, &l.digest));
     let then = p
@@ -145,39 +152,44 @@ pub fn stale(p: &Plan, current: Option<&Loaded>, inputs: &[plan::InputFile]) -> 
             ),
         );
     }
-    if plan::inputs_digest(inputs) != p.inputs_digest {
-        let old: std::collections::BTreeMap<&str, &str> = p
-            .inputs
-            .iter()
-            .map(|i| (i.path.as_str(), i.sha256.as_str()))
-            .collect();
-        let new: std::collections::BTreeMap<&str, &str> = inputs
-            .iter()
-            .map(|i| (i.path.as_str(), i.sha256.as_str()))
-            .collect();
-        let mut changed: Vec<String> = Vec::new();
-        for (path, d) in &old {
-            match new.get(path) {
-                None => changed.push(format!("`{path}` is gone")),
-                Some(n) if n != d => changed.push(format!("`{path}` changed")),
-                _ => {}
-            }
-        }
-        for path in new.keys().filter(|p| !old.contains_key(*p)) {
-            changed.push(format!("`{path}` is new"));
-        }
-        out.push(
-            Diagnostic::error(
-                GP922,
-                format!(
-                    "saved plan is stale: the input files changed since it was made ({})",
-                    changed.join(", ")
-                ),
-            )
-            .with_help("make a new plan with `gpuplan plan ... -o PLAN`, review it, then apply it"),
-        );
-    }
     out
+}
+
+/// GP922 when the input files are not those the plan was made from.
+pub fn stale_inputs(p: &Plan, inputs: &[plan::InputFile]) -> Option<Diagnostic> {
+    if plan::inputs_digest(inputs) == p.inputs_digest {
+        return None;
+    }
+    let old: std::collections::BTreeMap<&str, &str> = p
+        .inputs
+        .iter()
+        .map(|i| (i.path.as_str(), i.sha256.as_str()))
+        .collect();
+    let new: std::collections::BTreeMap<&str, &str> = inputs
+        .iter()
+        .map(|i| (i.path.as_str(), i.sha256.as_str()))
+        .collect();
+    let mut changed: Vec<String> = Vec::new();
+    // One wording whether a file is gone or changed: a tampered plan naming a path
+    // must not learn whether a file exists there (or whether a digest guess is right).
+    for (path, d) in &old {
+        if new.get(path) != Some(d) {
+            changed.push(format!("{} is not as planned", crate::diag::quoted(path)));
+        }
+    }
+    for path in new.keys().filter(|p| !old.contains_key(*p)) {
+        changed.push(format!("{} is new", crate::diag::quoted(path)));
+    }
+    Some(
+        Diagnostic::error(
+            GP922,
+            format!(
+                "saved plan is stale: the input files changed since it was made ({})",
+                changed.join(", ")
+            ),
+        )
+        .with_help("make a new plan with `gpuplan plan ... -o PLAN`, review it, then apply it"),
+    )
 }
 
 /// The state after applying `p` over `prior`.

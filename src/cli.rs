@@ -15,6 +15,10 @@ pub struct Cli {
     /// Plans: list every class, file and object instead of grouping repeated ones.
     #[arg(long, short, global = true)]
     pub verbose: bool,
+    /// Set a bound on one run's work, `KEY=N` (repeatable): input-bytes, nodes, gpus,
+    /// names. A refusal names the key it hit; docs/fuzzing.md lists the defaults.
+    #[arg(long = "limit", global = true, value_name = "KEY=N", value_parser = parse_limit)]
+    pub limits: Vec<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -70,6 +74,9 @@ pub enum Command {
         paths: Vec<PathBuf>,
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
+        /// The state a saved plan was made against (what the last `apply` wrote).
+        #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
+        state: PathBuf,
     },
     /// Read this node's GPUs through NVML and print them as a node class, a node and the
     /// observed MIG state (needs the NVIDIA driver; loaded at run time).
@@ -156,6 +163,9 @@ pub struct GraphArgs {
     /// Write the graph to this file instead of stdout.
     #[arg(short = 'o', long = "out", value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// The state a saved plan was made against (what the last `apply` wrote).
+    #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
+    pub state: PathBuf,
     #[command(flatten)]
     pub solve: SolveArgs,
 }
@@ -226,6 +236,9 @@ pub struct ChargebackArgs {
     pub period: String,
     #[arg(long, value_enum, default_value_t = ReportFormat::Table)]
     pub format: ReportFormat,
+    /// The state a saved plan was made against (what the last `apply` wrote).
+    #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
+    pub state: PathBuf,
     #[command(flatten)]
     pub solve: SolveArgs,
 }
@@ -326,7 +339,8 @@ pub struct SolveArgs {
     /// Solver: the ILP, or the greedy first-fit baseline.
     #[arg(long, value_enum, default_value_t = SolverChoice::Ilp)]
     pub solver: SolverChoice,
-    /// Wall-clock budget for the solve: `30s`, `2m`, or plain seconds.
+    /// Wall-clock budget of the whole plan (validation, solve, checks, rendering): `30s`,
+    /// `2m`, or plain seconds. The solver gets what validation leaves, less a tenth.
     #[arg(long, default_value = "30s", value_parser = parse_time_limit)]
     pub time_limit: f64,
     /// Relative MIP gap at which a stage stops: `0.01%`, `1%`, or a fraction.
@@ -529,6 +543,12 @@ pub fn parse_tier(s: &str) -> Result<(String, String), String> {
 }
 
 /// `30s`, `2m`, `1h30m`, or plain seconds (`45`, `2.5`).
+/// Checks one `--limit KEY=N` setting.
+pub fn parse_limit(s: &str) -> Result<String, String> {
+    crate::limits::Limits::default().set_key(s)?;
+    Ok(s.to_string())
+}
+
 pub fn parse_time_limit(s: &str) -> Result<f64, String> {
     if let Ok(v) = s.trim().parse::<f64>() {
         return if v.is_finite() && v > 0.0 {

@@ -292,6 +292,12 @@ pub const ALL: &[Code] = &[
         "choose an empty or new folder, or pass `--force`",
     ),
     code(
+        "GP905",
+        "plan",
+        "the time limit (`--time-limit`, the whole plan's budget) ran out before the plan was made",
+        "raise `--time-limit`, or plan a smaller configuration",
+    ),
+    code(
         "GP910",
         "render",
         "the plan cannot be expressed in a target (a name or value a target does not accept)",
@@ -386,6 +392,12 @@ pub const ALL: &[Code] = &[
         "plan",
         "a class's GPUs idle on checkpoint writes longer than its `max-idle` (storage bandwidth shared by every gang writing at once, or the gangs' NICs)",
         "the message names the limit that binds: add storage bandwidth (or a storage per leaf or pool), checkpoint less often or smaller, or raise `max-idle`",
+    ),
+    code(
+        "GP935",
+        "apply",
+        "a saved plan names an input gpuplan does not read: not a relative path inside the plan's folder, or not a folder or `*.kdl` file",
+        "nothing was read; pass the configuration after the plan (`gpuplan apply PLAN PATH...`) or make the plan again",
     ),
 ];
 

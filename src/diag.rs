@@ -159,28 +159,182 @@ impl IntoIterator for Diagnostics {
 /// A diagnostic bound to its source text, ready for `miette` to render.
 pub struct Rendered<'a> {
     diag: &'a Diagnostic,
-    source: Option<miette::NamedSource<std::sync::Arc<str>>>,
+    source: Option<Window>,
+    /// The message, label, related texts and hint with control characters escaped.
+    message: String,
+    help: Option<String>,
 }
 
 impl<'a> Rendered<'a> {
     pub fn new(diag: &'a Diagnostic, sources: &SourceMap) -> Self {
-        let source = diag
-            .span
-            .and_then(|s| sources.get(s.file))
-            .map(|f| miette::NamedSource::new(f.path.clone(), f.text.clone()).with_language("kdl"));
-        Rendered { diag, source }
+        let source = diag.span.and_then(|s| sources.get(s.file)).map(|f| Window {
+            name: printable(&f.path),
+            file: f.clone(),
+            // A file that is not valid KDL may be anything (a pasted secret, a
+            // foreign file): its diagnostics quote the offending span, no line.
+            span_only: SPAN_ONLY.contains(&diag.code),
+        });
+        Rendered {
+            diag,
+            source,
+            message: printable(&diag.message),
+            help: diag.help.as_deref().map(printable_lines),
+        }
+    }
+
+    /// A label's span as drawn: inside its file, on its first line and at most
+    /// [`MAX_LABEL_BYTES`] long (a span over a whole file would be quoted whole).
+    fn drawn(&self, s: Span) -> (usize, usize) {
+        let Some(w) = &self.source else {
+            return (s.offset, s.len);
+        };
+        let text = &*w.file.text;
+        let start = floor_char(text, s.offset.min(text.len()));
+        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let mut end = s
+            .offset
+            .saturating_add(s.len)
+            .min(line_end)
+            .min(start + MAX_LABEL_BYTES)
+            .max(start);
+        end = ceil_char(text, end);
+        (start, end - start)
+    }
+}
+
+/// Codes whose source may be anything but KDL (GP001, a KDL syntax error): their
+/// snippets quote the offending span only, never a line.
+const SPAN_ONLY: &[&str] = &["GP001"];
+
+/// The longest span a label draws, in bytes.
+pub const MAX_LABEL_BYTES: usize = 160;
+/// The most bytes of a line shown on either side of a label.
+const WINDOW_BYTES: usize = 120;
+/// A line longer than this is shown as a window around the label, without context.
+const MAX_LINE_BYTES: usize = 240;
+
+/// A user string as one line of a terminal or log shows it: control characters (line
+/// breaks, escape sequences, NUL) and Unicode bidirectional overrides escaped, so a
+/// message never spans lines, moves the cursor or hides what the file says.
+pub fn printable(s: &str) -> String {
+    if !s.chars().any(needs_escape) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if needs_escape(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// [`printable`] for text gpuplan writes on several lines (hints): line breaks kept.
+fn printable_lines(s: &str) -> String {
+    s.split('\n').map(printable).collect::<Vec<_>>().join("\n")
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}'
+        )
+}
+
+fn floor_char(text: &str, mut i: usize) -> usize {
+    i = i.min(text.len());
+    while i > 0 && !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char(text: &str, mut i: usize) -> usize {
+    i = i.min(text.len());
+    while i < text.len() && !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// The source miette reads snippets from: one file, read through its line index (no
+/// scan from the start per snippet) and cut to a window around the label when lines are
+/// long, so a line of 70,000 columns neither floods the terminal nor overflows miette's
+/// column arithmetic; with `span_only`, nothing but the label's own bytes.
+struct Window {
+    name: String,
+    file: std::sync::Arc<crate::source::SourceFile>,
+    span_only: bool,
+}
+
+impl miette::SourceCode for Window {
+    fn read_span<'a>(
+        &'a self,
+        span: &miette::SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        let f = &*self.file;
+        let text = &*f.text;
+        let off = floor_char(text, span.offset());
+        let end = ceil_char(text, span.offset().saturating_add(span.len()).max(off));
+        let (line, col) = f.line_col(off);
+        let (line, col) = (line - 1, col - 1);
+        let line_start = f.line_start(line);
+        let line_end = f.line_end(line);
+        let contents = |start: usize, stop: usize, first: usize, column: usize, count: usize| {
+            let contents: Box<dyn miette::SpanContents<'a> + 'a> =
+                Box::new(miette::MietteSpanContents::new_named(
+                    self.name.clone(),
+                    &text.as_bytes()[start..stop],
+                    (start, stop - start).into(),
+                    first,
+                    column,
+                    count,
+                ));
+            Ok(contents)
+        };
+        if before == 0 || self.span_only {
+            // The label's own bytes: the location of a label, or all a foreign file shows.
+            let stop = if self.span_only {
+                end.min(line_end)
+            } else {
+                end
+            };
+            return contents(off, stop.max(off), line, col, line + 1);
+        }
+        let first = line.saturating_sub(before);
+        // The span may cover several lines (miette asks for two merged snippets at once).
+        let end_line = f.line_col(end.saturating_sub(1).max(off)).0 - 1;
+        let last = (end_line + after).min(f.line_count() - 1);
+        let long = (first..=last).any(|l| f.line_end(l) - f.line_start(l) > MAX_LINE_BYTES);
+        if long {
+            let start = floor_char(text, off.saturating_sub(WINDOW_BYTES).max(line_start));
+            let stop = ceil_char(
+                text,
+                end.min(line_end).saturating_add(WINDOW_BYTES).min(line_end),
+            );
+            return contents(start, stop.max(start), line, 0, line + 1);
+        }
+        let (start, stop) = (f.line_start(first), f.line_end(last));
+        // miette's own count: the lines from the start of the file to the end of the
+        // window (it merges two snippets when one reaches the next).
+        contents(start, stop, first, 0, last + 1)
     }
 }
 
 impl fmt::Debug for Rendered<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.diag.message)
+        write!(f, "{}", self.message)
     }
 }
 
 impl fmt::Display for Rendered<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.diag.message)
+        f.write_str(&self.message)
     }
 }
 
@@ -199,8 +353,7 @@ impl miette::Diagnostic for Rendered<'_> {
     }
 
     fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        self.diag
-            .help
+        self.help
             .as_ref()
             .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
@@ -212,8 +365,8 @@ impl miette::Diagnostic for Rendered<'_> {
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
         let primary = self.diag.span?;
         let mut labels = vec![miette::LabeledSpan::new_primary_with_span(
-            Some(self.diag.label.clone()).filter(|l| !l.is_empty()),
-            (primary.offset, primary.len),
+            Some(printable(&self.diag.label)).filter(|l| !l.is_empty()),
+            self.drawn(primary),
         )];
         // miette draws labels of one source only: related labels in other files are
         // listed in the help text instead (see `related_elsewhere`).
@@ -224,8 +377,8 @@ impl miette::Diagnostic for Rendered<'_> {
             .filter(|l| l.span.file == primary.file)
         {
             labels.push(miette::LabeledSpan::new_with_span(
-                Some(l.text.clone()),
-                (l.span.offset, l.span.len),
+                Some(printable(&l.text)),
+                self.drawn(l.span),
             ));
         }
         Some(Box::new(labels.into_iter()))
@@ -290,7 +443,7 @@ impl<'a> Report<'a> {
             let r = Rendered::new(d, self.sources);
             let _ = handler.render_report(&mut out, &r);
             for l in self.related_elsewhere(d) {
-                out.push_str(&format!("  = note: {l}\n"));
+                out.push_str(&format!("  = note: {}\n", printable(&l)));
             }
             out.push('\n');
         }

@@ -451,6 +451,13 @@ fn ident(s: &str) -> String {
     KdlValue::String(s.to_string()).to_string()
 }
 
+/// Text for a `//` comment of generated KDL: every character that KDL reads as a line
+/// break (or that moves a terminal's cursor) escaped, so a label value or a file name
+/// cannot end the comment and inject nodes (`team "x" guarantee=999`).
+pub fn comment(s: &str) -> String {
+    crate::diag::printable(s)
+}
+
 /// A string value, always quoted.
 pub fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);

@@ -19,7 +19,7 @@
 //!
 //! | layer | module | owns |
 //! |---|---|---|
-//! | base | [`source`], [`diag`], [`codes`], [`names`], [`units`], [`suggest`], [`load`] | files and spans, the one diagnostic type, the registry of codes, name rules, typed quantities, hints, reading `*.kdl` |
+//! | base | [`source`], [`diag`], [`codes`], [`names`], [`units`], [`suggest`], [`limits`], [`load`] | files and spans, the one diagnostic type, the registry of codes, name rules, typed quantities, hints, bounds on a run's work, reading input files |
 //! | facts | [`catalog`] | built-in GPU models, MIG profiles, placement rules |
 //! | input | [`spec`] | KDL document -> spanned spec values |
 //! | model | [`model`] | the resolved cluster, pool modes, sizing, current MIG layouts, topology graph |
@@ -29,7 +29,7 @@
 //! | output | [`render`] | Placement + Cluster -> files per target (templates in `templates/`) |
 //! | change | [`state`], [`plan`] | the state file; artifacts + placement vs state -> `Plan` |
 //! | operation | [`pipeline`] | the one planning operation: settings in, plan, timings and diagnostics out |
-//! | effects | [`apply`], [`discover`], [`drift`], [`generate`], [`import`] | atomic writes and the lock; NVML and `nvidia-smi` importers; drift; synthetic clusters and the openb import; `kubectl get nodes` |
+//! | effects | [`apply`], [`saved`], [`discover`], [`drift`], [`generate`], [`import`] | atomic writes and the lock; reopening a saved plan; NVML and `nvidia-smi` importers; drift; synthetic clusters and the openb import; `kubectl get nodes` |
 //! | interface | [`cli`], [`commands`] | clap types and value parsers; one file per subcommand: arguments -> operation -> print -> exit code |
 
 pub mod apply;
@@ -43,6 +43,7 @@ pub mod drift;
 pub mod fmt;
 pub mod generate;
 pub mod import;
+pub mod limits;
 pub mod load;
 pub mod model;
 pub mod names;
@@ -51,6 +52,7 @@ pub mod placement;
 pub mod plan;
 pub mod render;
 pub mod report;
+pub mod saved;
 pub mod solve;
 pub mod source;
 pub mod spec;

@@ -17,12 +17,36 @@ use std::time::Instant;
 
 /// GP901: the solver produced a plan that violates an invariant (a bug, never valid).
 pub const GP901: &str = "GP901";
+/// GP905: the time limit ran out before the plan was made.
+pub const GP905: &str = "GP905";
+
+/// The share of what is left of the time limit after validation that the solver gets;
+/// the rest is kept for building, checking and rendering its placement.
+const SOLVE_SHARE: f64 = 0.9;
+
+/// GP905 when `start` is more than `limit` seconds ago, naming the phase that ran out.
+fn out_of_time(start: Instant, limit: f64, phase: &str) -> Option<Diagnostic> {
+    let spent = start.elapsed().as_secs_f64();
+    (spent > limit).then(|| {
+        Diagnostic::error(
+            GP905,
+            format!("the time limit of {limit:.2} s ran out during {phase} ({spent:.2} s spent)"),
+        )
+        .with_help(
+            "raise `--time-limit` (it bounds the whole plan: validation, solve, checks and \
+             rendering), or plan a smaller configuration",
+        )
+    })
+}
 
 /// How to plan.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
     pub solver: SolverKind,
-    /// Wall-clock budget for the solve, in seconds.
+    /// Wall-clock budget of the whole plan, in seconds: validation, solve, building and
+    /// checking the placement, rendering. The solver gets what validation leaves, less a
+    /// tenth kept for the phases after it; a phase that ends past the limit stops the
+    /// plan (GP905).
     pub time_limit: f64,
     /// Relative gap at which the compaction stage stops (a fraction).
     pub gap: f64,
@@ -122,6 +146,8 @@ pub enum Stage {
     Check,
     /// The placement cannot be rendered.
     Render,
+    /// The time limit ran out (GP905).
+    Time,
 }
 
 impl Stage {
@@ -131,6 +157,7 @@ impl Stage {
             Stage::Validate => "no plan: the configuration has errors",
             Stage::Check => "no plan: the placement fails its own check",
             Stage::Render => "no plan: the placement cannot be rendered",
+            Stage::Time => "no plan: the time limit ran out",
         }
     }
 }
@@ -155,7 +182,8 @@ pub fn check(
     s: &Settings,
     on: &mut dyn FnMut(Event<'_>),
 ) -> Result<Checked, Box<Failed>> {
-    let mut clock = Instant::now();
+    let start = Instant::now();
+    let mut clock = start;
     let mut timings = Timings::default();
     let Inputs {
         sources,
@@ -164,6 +192,14 @@ pub fn check(
     } = inputs;
     let outcome = validate::validate(&sources);
     timings.lap("validate", &mut clock);
+    if let Some(d) = out_of_time(start, s.time_limit, "validation") {
+        return Err(Box::new(Failed {
+            sources,
+            stage: Stage::Time,
+            diagnostics: vec![d],
+            timings,
+        }));
+    }
     diags.extend(outcome.diagnostics);
     let Some(model) = outcome
         .model
@@ -180,9 +216,22 @@ pub fn check(
         sources: &sources,
         warnings: &diags,
     });
-    match place(&model, previous, s, on) {
+    let left = s.time_limit - start.elapsed().as_secs_f64();
+    let budget = Settings {
+        time_limit: (left * SOLVE_SHARE).max(0.05),
+        ..s.clone()
+    };
+    match place(&model, previous, &budget, on) {
         Ok((placement, t)) => {
             timings.0.extend(t.0);
+            if let Some(d) = out_of_time(start, s.time_limit, "solving and checking") {
+                return Err(Box::new(Failed {
+                    sources,
+                    stage: Stage::Time,
+                    diagnostics: vec![d],
+                    timings,
+                }));
+            }
             Ok(Checked {
                 sources,
                 model,
@@ -319,6 +368,7 @@ pub fn plan(
     s: &Settings,
     on: &mut dyn FnMut(Event<'_>),
 ) -> Result<Planned, Box<Failed>> {
+    let start = Instant::now();
     let checked = check(inputs, s, on)?;
     let mut warnings = placement::economics::warnings(&checked.model, &checked.placement);
     let mut timings = checked.timings.clone();
@@ -344,6 +394,14 @@ pub fn plan(
     };
     timings.lap("render", &mut clock);
     timings.nested(&rendered.timings);
+    if let Some(d) = out_of_time(start, s.time_limit, "rendering") {
+        return Err(Box::new(Failed {
+            sources: checked.sources,
+            stage: Stage::Time,
+            diagnostics: vec![d],
+            timings,
+        }));
+    }
     let plan = plan::build(
         plan::Desired {
             model: &checked.model,

@@ -71,6 +71,36 @@ impl SourceFile {
     }
 }
 
+impl SourceFile {
+    /// Number of lines (a file without a line break has one).
+    pub fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+
+    /// Byte offset where 0-based line `line` starts (the end of the text past the last).
+    pub fn line_start(&self, line: usize) -> usize {
+        self.line_starts
+            .get(line)
+            .copied()
+            .unwrap_or(self.text.len())
+    }
+
+    /// Byte offset of the end of 0-based line `line`, before its line break (`\r\n` or
+    /// `\n`).
+    pub fn line_end(&self, line: usize) -> usize {
+        let next = self
+            .line_starts
+            .get(line + 1)
+            .map_or(self.text.len(), |&n| n - 1);
+        let start = self.line_start(line).min(next);
+        if next > start && self.text.as_bytes()[next - 1] == b'\r' {
+            next - 1
+        } else {
+            next
+        }
+    }
+}
+
 /// All input files of one run, in the order they were given.
 #[derive(Debug, Default)]
 pub struct SourceMap {

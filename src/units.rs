@@ -292,6 +292,54 @@ pub fn format_index_set(v: &[u32]) -> String {
 /// The most names one range may expand to.
 pub const MAX_RANGE_NAMES: usize = 100_000;
 
+/// How many names a comma-separated list of bracket patterns expands to, counted
+/// without expanding it (saturating; a malformed item counts as one name: expanding it
+/// reports the error). For budgets checked before any name is made ([`crate::limits`]).
+pub fn count_pattern_list(list: &str) -> u64 {
+    let mut total = 0u64;
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, ch) in list.char_indices() {
+        match ch {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                total = total.saturating_add(count_pattern(&list[start..i]));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    total.saturating_add(count_pattern(&list[start..]))
+}
+
+/// How many names one bracket pattern expands to (see [`count_pattern_list`]).
+fn count_pattern(pattern: &str) -> u64 {
+    let mut total = 1u64;
+    let mut rest = pattern;
+    while let Some(open) = rest.find('[') {
+        let Some(close) = rest[open..].find(']').map(|c| c + open) else {
+            return total;
+        };
+        let mut items = 0u64;
+        for part in rest[open + 1..close].split(',') {
+            let part = part.trim();
+            let n = match part.split_once('-') {
+                Some((a, b)) if !a.is_empty() && a.bytes().all(|c| c.is_ascii_digit()) => {
+                    match (a.parse::<u64>(), b.parse::<u64>()) {
+                        (Ok(lo), Ok(hi)) if hi >= lo => (hi - lo).saturating_add(1),
+                        _ => 1,
+                    }
+                }
+                _ => 1,
+            };
+            items = items.saturating_add(n);
+        }
+        total = total.saturating_mul(items.max(1));
+        rest = &rest[close + 1..];
+    }
+    total
+}
+
 /// Expands a node-name pattern: `dgx-[001-128]`, `gpu[1-4]-[a,b]`, `node-[1-3,7]`.
 /// Zero padding follows the width of the range's first bound. A name without brackets
 /// expands to itself.
@@ -414,11 +462,18 @@ fn expand_bracket(inner: &str, pattern: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// The longest node name: Kubernetes allows 253 characters, but a node's MIG script is
+/// the file `NAME.sh`, and file names have at most 255 bytes.
+pub const NODE_NAME_MAX: usize = 252;
+
 /// Node names must be usable as Kubernetes node names and Slurm node names:
-/// lowercase DNS-1123 labels joined by dots, at most 253 characters.
+/// lowercase DNS-1123 labels joined by dots, at most [`NODE_NAME_MAX`] characters.
 pub fn validate_node_name(name: &str) -> Result<(), String> {
-    if name.is_empty() || name.len() > 253 {
-        return Err(format!("node name `{name}` must have 1 to 253 characters"));
+    if name.is_empty() || name.len() > NODE_NAME_MAX {
+        return Err(format!(
+            "node name `{name}` must have 1 to {NODE_NAME_MAX} characters (its MIG script is \
+             `NAME.sh`, and a file name has at most 255 bytes)"
+        ));
     }
     let ok = name
         .bytes()

@@ -11,50 +11,25 @@ use super::Output;
 use super::plan::make_plan;
 use crate::apply::{self as ops, WriteOptions};
 use crate::diag::Diagnostic;
-use crate::plan::inputs_of;
 use crate::plan::{self, Plan};
-use crate::source::SourceMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-/// GP923: the saved plan cannot be read (missing, not JSON, another format version).
-pub use crate::plan::GP923;
 /// GP925: apply was not confirmed (declined, or no terminal to ask on).
 pub const GP925: &str = "GP925";
-/// GP928: a saved plan is not what its own inputs and placement give (it was edited
-/// after `plan -o`, or made by another gpuplan version).
-pub const GP928: &str = "GP928";
 
 /// The command line's arguments, as they are.
 pub type Settings = crate::cli::ApplyArgs;
 
-/// One argument that is a file but not KDL: a saved plan.
-pub(super) fn saved_plan_path(paths: &[PathBuf]) -> Option<&Path> {
+/// A saved plan as the first argument (a file that is not KDL), and the configuration
+/// to check it against (the other arguments; none: the plan's own inputs).
+pub(super) fn split_saved(paths: &[PathBuf]) -> Option<(&Path, &[PathBuf])> {
     match paths {
-        [p] if p.is_file() && p.extension().is_none_or(|e| e != "kdl") => Some(p),
+        [p, rest @ ..] if p.is_file() && p.extension().is_none_or(|e| e != "kdl") => {
+            Some((p.as_path(), rest))
+        }
         _ => None,
     }
-}
-
-/// Reads a saved plan.
-pub fn read_plan(path: &Path) -> Result<Plan, Diagnostic> {
-    read_plan_text(path).map(|(p, _)| p)
-}
-
-/// Reads a saved plan; returns it with the file's text. Every artifact's digest must
-/// match its text and every artifact path must be a plain relative path (GP927).
-pub(super) fn read_plan_text(path: &Path) -> Result<(Plan, String), Diagnostic> {
-    let shown = path.display();
-    let bytes = std::fs::read(path).map_err(|e| {
-        Diagnostic::error(GP923, format!("cannot read the saved plan `{shown}`: {e}"))
-            .with_help("save one with `gpuplan plan PATH... -o PLAN`")
-    })?;
-    let text = String::from_utf8(bytes).map_err(|_| {
-        Diagnostic::error(GP923, format!("`{shown}` is not a saved plan: not UTF-8"))
-            .with_help("save one with `gpuplan plan PATH... -o PLAN`; KDL files end in `.kdl`")
-    })?;
-    let plan = plan::parse(&shown.to_string(), &text)?;
-    Ok((plan, text))
 }
 
 pub fn run(s: &Settings, out: &Output) -> u8 {
@@ -67,8 +42,8 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
             Err(d) => return out.fail(&[d]),
         }
     };
-    let (plan, prior) = match saved_plan_path(&s.paths) {
-        Some(path) => match checked_saved_plan(path, &s.state) {
+    let (plan, prior) = match split_saved(&s.paths) {
+        Some((path, config)) => match checked_saved_plan(path, config, &s.state) {
             Ok(x) => x,
             Err(diags) => return out.fail(&diags),
         },
@@ -103,151 +78,15 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
 }
 
 /// Reads a saved plan and checks it against the state and the inputs, then checks that
-/// it is exactly the plan its inputs and placement give ([`verify`]).
+/// it is exactly the plan its inputs and placement give ([`crate::saved::reopen`]).
 fn checked_saved_plan(
     path: &Path,
+    config: &[PathBuf],
     state: &Path,
 ) -> Result<(Plan, Option<crate::state::Loaded>), Vec<Diagnostic>> {
-    let (plan, text) = read_plan_text(path).map_err(|d| vec![d])?;
     let prior = ops::read_state(state).map_err(|d| vec![d])?;
-    let args: Vec<PathBuf> = plan.arguments.iter().map(PathBuf::from).collect();
-    // A path that cannot be read any more is missing from `inputs`: reported as gone.
-    let (sources, _) = crate::load::load_paths(&args);
-    let inputs = inputs_of(&sources);
-    let stale = ops::stale(&plan, prior.as_ref(), &inputs);
-    if !stale.is_empty() {
-        return Err(stale);
-    }
-    verify(
-        &path.display().to_string(),
-        &plan,
-        &text,
-        &sources,
-        prior.as_ref(),
-    )?;
-    Ok((plan, prior))
-}
-
-fn tampered(shown: &str, what: String) -> Diagnostic {
-    Diagnostic::error(
-        GP928,
-        format!("`{shown}` is not the plan its inputs and placement give: {what}"),
-    )
-    .with_help(
-        "nothing was written; the plan was edited after `gpuplan plan -o PLAN` (or made by \
-         another gpuplan): make it again, review it, then apply it",
-    )
-}
-
-/// A saved plan must be exactly what `plan` would write for its own placement: the
-/// inputs (unchanged, see [`ops::stale`]) are validated again, the placement passes the
-/// independent checker, every target is rendered from it and the plan is rebuilt against
-/// the state; the result must be byte-identical to the file. So the artifacts apply
-/// writes are those the placement renders to, and the changes and disruption the
-/// reviewer saw are those of that placement (docs/apply.md, "What a saved plan
-/// guarantees").
-fn verify(
-    shown: &str,
-    saved: &Plan,
-    text: &str,
-    sources: &SourceMap,
-    prior: Option<&crate::state::Loaded>,
-) -> Result<(), Vec<Diagnostic>> {
-    let version = env!("CARGO_PKG_VERSION");
-    if saved.gpuplan_version != version {
-        return Err(vec![
-            Diagnostic::error(
-                GP928,
-                format!(
-                    "`{shown}` was made by gpuplan {}; this is gpuplan {version}",
-                    crate::diag::quoted(&saved.gpuplan_version)
-                ),
-            )
-            .with_help("make the plan again with this gpuplan, review it, then apply it"),
-        ]);
-    }
-    let outcome = crate::validate::validate(sources);
-    let valid = !outcome.has_errors();
-    let Some(model) = outcome.model.filter(|_| valid) else {
-        return Err(vec![tampered(shown, "its inputs do not validate".into())]);
-    };
-    let problems = crate::placement::check(&model, &saved.placement);
-    if let Some(p) = problems.first() {
-        return Err(vec![tampered(
-            shown,
-            format!(
-                "its placement fails the checker ({} problem(s); first: {p})",
-                problems.len()
-            ),
-        )]);
-    }
-    let rendered = crate::render::render(
-        &model,
-        &saved.placement,
-        &crate::render::Target::ALL,
-        &crate::render::Options::default(),
-    )
-    .map_err(|_| vec![tampered(shown, "its placement cannot be rendered".into())])?;
-    let rebuilt = plan::build(
-        plan::Desired {
-            model: &model,
-            placement: &saved.placement,
-            files: &rendered.files,
-            arguments: saved.arguments.clone(),
-            inputs: inputs_of(sources),
-        },
-        prior,
-    );
-    let json = plan::view::json(&rebuilt);
-    if json == text {
-        return Ok(());
-    }
-    Err(vec![tampered(
-        shown,
-        difference(saved, &rebuilt, text, &json),
-    )])
-}
-
-/// The first difference between a saved plan and the rebuilt one, in words.
-fn difference(saved: &Plan, rebuilt: &Plan, text: &str, json: &str) -> String {
-    let (a, b) = (&saved.artifacts, &rebuilt.artifacts);
-    if let Some(p) = a.keys().find(|p| !b.contains_key(*p)) {
-        return format!(
-            "it would write {}, which its placement does not render",
-            crate::diag::quoted(p)
-        );
-    }
-    if let Some(p) = b.keys().find(|p| !a.contains_key(*p)) {
-        return format!(
-            "it leaves out {}, which its placement renders",
-            crate::diag::quoted(p)
-        );
-    }
-    if let Some(p) = a.keys().find(|p| a[*p] != b[*p]) {
-        return format!(
-            "the text of {} is not what its placement renders",
-            crate::diag::quoted(p)
-        );
-    }
-    let section = [
-        ("the list of changes", saved.changes != rebuilt.changes),
-        ("the change summary", saved.summary != rebuilt.summary),
-        ("the disruption", saved.disruption != rebuilt.disruption),
-        ("the list of inputs", saved.inputs != rebuilt.inputs),
-        ("the prior state", saved.prior_state != rebuilt.prior_state),
-    ]
-    .into_iter()
-    .find(|(_, differs)| *differs);
-    if let Some((what, _)) = section {
-        return format!("{what} is not what its placement gives");
-    }
-    let line = text
-        .lines()
-        .zip(json.lines())
-        .position(|(x, y)| x != y)
-        .unwrap_or_else(|| text.lines().count().min(json.lines().count()))
-        + 1;
-    format!("the file differs from the plan it describes from line {line} on")
+    let reopened = crate::saved::reopen(path, config, prior.as_ref())?;
+    Ok((reopened.plan, prior))
 }
 
 /// Asks on a terminal, unless `--auto-approve`, a dry run, or nothing to do.

@@ -33,6 +33,12 @@ fn read_observed(dir: &Path) -> Result<Vec<ObservedNode>, Vec<Diagnostic>> {
     files.sort();
     let mut nodes = Vec::new();
     let mut errors = Vec::new();
+    // Every observation together within the run's `input-bytes` limit, regular files
+    // only (a FIFO or `/dev/zero` named `x.json` is refused before it is read).
+    let mut budget = crate::limits::current().input_bytes;
+    let mut read = |f: &Path| {
+        crate::load::read_file(f, crate::load::Links::Follow, &mut budget).map_err(|d| d.message)
+    };
     for f in files {
         let name = f
             .file_name()
@@ -40,13 +46,9 @@ fn read_observed(dir: &Path) -> Result<Vec<ObservedNode>, Vec<Diagnostic>> {
             .unwrap_or_default();
         let shown = f.display().to_string();
         let parsed = if name.ends_with(".json") {
-            std::fs::read_to_string(&f)
-                .map_err(|e| e.to_string())
-                .and_then(|t| drift::parse_json(&shown, &t))
+            read(&f).and_then(|t| drift::parse_json(&shown, &t))
         } else if let Some(node) = name.strip_suffix(".lgi.txt") {
-            std::fs::read_to_string(&f)
-                .map_err(|e| e.to_string())
-                .and_then(|t| drift::parse_lgi(node, &shown, &t))
+            read(&f).and_then(|t| drift::parse_lgi(node, &shown, &t))
         } else {
             continue;
         };

@@ -24,7 +24,7 @@ pub fn run(a: &FmtArgs, out: &Output) -> u8 {
     let mut failed = false;
     let mut changed = false;
     for path in files {
-        let text = match crate::load::read_one(&path) {
+        let text = match crate::load::read_config(&path) {
             Ok(t) => t,
             Err(d) => {
                 out.diagnostics(&sources, &[d], Format::Human);
@@ -84,7 +84,7 @@ fn stdin(a: &FmtArgs, out: &Output) -> u8 {
     }
     let mut text = String::new();
     if let Err(e) = std::io::stdin()
-        .take(crate::load::MAX_FILE_BYTES)
+        .take(crate::limits::current().input_bytes)
         .read_to_string(&mut text)
     {
         return out.fail(&[

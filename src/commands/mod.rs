@@ -60,6 +60,12 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    let mut limits = crate::limits::Limits::default();
+    for l in &cli.limits {
+        // Checked by clap's value parser already.
+        let _ = limits.set_key(l);
+    }
+    crate::limits::set(limits);
     let mut out = Output::new(cli.color, cli.quiet);
     out.verbose = cli.verbose;
     ExitCode::from(run(cli.command, &out))
@@ -69,7 +75,11 @@ pub fn main() -> ExitCode {
 pub fn run(cmd: Command, out: &Output) -> u8 {
     match cmd {
         Command::Validate { paths, format } => validate::run(&paths, format, out),
-        Command::Show { paths, format } => show::run(&paths, format, out),
+        Command::Show {
+            paths,
+            format,
+            state,
+        } => show::run(&paths, format, &state, out),
         Command::Explain { code } => explain::run(code.as_deref(), out),
         Command::Plan(a) => plan::run(&plan::Settings::from(a), out),
         Command::Render(a) => render::run(&render::Settings::from(a), out),

@@ -149,7 +149,9 @@ pub fn read_previous(path: &Path) -> Result<placement::Placement, Diagnostic> {
         Diagnostic::error(GP903, format!("cannot read the previous placement `{}`: {why}", path.display()))
             .with_help("give a plan saved with `gpuplan plan -o PLAN`, a state file (`.gpuplan/state.json`), or leave `--previous` out")
     };
-    let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+    let mut budget = crate::saved::MAX_PLAN_BYTES;
+    let text = crate::load::read_file(path, crate::load::Links::Follow, &mut budget)
+        .map_err(|d| fail(d.message))?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| fail(format!("not JSON ({e})")))?;
     let inner = value.get("placement").cloned().unwrap_or(value);

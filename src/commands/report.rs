@@ -13,47 +13,38 @@ use crate::placement::Placement;
 use crate::report::{chargeback, graph};
 use std::path::{Path, PathBuf};
 
-/// The model and placement of a saved plan, refused when its inputs changed since it
-/// was made (GP922) or no longer accept its placement (GP928).
-fn from_saved(path: &Path) -> Result<(Cluster, Placement), Vec<Diagnostic>> {
-    let (plan, _) = super::apply::read_plan_text(path).map_err(|d| vec![d])?;
-    let shown = path.display();
-    let args: Vec<PathBuf> = plan.arguments.iter().map(PathBuf::from).collect();
-    let (sources, _) = crate::load::load_paths(&args);
-    if crate::plan::inputs_of(&sources) != plan.inputs {
-        return Err(vec![
-            Diagnostic::error(
-                crate::apply::GP922,
-                format!("the saved plan `{shown}` is stale: its input files changed since it was made"),
-            )
-            .with_help("make the plan again (`gpuplan plan PATH... -o PLAN`), or report from the KDL files"),
-        ]);
+/// A saved plan reopened to display ([`crate::saved::reopen_to_display`]): refused when
+/// its inputs changed since it was made (GP922), when it names an input outside its
+/// folder (GP935) or when it is not what its inputs give (GP928); a warning when the
+/// state moved on since, so that its changes cannot be rebuilt.
+pub(super) fn from_saved(
+    (path, config): (&Path, &[PathBuf]),
+    state: &Path,
+    out: &Output,
+) -> Result<crate::saved::Reopened, Vec<Diagnostic>> {
+    let prior = crate::apply::read_state(state).map_err(|d| vec![d])?;
+    let (r, note) = crate::saved::reopen_to_display(path, config, prior.as_ref())?;
+    if let Some(n) = note {
+        out.diagnostics(
+            &crate::source::SourceMap::new(),
+            &[n],
+            crate::cli::Format::Human,
+        );
     }
-    let outcome = crate::validate::validate(&sources);
-    let valid = !outcome.has_errors();
-    let Some(model) = outcome.model.filter(|_| valid) else {
-        return Err(outcome.diagnostics);
-    };
-    if let Some(v) = crate::placement::check(&model, &plan.placement).first() {
-        return Err(vec![
-            Diagnostic::error(
-                "GP928",
-                format!("the saved plan `{shown}` is not what its own inputs give: {v}"),
-            )
-            .with_help("make the plan again with this gpuplan"),
-        ]);
-    }
-    Ok((model, plan.placement))
+    Ok(r)
 }
 
 /// The model and placement of a saved plan, or the ones `plan` would make from KDL.
 fn model_and_placement(
     paths: &[PathBuf],
     solve: &crate::cli::SolveArgs,
+    state: &Path,
     out: &Output,
 ) -> Result<(Cluster, Placement), u8> {
-    match super::apply::saved_plan_path(paths) {
-        Some(path) => from_saved(path).map_err(|d| out.fail(&d)),
+    match super::apply::split_saved(paths) {
+        Some(path) => from_saved(path, state, out)
+            .map(|r| (r.model, r.plan.placement))
+            .map_err(|d| out.fail(&d)),
         None => {
             let mut progress = Progress::new(out);
             pipeline::check(Inputs::load(paths), &super::settings(solve), &mut |e| {
@@ -69,8 +60,8 @@ fn model_and_placement(
 /// ([`crate::report::graph`]); the model alone unless `--placement`.
 pub fn graph(a: &GraphArgs, out: &Output) -> u8 {
     let options = graph::Options { gpus: a.gpus };
-    let text = if a.placement || super::apply::saved_plan_path(&a.paths).is_some() {
-        match model_and_placement(&a.paths, &a.solve, out) {
+    let text = if a.placement || super::apply::split_saved(&a.paths).is_some() {
+        match model_and_placement(&a.paths, &a.solve, &a.state, out) {
             Ok((m, p)) => graph::dot(&m, a.placement.then_some(&p), options),
             Err(code) => return code,
         }
@@ -94,17 +85,13 @@ pub fn graph(a: &GraphArgs, out: &Output) -> u8 {
 /// plan, the plan as reviewed (refused when stale); from KDL, the plan `plan` would make
 /// against the state.
 pub fn html(a: &HtmlArgs, out: &Output) -> u8 {
-    let text = match super::apply::saved_plan_path(&a.paths) {
+    let text = match super::apply::split_saved(&a.paths) {
         Some(path) => {
-            let (model, _) = match from_saved(path) {
+            let r = match from_saved(path, &a.state, out) {
                 Ok(x) => x,
                 Err(d) => return out.fail(&d),
             };
-            let plan = match super::apply::read_plan_text(path) {
-                Ok((p, _)) => p,
-                Err(d) => return out.fail(&[d]),
-            };
-            crate::report::html::page(&model, &plan.placement, Some(&plan))
+            crate::report::html::page(&r.model, &r.plan.placement, Some(&r.plan))
         }
         None => {
             let previous = super::plan::PreviousSource::State;
@@ -132,7 +119,7 @@ pub fn chargeback(s: &ChargebackArgs, out: &Output) -> u8 {
             .with_help("write it as 30d, 7d or 720h")]);
         }
     };
-    let (model, placement) = match model_and_placement(&s.paths, &s.solve, out) {
+    let (model, placement) = match model_and_placement(&s.paths, &s.solve, &s.state, out) {
         Ok(x) => x,
         Err(code) => return code,
     };

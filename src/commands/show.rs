@@ -6,11 +6,9 @@ use crate::{load, validate};
 use std::fmt::Write;
 use std::path::PathBuf;
 
-pub fn run(paths: &[PathBuf], format: Format, out: &Output) -> u8 {
-    if let [p] = paths {
-        if p.is_file() && p.extension().is_none_or(|e| e != "kdl") {
-            return show_plan(p, format, out);
-        }
+pub fn run(paths: &[PathBuf], format: Format, state: &std::path::Path, out: &Output) -> u8 {
+    if let Some(p) = super::apply::split_saved(paths) {
+        return show_plan(p, format, state, out);
     }
     let (sources, mut diags) = load::load_paths(paths);
     let outcome = validate::validate(&sources);
@@ -33,14 +31,17 @@ pub fn run(paths: &[PathBuf], format: Format, out: &Output) -> u8 {
     0
 }
 
-/// `show PLAN`: a saved plan, as text or as its JSON.
-fn show_plan(path: &std::path::Path, format: Format, out: &Output) -> u8 {
-    let plan = match super::apply::read_plan(path) {
-        Ok(p) => p,
-        Err(d) => {
-            out.diagnostics(&crate::source::SourceMap::new(), &[d], Format::Human);
-            return 1;
-        }
+/// `show PLAN`: a saved plan, as text or as its JSON, once it is checked exactly as
+/// `apply` checks it (unchanged inputs and state, and what its inputs give).
+fn show_plan(
+    path: (&std::path::Path, &[PathBuf]),
+    format: Format,
+    state: &std::path::Path,
+    out: &Output,
+) -> u8 {
+    let plan = match super::report::from_saved(path, state, out) {
+        Ok(r) => r.plan,
+        Err(d) => return out.fail(&d),
     };
     match format {
         Format::Json => out.data(&crate::plan::view::json(&plan)),

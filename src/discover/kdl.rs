@@ -15,6 +15,11 @@ pub fn quote(s: &str) -> String {
     crate::fmt::quote(s)
 }
 
+/// Text for a `//` comment ([`crate::fmt::comment`]).
+pub fn comment(s: &str) -> String {
+    crate::fmt::comment(s)
+}
+
 fn set(v: &[u32]) -> String {
     quote(&format_index_set(v))
 }
@@ -23,10 +28,10 @@ fn set(v: &[u32]) -> String {
 pub fn render(inv: &Inventory, header: &str) -> String {
     let mut s = String::new();
     for line in header.lines() {
-        let _ = writeln!(s, "// {line}");
+        let _ = writeln!(s, "// {}", comment(line));
     }
     for n in &inv.notes {
-        let _ = writeln!(s, "// note: {n}");
+        let _ = writeln!(s, "// note: {}", comment(n));
     }
     s.push('\n');
     render_model(inv, &mut s);

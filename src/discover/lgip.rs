@@ -364,7 +364,7 @@ pub fn import(
 pub fn render(r: &LgipReport, header: &str) -> String {
     let mut s = String::new();
     for line in header.lines() {
-        let _ = writeln!(s, "// {line}");
+        let _ = writeln!(s, "// {}", crate::fmt::comment(line));
     }
     let _ = writeln!(
         s,
@@ -397,7 +397,7 @@ pub fn render(r: &LgipReport, header: &str) -> String {
             s,
             "// {:<4} {:<13} {:<3} {:<8} {status}",
             p.gpu,
-            p.observed.name,
+            crate::fmt::comment(&p.observed.name),
             p.observed.id,
             p.observed
                 .memory_gib

@@ -97,6 +97,9 @@ fn parse_error(e: roxmltree::Error, file: FileId, all: &str, start: usize) -> Di
     Diagnostic::error(GP712, format!("the XML does not parse: {e}")).at(at, "here")
 }
 
+/// The most XML nodes read: a 16-GPU `nvidia-smi -q -x` has about 10,000.
+const MAX_XML_NODES: u32 = 1_000_000;
+
 /// Reads the document into per-GPU facts.
 pub fn parse(sources: &SourceMap, file: FileId) -> (Option<Snapshot>, Vec<Diagnostic>) {
     let Some(f) = sources.get(file) else {
@@ -110,8 +113,24 @@ pub fn parse(sources: &SourceMap, file: FileId) -> (Option<Snapshot>, Vec<Diagno
         );
         return (None, vec![d]);
     };
+    // nvidia-smi writes a DOCTYPE naming its external DTD and never declares entities:
+    // an entity declaration is refused, so that one referenced 50,000 times (or nested)
+    // cannot expand a small file into gigabytes.
+    if let Some(at) = all[start..].find("<!ENTITY") {
+        let d = Diagnostic::error(
+            GP712,
+            "the XML declares an entity (`<!ENTITY`); nvidia-smi never writes one",
+        )
+        .at(
+            Span::new(file, start + at, "<!ENTITY".len()),
+            "refused: entities are not expanded",
+        )
+        .with_help("import the unedited output of `nvidia-smi -q -x`");
+        return (None, vec![d]);
+    }
     let opts = roxmltree::ParsingOptions {
         allow_dtd: true,
+        nodes_limit: MAX_XML_NODES,
         ..roxmltree::ParsingOptions::default()
     };
     let doc = match Document::parse_with_options(&all[start..], opts) {

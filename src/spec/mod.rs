@@ -4,6 +4,7 @@
 //! types and units) but not for meaning: names are not resolved yet. Every error in
 //! every file is collected; a file with KDL syntax errors yields only its GP001s.
 
+mod budget;
 mod decode;
 pub mod language;
 mod nesting;
@@ -11,6 +12,7 @@ mod parse;
 pub mod reader;
 pub mod schema;
 
+pub use budget::GP047;
 pub use decode::decode_document;
 pub use nesting::{MAX_NESTING, nesting_guard};
 
@@ -421,16 +423,25 @@ pub fn parse_all(sources: &SourceMap, diags: &mut Diagnostics) -> Spec {
         .map(|(f, _)| &*f.text)
         .collect();
     let mut parsed = parse::parse_texts(&texts).into_iter();
-    let mut spec = Spec::default();
+    let mut docs = Vec::new();
     for (f, guard) in files.iter().zip(guarded) {
         if let Some(d) = guard {
             diags.push(d);
             continue;
         }
         match parsed.next().expect("one parse per guarded file") {
-            Ok(doc) => decode_document(&doc, f.id, &mut spec, diags),
+            Ok(doc) => docs.push((f.id, doc)),
             Err(e) => diags.extend(syntax_diagnostics(f.id, &f.text, &e)),
         }
+    }
+    let mut spec = Spec::default();
+    let refs: Vec<(FileId, &kdl::KdlDocument)> = docs.iter().map(|(f, d)| (*f, d)).collect();
+    if let Some(d) = budget::check(&refs, crate::limits::current().names) {
+        diags.push(d);
+        return spec;
+    }
+    for (file, doc) in &docs {
+        decode_document(doc, *file, &mut spec, diags);
     }
     spec
 }

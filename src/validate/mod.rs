@@ -71,7 +71,15 @@ impl Outcome {
 pub fn validate(sources: &SourceMap) -> Outcome {
     let mut diags = Diagnostics::new();
     let spec = spec::parse_all(sources, &mut diags);
-    let syntax_failed = diags.iter().any(|d| d.code == spec::GP001);
+    diags.extend(rules::gp047_limits::check_spec(
+        &spec,
+        &crate::limits::current(),
+    ));
+    // Nothing is built from a file that does not parse or from a configuration past a
+    // limit (building it is the work the limit bounds).
+    let syntax_failed = diags
+        .iter()
+        .any(|d| d.code == spec::GP001 || d.code == spec::GP047);
     let model = if syntax_failed {
         // A file that does not parse contributes nothing: checking references against
         // the rest would only report consequences of the syntax error.

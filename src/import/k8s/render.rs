@@ -2,14 +2,14 @@
 
 use super::fabric::{Fabric, Switch};
 use super::{Class, Import};
-use crate::discover::kdl::quote;
+use crate::discover::kdl::{comment, quote};
 use std::fmt::Write;
 
 /// The whole KDL document.
 pub fn render(imp: &Import, header: &str) -> String {
     let mut s = String::new();
     for line in header.lines() {
-        let _ = writeln!(s, "// {line}");
+        let _ = writeln!(s, "// {}", comment(line));
     }
     s.push_str("//\n");
     s.push_str(
@@ -28,7 +28,7 @@ pub fn render(imp: &Import, header: &str) -> String {
             s,
             "// {} node(s) without NVIDIA GPUs are left out: {}",
             imp.without_gpus.len(),
-            crate::units::compress_names(&imp.without_gpus).join(", ")
+            comment(&crate::units::compress_names(&imp.without_gpus).join(", "))
         );
     }
     s.push('\n');
@@ -67,9 +67,9 @@ fn class(c: &Class, s: &mut String) {
         .unwrap_or_default();
     let _ = writeln!(
         s,
-        "    // {} node(s): {}{family}{cuda}",
+        "    // {} node(s): {}",
         c.nodes,
-        products.join(", ")
+        comment(&format!("{}{family}{cuda}", products.join(", ")))
     );
     if let Some(cpus) = hw.cpus {
         let _ = writeln!(
@@ -133,7 +133,7 @@ fn pools(imp: &Import, s: &mut String) {
             quote(&p.name),
             quote(p.mode),
             quote(&p.nodes),
-            p.label
+            comment(&p.label)
         );
     }
     s.push('\n');
@@ -153,7 +153,7 @@ fn fabric(f: &Fabric, s: &mut String) {
             "    nvlink-domain {} nodes={}   // {}",
             quote(&d.name),
             quote(&d.nodes),
-            d.label
+            comment(&d.label)
         );
     }
     if !f.tiers.is_empty() {
@@ -164,15 +164,16 @@ fn fabric(f: &Fabric, s: &mut String) {
             .unwrap_or_default();
         let _ = writeln!(
             s,
-            "    // Switch tiers{from}: {}; link speeds are not in a Node object.",
-            keys.join(", ")
+            "    // Switch tiers{}: {}; link speeds are not in a Node object.",
+            comment(&from),
+            comment(&keys.join(", "))
         );
     }
     if !f.outside.is_empty() {
         let _ = writeln!(
             s,
             "    // Without a leaf label, in no switch: {}",
-            crate::units::compress_names(&f.outside).join(", ")
+            comment(&crate::units::compress_names(&f.outside).join(", "))
         );
     }
     for sw in &f.switches {
@@ -188,10 +189,10 @@ fn switch(sw: &Switch, depth: usize, s: &mut String) {
         let _ = write!(s, " nodes={}", quote(n));
     }
     if sw.children.is_empty() {
-        let _ = writeln!(s, "   // {}", sw.label);
+        let _ = writeln!(s, "   // {}", comment(&sw.label));
         return;
     }
-    let _ = writeln!(s, " {{   // {}", sw.label);
+    let _ = writeln!(s, " {{   // {}", comment(&sw.label));
     for c in &sw.children {
         switch(c, depth + 1, s);
     }
@@ -211,7 +212,7 @@ fn mig(imp: &Import, s: &mut String) {
         let config = m
             .config
             .as_deref()
-            .map(|c| format!("   // {c}"))
+            .map(|c| format!("   // {}", comment(c)))
             .unwrap_or_default();
         let _ = writeln!(
             s,

@@ -165,21 +165,33 @@ fn tokens(line: &str) -> Vec<(usize, &str)> {
     out
 }
 
-/// The most names one hostlist may expand to.
-pub const MAX_HOSTS: usize = 1_000_000;
+thread_local! {
+    /// Names the hostlists of the import running on this thread may still expand to
+    /// ([`reset_budget`]): 2.8 KB of hostlists must not take gigabytes.
+    static NAMES_LEFT: std::cell::Cell<u64> = const { std::cell::Cell::new(u64::MAX) };
+}
+
+/// Starts an import's budget of hostlist names: the run's `names` limit
+/// ([`crate::limits`]), shared by every hostlist of slurm.conf, gres.conf and
+/// topology.conf.
+pub fn reset_budget(names: u64) {
+    NAMES_LEFT.with(|n| n.set(names));
+}
 
 /// Expands a Slurm hostlist (`gpu[001-032,040],login1`); `Err` with a reason when it
-/// is malformed or too large.
+/// is malformed or when it goes past the import's names budget (counted before
+/// anything is expanded).
 pub fn hostlist(list: &str) -> Result<Vec<String>, String> {
-    // Cheap size check first: the product of the bracket sizes of each item.
-    let names = crate::units::expand_pattern_list(list)?;
-    if names.len() > MAX_HOSTS {
+    let count = crate::units::count_pattern_list(list);
+    let left = NAMES_LEFT.with(|n| n.get());
+    if count > left {
         return Err(format!(
-            "expands to {} names, more than {MAX_HOSTS}",
-            names.len()
+            "expands to {count} names, past the import's names limit ({} names for all hostlists together; `--limit names=N` raises it)",
+            crate::limits::current().names
         ));
     }
-    Ok(names)
+    NAMES_LEFT.with(|n| n.set(left - count));
+    crate::units::expand_pattern_list(list)
 }
 
 #[cfg(test)]
@@ -209,6 +221,10 @@ mod tests {
             ["gpu01", "gpu02", "gpu05", "login"]
         );
         assert!(hostlist("gpu[01-").is_err());
-        assert!(hostlist("a[0-999999],b[0-999999]").is_err());
+        reset_budget(1000);
+        assert!(hostlist("a[0-999],b[0-999]").is_err());
+        assert!(hostlist("a[0-998]").is_ok());
+        assert!(hostlist("b[0-1]").is_err(), "the budget is shared");
+        reset_budget(u64::MAX);
     }
 }

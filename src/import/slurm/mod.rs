@@ -107,6 +107,7 @@ pub fn import(
     header: &str,
 ) -> (Option<String>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
+    conf::reset_budget(crate::limits::current().names);
     let text = |f: FileId| sources.get(f).map_or("", |x| &*x.text).to_string();
     let mut records = conf::records(files.slurm, &text(files.slurm), &mut diags);
     for &f in &files.includes {
@@ -857,7 +858,7 @@ fn render(
 ) -> String {
     let mut s = String::new();
     for line in header.lines() {
-        let _ = writeln!(s, "// {line}");
+        let _ = writeln!(s, "// {}", crate::fmt::comment(line));
     }
     s.push_str("//\n// slurm.conf does not say how GPUs, NICs and CPUs are wired: PCIe switches, compute\n");
     s.push_str(
@@ -904,12 +905,13 @@ fn render(
         let list: Vec<String> = members.iter().map(|m| m.name.clone()).collect();
         let down: Vec<&&Described> = members.iter().filter(|m| !m.down.is_empty()).collect();
         for pattern in crate::units::compress_names(&list) {
-            let inside: Vec<&&&Described> = down
-                .iter()
-                .filter(|m| {
-                    crate::units::expand_pattern(&pattern).is_ok_and(|v| v.contains(&m.name))
-                })
+            // Expanded once per pattern: not once per down node.
+            let names: std::collections::BTreeSet<String> = crate::units::expand_pattern(&pattern)
+                .unwrap_or_default()
+                .into_iter()
                 .collect();
+            let inside: Vec<&&&Described> =
+                down.iter().filter(|m| names.contains(&m.name)).collect();
             if inside.is_empty() {
                 let _ = writeln!(s, "nodes {} class={}", quote(&pattern), quote(name));
                 continue;
@@ -948,10 +950,11 @@ fn render(
         };
         let _ = writeln!(
             s,
-            "pool {} mode={} nodes={}  // partition {part}",
+            "pool {} mode={} nodes={}  // partition {}",
             quote(&pool),
             quote(mode),
-            quote(&crate::import::names::one_pattern(members))
+            quote(&crate::import::names::one_pattern(members)),
+            crate::fmt::comment(part)
         );
     }
     if !pools.is_empty() {

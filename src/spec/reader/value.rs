@@ -44,10 +44,13 @@ pub(super) fn check_value(ty: Ty, v: &KdlValue) -> Result<(), Problem> {
         },
         Ty::Number => match v {
             KdlValue::Integer(n) if n.unsigned_abs() <= 1u128 << 53 => Ok(()),
-            KdlValue::Float(f) if f.is_finite() => Ok(()),
-            KdlValue::Integer(_) | KdlValue::Float(_) => {
-                Err((GP005, "number out of range".into(), None))
-            }
+            // Bounded like the integers: a price of 1e308 would make every cost `inf`.
+            KdlValue::Float(f) if f.is_finite() && f.abs() <= (1u64 << 53) as f64 => Ok(()),
+            KdlValue::Integer(_) | KdlValue::Float(_) => Err((
+                GP005,
+                format!("number out of range (at most {} in magnitude)", 1u64 << 53),
+                None,
+            )),
             _ => Err(wrong_kind(ty, v)),
         },
         Ty::Bool => match v {

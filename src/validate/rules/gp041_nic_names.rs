@@ -5,13 +5,15 @@ pub static RULE: Rule = Rule {
     code: "GP041",
     name: "nic-names",
     severity: Severity::Error,
-    summary: "`nics names=` does not expand to one name per NIC, or a name or interface is not a device name",
+    summary: "`nics names=` does not expand to one name per NIC, a name or interface is not a device name, or a `bus-ids=` entry is not a PCI bus id",
     docs: r#"
 **What.** `nics N names="mlx5_[0-7]"` (patterns, comma-separated, in rail order) must
 expand to exactly N device names, each made of
 letters, digits, `_`, `-`, `.` and `:`; `socket-ifname` is one or more interface names
 or prefixes, comma-separated, optionally led by `^` (exclude) or `=` (exact), as NCCL
-reads `NCCL_SOCKET_IFNAME`; `gid-index` only makes sense for RoCE.
+reads `NCCL_SOCKET_IFNAME`, each a Linux interface name (at most 15 characters, not `.`
+or `..`, not starting with `-`); `gid-index` only makes sense for RoCE. Every entry of
+`gpus bus-ids=` and `nics bus-ids=` must be a PCI bus id (`0000:18:00.0` or `18:00.0`).
 
 **Why.** The names become `NCCL_IB_HCA` and the NCCL topology file of the class, and
 values in an environment file read by shells and systemd: a wrong count puts a rail on
@@ -34,7 +36,41 @@ fn device_name(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "_-.:".contains(c))
 }
 
+/// A Linux interface name or prefix: what `ip link` accepts (IFNAMSIZ is 16 with the
+/// NUL), and never a word a shell or NCCL would read as an option or a path.
+fn interface_name(s: &str) -> bool {
+    device_name(s) && s.len() <= 15 && s != "." && s != ".." && !s.starts_with('-')
+}
+
+/// GP041 for a `bus-ids=` entry that is not a PCI bus id (never replaced silently).
+fn bus_ids(what: &str, v: Option<&Spanned<String>>, out: &mut Diagnostics) {
+    let Some(v) = v else { return };
+    if let Some(bad) = v
+        .value
+        .split(',')
+        .find(|id| crate::units::normalize_bus_id(id).is_none())
+    {
+        out.push(
+            Diagnostic::error(
+                RULE.code,
+                format!(
+                    "{what} bus id {} is not a PCI bus id",
+                    crate::diag::quoted(bad.trim())
+                ),
+            )
+            .at(v.span, "not a list of PCI bus ids")
+            .with_help(
+                "write them as `nvidia-smi` does, comma-separated: \"0000:18:00.0,0000:2a:00.0\"",
+            ),
+        );
+    }
+}
+
 fn check(cx: &Ctx, out: &mut Diagnostics) {
+    for k in &cx.spec.classes {
+        bus_ids("GPU", k.gpus.as_ref().and_then(|g| g.bus_ids.as_ref()), out);
+        bus_ids("NIC", k.nics.as_ref().and_then(|n| n.bus_ids.as_ref()), out);
+    }
     for k in &cx.spec.classes {
         let Some(nics) = &k.nics else { continue };
         let count = nics.count.as_ref().map(|c| c.value).unwrap_or(0);
@@ -75,7 +111,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
                 } else {
                     part
                 };
-                device_name(part)
+                interface_name(part)
             });
             if !ok {
                 out.push(

@@ -54,6 +54,7 @@ mod gp043_cuda_architecture;
 mod gp044_capacity;
 mod gp045_spot_class;
 mod gp046_storage;
+pub(crate) mod gp047_limits;
 
 use super::Rule;
 
@@ -109,4 +110,5 @@ pub static ALL: &[&Rule] = &[
     &gp044_capacity::RULE,
     &gp045_spot_class::RULE,
     &gp046_storage::RULE,
+    &gp047_limits::RULE,
 ];
