@@ -15,6 +15,9 @@
 // An apply fails once, with the one `Diagnostic` that explains it; boxing buys nothing.
 #![allow(clippy::result_large_err)]
 
+pub mod interrupt;
+pub mod lock;
+
 use crate::diag::Diagnostic;
 use crate::plan::{self, Plan};
 use crate::state::{self, Loaded, State};
@@ -45,50 +48,14 @@ pub fn lock_path(state: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Holds the state lock; the lock file is removed on drop.
-pub struct Lock {
-    path: PathBuf,
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-/// Takes the state lock, creating the state's folder if needed.
-pub fn lock(state_path: &Path) -> Result<Lock, Diagnostic> {
-    let path = lock_path(state_path);
-    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| io_error("create", dir, e))?;
-    }
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)
-    {
-        Ok(mut f) => {
-            let _ = writeln!(f, "pid {}", std::process::id());
-            let _ = f.sync_all();
-            Ok(Lock { path })
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let holder = std::fs::read_to_string(&path).unwrap_or_default();
-            let by = holder
-                .split_whitespace()
-                .nth(1)
-                .map(|p| format!("by process {p}"))
-                .unwrap_or_else(|| "by another gpuplan".into());
-            Err(Diagnostic::error(
-                GP921,
-                format!("the state `{}` is locked {by}", state_path.display()),
-            )
-            .with_help(format!(
-                "wait for the other `gpuplan apply` to finish; if none is running, remove `{}`",
-                path.display()
-            )))
-        }
-        Err(e) => Err(io_error("create the lock file", &path, e)),
+/// `<pid>-<n>` (both plain decimal numbers, nothing else): the PID of a staging name.
+fn pid_and_number(rest: &str) -> Option<u32> {
+    let (pid, n) = rest.split_once('-')?;
+    let digits = |x: &str| !x.is_empty() && x.len() <= 10 && x.bytes().all(|b| b.is_ascii_digit());
+    if digits(pid) && digits(n) {
+        pid.parse().ok().filter(|p| *p > 0)
+    } else {
+        None
     }
 }
 
@@ -250,6 +217,11 @@ pub struct WriteOptions<'a> {
     pub fail_after: Option<usize>,
     /// Called after each file.
     pub progress: Option<&'a dyn Fn()>,
+    /// Called at named points (tests: `GPUPLAN_TEST_PAUSE`, to stop the process there):
+    /// `staged` (every file in the staging folder, before the swap) and `swapping`
+    /// (between the two renames of the swap; a signal waits until the swap is done, so
+    /// only SIGKILL stops a process paused there).
+    pub pause: Option<&'a dyn Fn(&str)>,
 }
 
 /// Writes `files` as the whole contents of `dir`, all or nothing: files go into a
@@ -300,29 +272,218 @@ pub fn write_dir(
     std::fs::create_dir_all(&parent).map_err(|e| io_error("create", &parent, e))?;
     let tmp = fresh_dir(&parent, &format!(".{name}.tmp-{}", std::process::id()))?;
     let cleanup = |e: Diagnostic| {
-        let _ = std::fs::remove_dir_all(&tmp);
+        interrupt::guarded(|reg| {
+            let _ = std::fs::remove_dir_all(&tmp);
+            reg.forget(&tmp);
+        });
         e
     };
     fill(&tmp, files, opts).map_err(cleanup)?;
-    let old = if exists {
-        let old = unused_name(&parent, &format!(".{name}.old-{}", std::process::id()))
-            .map_err(cleanup)?;
-        std::fs::rename(dir, &old).map_err(|e| cleanup(io_error("move aside", dir, e)))?;
-        Some(old)
-    } else {
-        None
-    };
-    if let Err(e) = std::fs::rename(&tmp, dir) {
-        if let Some(old) = &old {
-            let _ = std::fs::rename(old, dir);
-        }
-        return Err(cleanup(io_error("replace", dir, e)));
+    if let Some(pause) = opts.pause {
+        pause("staged");
     }
+    // The swap and the registry's update are one step for a signal's handler: it never
+    // sees the staging folder registered after it became `dir`.
+    let swapped = interrupt::guarded(|reg| {
+        let old = if exists {
+            let old = unused_name(&parent, &format!(".{name}.old-{}", std::process::id()))?;
+            std::fs::rename(dir, &old).map_err(|e| io_error("move aside", dir, e))?;
+            Some(old)
+        } else {
+            None
+        };
+        if let Some(pause) = opts.pause {
+            pause("swapping");
+        }
+        if let Err(e) = std::fs::rename(&tmp, dir) {
+            if let Some(old) = &old {
+                let _ = std::fs::rename(old, dir);
+            }
+            return Err(io_error("replace", dir, e));
+        }
+        reg.forget(&tmp);
+        if let Some(old) = &old {
+            reg.dir(old);
+        }
+        Ok(old)
+    });
+    let old = swapped.map_err(cleanup)?;
     sync_dir(&parent);
     if let Some(old) = old {
-        let _ = std::fs::remove_dir_all(&old);
+        interrupt::guarded(|reg| {
+            let _ = std::fs::remove_dir_all(&old);
+            reg.forget(&old);
+        });
     }
     Ok(())
+}
+
+/// Cleans up after applies that were killed (SIGKILL, a crash, a power cut) while
+/// writing `dir`; call it while holding the state lock, before writing `dir`. Returns
+/// warnings (GP929) saying what it did.
+///
+/// Only siblings of `dir` named exactly `.<dir>.tmp-<pid>-<n>` or `.<dir>.old-<pid>-<n>`
+/// that are real folders (never links) are looked at, and only those whose process is
+/// gone (this host's `/proc`; a folder of this process is one [`write_dir`] has not
+/// registered). Nothing outside `dir`'s parent is touched.
+///
+/// - `.tmp-*` (a staging folder: new files never swapped in) is removed.
+/// - `.old-*` (the previous output, moved aside by the swap) is the only copy of it when
+///   the process died between the swap's two renames: then `dir` is missing. If `dir`
+///   is missing and an `.old-*` folder holds exactly the files `state` records (it is the
+///   output the state describes), it is renamed back to `dir`. Otherwise, when `dir`
+///   exists, the `.old-*` folder is a leftover of a swap that finished and is removed;
+///   when `dir` is missing and the folder does not match the state, it is kept and a
+///   warning names it (it may be the only copy of something).
+pub fn recover_staging(dir: &Path, state: Option<&State>) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let (Some(name), parent) = (
+        dir.file_name().map(|n| n.to_string_lossy().into_owned()),
+        match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        },
+    ) else {
+        return out;
+    };
+    let Ok(entries) = std::fs::read_dir(&parent) else {
+        return out;
+    };
+    let (tmp, old) = (format!(".{name}.tmp-"), format!(".{name}.old-"));
+    let mut dead_tmp = Vec::new();
+    let mut dead_old = Vec::new();
+    for e in entries.flatten() {
+        let f = e.file_name();
+        let Some(f) = f.to_str() else { continue };
+        let (is_old, rest) = match (f.strip_prefix(&tmp), f.strip_prefix(&old)) {
+            (Some(r), _) => (false, r),
+            (_, Some(r)) => (true, r),
+            _ => continue,
+        };
+        let Some(pid) = pid_and_number(rest) else {
+            continue;
+        };
+        // Never a link: `file_type` does not follow it.
+        if !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let path = parent.join(f);
+        let gone = if pid == std::process::id() {
+            !interrupt::guarded(|reg| reg.has(&path))
+        } else {
+            lock::is_gone(pid)
+        };
+        if gone {
+            if is_old {
+                dead_old.push(path);
+            } else {
+                dead_tmp.push(path);
+            }
+        }
+    }
+    dead_old.sort();
+    if std::fs::symlink_metadata(dir).is_err() {
+        let restore = dead_old
+            .iter()
+            .position(|o| state.is_some_and(|s| holds_exactly(o, s)));
+        if let Some(i) = restore {
+            let o = dead_old.remove(i);
+            if std::fs::rename(&o, dir).is_ok() {
+                sync_dir(&parent);
+                out.push(
+                    Diagnostic::warning(
+                        lock::GP929,
+                        format!(
+                            "restored `{}` from `{}`: an earlier apply was killed while \
+                             replacing it",
+                            dir.display(),
+                            o.display()
+                        ),
+                    )
+                    .with_help("it holds the files the state records; the apply goes on"),
+                );
+            }
+        }
+    }
+    let dir_exists = std::fs::symlink_metadata(dir).is_ok();
+    let mut removed = Vec::new();
+    for p in dead_tmp
+        .iter()
+        .chain(dead_old.iter().filter(|_| dir_exists))
+    {
+        if std::fs::remove_dir_all(p).is_ok() {
+            removed.push(format!("`{}`", p.display()));
+        }
+    }
+    if !removed.is_empty() {
+        out.push(
+            Diagnostic::warning(
+                lock::GP929,
+                format!(
+                    "removed the staging folder(s) of a killed apply: {}",
+                    removed.join(", ")
+                ),
+            )
+            .with_help("nothing to do: they held no file that is not elsewhere"),
+        );
+    }
+    if !dir_exists {
+        for o in &dead_old {
+            out.push(
+                Diagnostic::warning(
+                    lock::GP929,
+                    format!(
+                        "kept `{}`: an earlier apply was killed while replacing `{}`, and \
+                         this folder, which is not what the state records, may be the only \
+                         copy of its old contents",
+                        o.display(),
+                        dir.display()
+                    ),
+                )
+                .with_help("move it back or remove it once you know what it holds"),
+            );
+        }
+    }
+    out
+}
+
+/// Whether `dir` holds exactly the marker and the artifacts `state` records, with the
+/// same text (no link, no other file).
+fn holds_exactly(dir: &Path, state: &State) -> bool {
+    fn walk(root: &Path, d: &Path, out: &mut Vec<(String, PathBuf)>) -> bool {
+        let Ok(rd) = std::fs::read_dir(d) else {
+            return false;
+        };
+        for e in rd.flatten() {
+            let Ok(t) = e.file_type() else { return false };
+            let p = e.path();
+            if t.is_dir() {
+                if !walk(root, &p, out) {
+                    return false;
+                }
+            } else if t.is_file() {
+                let Ok(rel) = p.strip_prefix(root) else {
+                    return false;
+                };
+                out.push((rel.to_string_lossy().replace('\\', "/"), p));
+            } else {
+                return false;
+            }
+        }
+        true
+    }
+    let mut files = Vec::new();
+    if !walk(dir, dir, &mut files) {
+        return false;
+    }
+    files.len() == state.artifacts.len() + 1
+        && files.iter().all(|(rel, p)| {
+            rel == MARKER
+                || state
+                    .artifacts
+                    .get(rel.as_str())
+                    .is_some_and(|a| std::fs::read(p).is_ok_and(|b| b == a.text.as_bytes()))
+        })
 }
 
 /// Creates a new, empty folder `<base>-<n>` in `parent` (the first `n` not taken) and
@@ -330,7 +491,14 @@ pub fn write_dir(
 fn fresh_dir(parent: &Path, base: &str) -> Result<PathBuf, Diagnostic> {
     for n in 0..1000 {
         let p = parent.join(format!("{base}-{n}"));
-        match std::fs::create_dir(&p) {
+        let created = interrupt::guarded(|reg| {
+            let r = std::fs::create_dir(&p);
+            if r.is_ok() {
+                reg.dir(&p);
+            }
+            r
+        });
+        match created {
             Ok(()) => return Ok(p),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(io_error("create", &p, e)),
@@ -397,7 +565,9 @@ fn fill(
                 .with_help("nothing was written; a link in the staging folder points outside it"));
             }
         }
-        write_synced(&path, text)?;
+        // One file at a time under the registry's lock: a signal's cleanup never races
+        // a write into the folder it removes.
+        interrupt::guarded(|_| write_synced(&path, text))?;
         #[cfg(unix)]
         if rel.ends_with(".sh") {
             use std::os::unix::fs::PermissionsExt;

@@ -376,6 +376,12 @@ pub const ALL: &[Code] = &[
         "plan again with this gpuplan and review the new plan",
     ),
     code(
+        "GP929",
+        "apply",
+        "an earlier apply was killed: its stale lock was taken over, its staging folders removed, or the output folder restored",
+        "nothing to do: the state it left is valid; the message names the dead process and what was cleaned",
+    ),
+    code(
         "GP930",
         "plan",
         "a class on spot capacity loses more to interruptions than spot saves (lost work since the last checkpoint plus restarts, at the nodes' prices)",

@@ -9,7 +9,9 @@
 
 use super::Output;
 use super::plan::make_plan;
+use crate::apply::lock::{Backend, FileLock};
 use crate::apply::{self as ops, WriteOptions};
+use crate::cli::Format;
 use crate::diag::Diagnostic;
 use crate::plan::inputs_of;
 use crate::plan::{self, Plan};
@@ -58,17 +60,41 @@ pub(super) fn read_plan_text(path: &Path) -> Result<(Plan, String), Diagnostic> 
 }
 
 pub fn run(s: &Settings, out: &Output) -> u8 {
-    // The lock is taken before the state is read, so nothing changes it in between.
+    if !s.dry_run {
+        // SIGINT, SIGTERM, SIGHUP from here on remove the lock and the staging folders
+        // this process created (crate::apply::interrupt).
+        ops::interrupt::install();
+    }
+    // Refusals that do not depend on the state come first, before anything is created:
+    // a saved plan that cannot be read, or that another gpuplan version made.
+    let saved = match saved_plan_path(&s.paths) {
+        Some(path) => match read_plan_text(path).and_then(|(p, text)| {
+            check_version(&path.display().to_string(), &p)?;
+            Ok((path, p, text))
+        }) {
+            Ok(x) => Some(x),
+            Err(d) => return out.fail(&[d]),
+        },
+        None => None,
+    };
+    // The lock is taken before the state is read, so nothing changes it in between. A
+    // refusal after this point releases it and removes the state folder if this run
+    // created it (and it is still empty): a refused apply leaves nothing behind.
     let _lock = if s.dry_run {
         None
     } else {
-        match ops::lock(&s.state) {
-            Ok(l) => Some(l),
+        match FileLock::new(&s.state).acquire("apply") {
+            Ok(a) => {
+                if !a.warnings.is_empty() {
+                    out.diagnostics(&SourceMap::new(), &a.warnings, Format::Human);
+                }
+                Some(a.guard)
+            }
             Err(d) => return out.fail(&[d]),
         }
     };
-    let (plan, prior) = match saved_plan_path(&s.paths) {
-        Some(path) => match checked_saved_plan(path, &s.state) {
+    let (plan, prior) = match saved {
+        Some((path, plan, text)) => match checked_saved_plan(path, plan, &text, &s.state) {
             Ok(x) => x,
             Err(diags) => return out.fail(&diags),
         },
@@ -102,13 +128,15 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
     apply_plan(s, &plan, prior.as_ref(), out)
 }
 
-/// Reads a saved plan and checks it against the state and the inputs, then checks that
-/// it is exactly the plan its inputs and placement give ([`verify`]).
+/// Checks a saved plan (read from `path`, its text `text`) against the state and the
+/// inputs, then checks that it is exactly the plan its inputs and placement give
+/// ([`verify`]).
 fn checked_saved_plan(
     path: &Path,
+    plan: Plan,
+    text: &str,
     state: &Path,
 ) -> Result<(Plan, Option<crate::state::Loaded>), Vec<Diagnostic>> {
-    let (plan, text) = read_plan_text(path).map_err(|d| vec![d])?;
     let prior = ops::read_state(state).map_err(|d| vec![d])?;
     let args: Vec<PathBuf> = plan.arguments.iter().map(PathBuf::from).collect();
     // A path that cannot be read any more is missing from `inputs`: reported as gone.
@@ -121,11 +149,27 @@ fn checked_saved_plan(
     verify(
         &path.display().to_string(),
         &plan,
-        &text,
+        text,
         &sources,
         prior.as_ref(),
     )?;
     Ok((plan, prior))
+}
+
+/// A saved plan made by another gpuplan version is refused (GP928).
+fn check_version(shown: &str, saved: &Plan) -> Result<(), Diagnostic> {
+    let version = env!("CARGO_PKG_VERSION");
+    if saved.gpuplan_version == version {
+        return Ok(());
+    }
+    Err(Diagnostic::error(
+        GP928,
+        format!(
+            "`{shown}` was made by gpuplan {}; this is gpuplan {version}",
+            crate::diag::quoted(&saved.gpuplan_version)
+        ),
+    )
+    .with_help("make the plan again with this gpuplan, review it, then apply it"))
 }
 
 fn tampered(shown: &str, what: String) -> Diagnostic {
@@ -153,19 +197,7 @@ fn verify(
     sources: &SourceMap,
     prior: Option<&crate::state::Loaded>,
 ) -> Result<(), Vec<Diagnostic>> {
-    let version = env!("CARGO_PKG_VERSION");
-    if saved.gpuplan_version != version {
-        return Err(vec![
-            Diagnostic::error(
-                GP928,
-                format!(
-                    "`{shown}` was made by gpuplan {}; this is gpuplan {version}",
-                    crate::diag::quoted(&saved.gpuplan_version)
-                ),
-            )
-            .with_help("make the plan again with this gpuplan, review it, then apply it"),
-        ]);
-    }
+    check_version(shown, saved).map_err(|d| vec![d])?;
     let outcome = crate::validate::validate(sources);
     let valid = !outcome.has_errors();
     let Some(model) = outcome.model.filter(|_| valid) else {
@@ -312,6 +344,12 @@ fn apply_plan(s: &Settings, plan: &Plan, prior: Option<&crate::state::Loaded>, o
         out.status(&format!("Resources: {counts} (dry run)."));
         return 0;
     }
+    // Leftovers of a killed apply (this one holds the lock now): before the check below,
+    // which a restored output folder may satisfy.
+    let recovered = ops::recover_staging(&s.out_dir, prior.map(|l| &l.state));
+    if !recovered.is_empty() {
+        out.diagnostics(&SourceMap::new(), &recovered, Format::Human);
+    }
     let unchanged = !plan.has_changes()
         && prior.is_some_and(|l| l.state.out_dir == out_dir)
         && s.out_dir.join(ops::MARKER).is_file();
@@ -322,7 +360,11 @@ fn apply_plan(s: &Settings, plan: &Plan, prior: Option<&crate::state::Loaded>, o
     if let Err(d) = write_files(&s.out_dir, &files, out) {
         return out.fail(&[d]);
     }
-    if let Err(d) = ops::write_file_atomically(&s.state, &crate::state::to_text(&next)) {
+    // Under the signal registry's lock: a signal's handler waits until the state is
+    // renamed, so the lock is never removed while the state is written.
+    let text = crate::state::to_text(&next);
+    let saved = ops::interrupt::guarded(|_| ops::write_file_atomically(&s.state, &text));
+    if let Err(d) = saved {
         out.status(&format!(
             "the files in {} are new but the state was not updated; apply again",
             s.out_dir.display()
@@ -346,6 +388,20 @@ fn write_files(dir: &Path, files: &crate::render::Files, out: &Output) -> Result
     let fail_after = std::env::var("GPUPLAN_TEST_FAIL_AFTER")
         .ok()
         .and_then(|v| v.parse().ok());
+    // A test hook: at the point named by GPUPLAN_TEST_PAUSE (`staged`, `swapping`),
+    // create the file GPUPLAN_TEST_READY names and wait to be killed (tests/apply.rs).
+    let pause_at = std::env::var("GPUPLAN_TEST_PAUSE").ok();
+    let ready = std::env::var_os("GPUPLAN_TEST_READY");
+    let pause = |point: &str| {
+        if pause_at.as_deref() == Some(point) {
+            if let Some(r) = &ready {
+                let _ = std::fs::write(r, point);
+            }
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(60));
+            }
+        }
+    };
     let bar = out.bar(files.len() as u64, "writing");
     let tick = || {
         if let Some(b) = &bar {
@@ -358,6 +414,7 @@ fn write_files(dir: &Path, files: &crate::render::Files, out: &Output) -> Result
         &WriteOptions {
             fail_after,
             progress: Some(&tick),
+            pause: Some(&pause),
         },
     );
     if let Some(b) = &bar {
