@@ -329,12 +329,12 @@ pub fn write_dir(
 ///
 /// - `.tmp-*` (a staging folder: new files never swapped in) is removed.
 /// - `.old-*` (the previous output, moved aside by the swap) is the only copy of it when
-///   the process died between the swap's two renames: then `dir` is missing. If `dir`
-///   is missing and an `.old-*` folder holds exactly the files `state` records (it is the
-///   output the state describes), it is renamed back to `dir`. Otherwise, when `dir`
-///   exists, the `.old-*` folder is a leftover of a swap that finished and is removed;
-///   when `dir` is missing and the folder does not match the state, it is kept and a
-///   warning names it (it may be the only copy of something).
+///   the process died between the swap's two renames: then `dir` is missing. An `.old-*`
+///   folder that holds exactly the marker and the files `state` records (the output the
+///   state describes, whose texts the state also holds) is renamed back to `dir` when
+///   `dir` is missing, and removed otherwise (the swap had finished). One that does not
+///   match the state (a `gpuplan render` killed mid-swap, a half-removed folder) is never
+///   removed: a warning names it on every apply until someone moves it back or away.
 pub fn recover_staging(dir: &Path, state: Option<&State>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let (Some(name), parent) = (
@@ -367,7 +367,7 @@ pub fn recover_staging(dir: &Path, state: Option<&State>) -> Vec<Diagnostic> {
         if !e.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
-        let path = parent.join(f);
+        let path = dir.with_file_name(f);
         let gone = if pid == std::process::id() {
             !interrupt::guarded(|reg| reg.has(&path))
         } else {
@@ -382,35 +382,28 @@ pub fn recover_staging(dir: &Path, state: Option<&State>) -> Vec<Diagnostic> {
         }
     }
     dead_old.sort();
-    if std::fs::symlink_metadata(dir).is_err() {
-        let restore = dead_old
-            .iter()
-            .position(|o| state.is_some_and(|s| holds_exactly(o, s)));
-        if let Some(i) = restore {
-            let o = dead_old.remove(i);
-            if std::fs::rename(&o, dir).is_ok() {
-                sync_dir(&parent);
-                out.push(
-                    Diagnostic::warning(
-                        lock::GP929,
-                        format!(
-                            "restored `{}` from `{}`: an earlier apply was killed while \
-                             replacing it",
-                            dir.display(),
-                            o.display()
-                        ),
-                    )
-                    .with_help("it holds the files the state records; the apply goes on"),
-                );
-            }
+    let (mut known, unknown): (Vec<PathBuf>, Vec<PathBuf>) = dead_old
+        .into_iter()
+        .partition(|o| state.is_some_and(|s| holds_exactly(o, s)));
+    if std::fs::symlink_metadata(dir).is_err() && !known.is_empty() {
+        let o = known.remove(0);
+        if std::fs::rename(&o, dir).is_ok() {
+            sync_dir(&parent);
+            out.push(
+                Diagnostic::warning(
+                    lock::GP929,
+                    format!(
+                        "restored `{}` from `{}`: an earlier apply was killed while replacing it",
+                        dir.display(),
+                        o.display()
+                    ),
+                )
+                .with_help("it holds the files the state records; the apply goes on"),
+            );
         }
     }
-    let dir_exists = std::fs::symlink_metadata(dir).is_ok();
     let mut removed = Vec::new();
-    for p in dead_tmp
-        .iter()
-        .chain(dead_old.iter().filter(|_| dir_exists))
-    {
+    for p in dead_tmp.iter().chain(&known) {
         if std::fs::remove_dir_all(p).is_ok() {
             removed.push(format!("`{}`", p.display()));
         }
@@ -427,22 +420,21 @@ pub fn recover_staging(dir: &Path, state: Option<&State>) -> Vec<Diagnostic> {
             .with_help("nothing to do: they held no file that is not elsewhere"),
         );
     }
-    if !dir_exists {
-        for o in &dead_old {
-            out.push(
-                Diagnostic::warning(
-                    lock::GP929,
-                    format!(
-                        "kept `{}`: an earlier apply was killed while replacing `{}`, and \
-                         this folder, which is not what the state records, may be the only \
-                         copy of its old contents",
-                        o.display(),
-                        dir.display()
-                    ),
-                )
-                .with_help("move it back or remove it once you know what it holds"),
-            );
-        }
+    for o in &unknown {
+        out.push(
+            Diagnostic::warning(
+                lock::GP929,
+                format!(
+                    "kept `{}`: an earlier gpuplan was killed while replacing `{}`, and this \
+                     folder, which is not what the state records, may be the only copy of \
+                     what `{}` held before",
+                    o.display(),
+                    dir.display(),
+                    dir.display()
+                ),
+            )
+            .with_help("move it back or remove it once you know what it holds"),
+        );
     }
     out
 }
