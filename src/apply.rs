@@ -1,13 +1,19 @@
 //! Applying a plan: the stale-plan check, the state lock, atomic writes of the output
-//! folder and of the state. The only module besides `commands/` that writes files.
+//! folder and of the state, and recovery from an apply that was killed. The only module
+//! besides `commands/` that writes files.
 //!
 //! Order of an apply, and what an interruption at each step leaves behind:
 //!
-//! 1. take the lock (`<state>.lock`, created with `O_EXCL`; removed when done);
+//! 1. take the lock ([`lock`]: `<state>.lock` with host, PID, start time, age; a lock of
+//!    a dead process of this host is taken over, GP929); created only once the cheap,
+//!    state-free refusals passed, and with it the state's folder, removed again when
+//!    the apply is refused and the folder is still empty;
 //! 2. read the state and check the saved plan against it and against the inputs;
-//! 3. write every file into a staging folder next to the output folder (each file
-//!    fsynced), then swap it in by rename: an interruption before the swap leaves the
-//!    old folder untouched, and the staging folder is removed;
+//! 3. clean up after a killed apply ([`recover_staging`]), then write every file into a
+//!    staging folder next to the output folder (each file fsynced), then swap it in by
+//!    rename: an interruption before the swap leaves the old folder untouched, and the
+//!    staging folder is removed (by the signal handler, [`interrupt`], or after SIGKILL by
+//!    the next apply);
 //! 4. write the new state to a temporary sibling, fsync, rename, fsync the folder: an
 //!    interruption before the rename leaves the previous state intact and valid (the
 //!    next plan then shows the same changes again, and applying them is idempotent).

@@ -330,8 +330,8 @@ pub const ALL: &[Code] = &[
     code(
         "GP921",
         "apply",
-        "the state is locked by another gpuplan (or a stale lock file)",
-        "wait for the other apply; remove the lock only if no gpuplan runs",
+        "the state is locked by another gpuplan: a live process, another host, or a lock an older gpuplan wrote (the message names host, PID, start time and age)",
+        "wait for the other apply; remove the lock by hand only if no gpuplan holds it (a lock of a dead process of this host is taken over by itself, GP929)",
     ),
     code(
         "GP922",

@@ -408,9 +408,18 @@ fn staging_leftovers(s: &Scratch) -> Vec<String> {
 fn paused_apply(s: &Scratch, point: &str) -> std::process::Child {
     assert_eq!(s.run(&apply_args(&["--auto-approve"])).0, 0);
     use_config(s, "v2");
+    let child = spawn_paused(s, &apply_args(&["--auto-approve", "--quiet"]), point);
+    assert!(s.path(".gpuplan/state.json.lock").is_file(), "lock held");
+    child
+}
+
+/// Starts `gpuplan ARGS` with `GPUPLAN_TEST_PAUSE=point` and returns once it is there.
+#[cfg(target_os = "linux")]
+fn spawn_paused(s: &Scratch, args: &[&str], point: &str) -> std::process::Child {
     let ready = s.path("ready");
+    let _ = std::fs::remove_file(&ready);
     let mut child = common::command()
-        .args(apply_args(&["--auto-approve", "--quiet"]))
+        .args(args)
         .current_dir(&s.0)
         .env("GPUPLAN_TEST_PAUSE", point)
         .env("GPUPLAN_TEST_READY", &ready)
@@ -431,7 +440,6 @@ fn paused_apply(s: &Scratch, point: &str) -> std::process::Child {
         assert!(std::time::Instant::now() < deadline, "never paused");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    assert!(s.path(".gpuplan/state.json.lock").is_file(), "lock held");
     child
 }
 
@@ -522,6 +530,20 @@ fn signals_release_the_lock_and_the_staging_folder() {
         assert_eq!(std::fs::read(s.path(".gpuplan/state.json")).unwrap(), state);
         assert_eq!(tree(&s.path("out")), files);
     }
+    // A first apply into a new state folder: the folder the lock created goes too.
+    let s = scratch("sigfirst");
+    let args = apply_args(&["--auto-approve", "--quiet", "--state", "new/st/state.json"]);
+    let child = spawn_paused(&s, &args, "staged");
+    assert!(s.path("new/st/state.json.lock").is_file());
+    std::process::Command::new("kill")
+        .args(["-s", "INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130));
+    assert!(!s.path("new").exists());
+    assert!(!s.path("out").exists());
+    assert_eq!(staging_leftovers(&s), Vec::<String>::new());
 }
 
 /// A lock file in the documented format (docs/apply.md, "The lock"), written by hand so

@@ -27,6 +27,8 @@ pub enum Entry {
     File(PathBuf),
     /// A folder and everything in it (a staging folder): removed first.
     Dir(PathBuf),
+    /// A folder this process created for the lock: removed last, only when empty.
+    EmptyDir(PathBuf),
 }
 
 /// The paths this process removes on a signal.
@@ -46,17 +48,23 @@ impl Registry {
         self.entries.push(Entry::Dir(p.to_path_buf()));
     }
 
+    /// Adds a folder to remove on a signal if it is empty then (after everything else,
+    /// in the order added: add the innermost first).
+    pub fn empty_dir(&mut self, p: &Path) {
+        self.entries.push(Entry::EmptyDir(p.to_path_buf()));
+    }
+
     /// Forgets `p` (it was removed, or it became something to keep).
     pub fn forget(&mut self, p: &Path) {
         self.entries.retain(|e| match e {
-            Entry::File(x) | Entry::Dir(x) => x != p,
+            Entry::File(x) | Entry::Dir(x) | Entry::EmptyDir(x) => x != p,
         });
     }
 
     /// Whether `p` is registered (a staging folder of this process).
     pub fn has(&self, p: &Path) -> bool {
         self.entries.iter().any(|e| match e {
-            Entry::File(x) | Entry::Dir(x) => x == p,
+            Entry::File(x) | Entry::Dir(x) | Entry::EmptyDir(x) => x == p,
         })
     }
 
@@ -76,6 +84,11 @@ impl Registry {
                 if std::fs::remove_file(p).is_ok() {
                     n += 1;
                 }
+            }
+        }
+        for e in &self.entries {
+            if let Entry::EmptyDir(p) = e {
+                let _ = std::fs::remove_dir(p);
             }
         }
         self.entries.clear();
@@ -168,9 +181,17 @@ mod tests {
         r.dir(&d.join("stage"));
         r.file(&d.join("lock"));
         r.dir(&d.join("link"));
+        std::fs::create_dir_all(d.join("made/inner")).unwrap();
+        r.empty_dir(&d.join("made/inner"));
+        r.empty_dir(&d.join("made"));
+        r.empty_dir(&d.join("outside"));
         assert!(r.has(&d.join("lock")));
         r.remove_all();
         assert!(!d.join("stage").exists() && !d.join("lock").exists());
+        assert!(
+            !d.join("made").exists(),
+            "empty folders removed, innermost first"
+        );
         assert!(d.join("outside/keep").is_file(), "a link is not followed");
         let _ = std::fs::remove_dir_all(&d);
     }

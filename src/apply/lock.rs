@@ -306,7 +306,8 @@ impl Backend for FileLock {
     fn acquire(&self, operation: &str) -> Result<Acquired, Diagnostic> {
         let path = lock_path(&self.state);
         let created = create_parents(&path)?;
-        let cleanup = move || {
+        // Removes what this call created, if still empty (innermost first).
+        let cleanup = move |created: &[PathBuf]| {
             for d in created.iter().rev() {
                 let _ = std::fs::remove_dir(d);
             }
@@ -314,17 +315,25 @@ impl Backend for FileLock {
         match take(&self.state, &path, operation) {
             Ok(warnings) => {
                 let held = path.clone();
+                interrupt::guarded(|reg| {
+                    for d in created.iter().rev() {
+                        reg.empty_dir(d);
+                    }
+                });
                 let guard = Guard::new(move || {
                     interrupt::guarded(|reg| {
                         let _ = std::fs::remove_file(&held);
                         reg.forget(&held);
+                        for d in &created {
+                            reg.forget(d);
+                        }
                     });
-                    cleanup();
+                    cleanup(&created);
                 });
                 Ok(Acquired { guard, warnings })
             }
             Err(d) => {
-                cleanup();
+                cleanup(&created);
                 Err(d)
             }
         }

@@ -297,12 +297,15 @@ fn confirm(s: &Settings, plan: &Plan) -> Result<(), Diagnostic> {
             "pass --auto-approve, or save the plan with `gpuplan plan ... -o PLAN` and apply that",
         ));
     }
-    let mut err = std::io::stderr().lock();
-    let _ = write!(
-        err,
-        "\nDo you want to apply these changes?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: "
-    );
-    let _ = err.flush();
+    {
+        // Released before waiting: a signal's handler prints on stderr too.
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\nDo you want to apply these changes?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: "
+        );
+        let _ = err.flush();
+    }
     let mut line = String::new();
     let _ = stdin.lock().read_line(&mut line);
     if line.trim() == "yes" {
