@@ -1,19 +1,28 @@
 //! Applying a plan: the stale-plan check, the state lock, atomic writes of the output
-//! folder and of the state. The only module besides `commands/` that writes files.
+//! folder and of the state, and recovery from an apply that was killed. The only module
+//! besides `commands/` that writes files.
 //!
 //! Order of an apply, and what an interruption at each step leaves behind:
 //!
-//! 1. take the lock (`<state>.lock`, created with `O_EXCL`; removed when done);
+//! 1. take the lock ([`lock`]: `<state>.lock` with host, PID, start time, age; a lock of
+//!    a dead process of this host is taken over, GP929); created only once the cheap,
+//!    state-free refusals passed, and with it the state's folder, removed again when
+//!    the apply is refused and the folder is still empty;
 //! 2. read the state and check the saved plan against it and against the inputs;
-//! 3. write every file into a staging folder next to the output folder (each file
-//!    fsynced), then swap it in by rename: an interruption before the swap leaves the
-//!    old folder untouched, and the staging folder is removed;
+//! 3. clean up after a killed apply ([`recover_staging`]), then write every file into a
+//!    staging folder next to the output folder (each file fsynced), then swap it in by
+//!    rename: an interruption before the swap leaves the old folder untouched, and the
+//!    staging folder is removed (by the signal handler, [`interrupt`], or after SIGKILL by
+//!    the next apply);
 //! 4. write the new state to a temporary sibling, fsync, rename, fsync the folder: an
 //!    interruption before the rename leaves the previous state intact and valid (the
 //!    next plan then shows the same changes again, and applying them is idempotent).
 
 // An apply fails once, with the one `Diagnostic` that explains it; boxing buys nothing.
 #![allow(clippy::result_large_err)]
+
+pub mod interrupt;
+pub mod lock;
 
 use crate::diag::Diagnostic;
 use crate::plan::{self, Plan};
@@ -45,50 +54,14 @@ pub fn lock_path(state: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Holds the state lock; the lock file is removed on drop.
-pub struct Lock {
-    path: PathBuf,
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-/// Takes the state lock, creating the state's folder if needed.
-pub fn lock(state_path: &Path) -> Result<Lock, Diagnostic> {
-    let path = lock_path(state_path);
-    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| io_error("create", dir, e))?;
-    }
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)
-    {
-        Ok(mut f) => {
-            let _ = writeln!(f, "pid {}", std::process::id());
-            let _ = f.sync_all();
-            Ok(Lock { path })
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let holder = std::fs::read_to_string(&path).unwrap_or_default();
-            let by = holder
-                .split_whitespace()
-                .nth(1)
-                .map(|p| format!("by process {p}"))
-                .unwrap_or_else(|| "by another gpuplan".into());
-            Err(Diagnostic::error(
-                GP921,
-                format!("the state `{}` is locked {by}", state_path.display()),
-            )
-            .with_help(format!(
-                "wait for the other `gpuplan apply` to finish; if none is running, remove `{}`",
-                path.display()
-            )))
-        }
-        Err(e) => Err(io_error("create the lock file", &path, e)),
+/// `<pid>-<n>` (both plain decimal numbers, nothing else): the PID of a staging name.
+fn pid_and_number(rest: &str) -> Option<u32> {
+    let (pid, n) = rest.split_once('-')?;
+    let digits = |x: &str| !x.is_empty() && x.len() <= 10 && x.bytes().all(|b| b.is_ascii_digit());
+    if digits(pid) && digits(n) {
+        pid.parse().ok().filter(|p| *p > 0)
+    } else {
+        None
     }
 }
 
@@ -262,6 +235,11 @@ pub struct WriteOptions<'a> {
     pub fail_after: Option<usize>,
     /// Called after each file.
     pub progress: Option<&'a dyn Fn()>,
+    /// Called at named points (tests: `GPUPLAN_TEST_PAUSE`, to stop the process there):
+    /// `staged` (every file in the staging folder, before the swap) and `swapping`
+    /// (between the two renames of the swap; a signal waits until the swap is done, so
+    /// only SIGKILL stops a process paused there).
+    pub pause: Option<&'a dyn Fn(&str)>,
 }
 
 /// Writes `files` as the whole contents of `dir`, all or nothing: files go into a
@@ -312,29 +290,210 @@ pub fn write_dir(
     std::fs::create_dir_all(&parent).map_err(|e| io_error("create", &parent, e))?;
     let tmp = fresh_dir(&parent, &format!(".{name}.tmp-{}", std::process::id()))?;
     let cleanup = |e: Diagnostic| {
-        let _ = std::fs::remove_dir_all(&tmp);
+        interrupt::guarded(|reg| {
+            let _ = std::fs::remove_dir_all(&tmp);
+            reg.forget(&tmp);
+        });
         e
     };
     fill(&tmp, files, opts).map_err(cleanup)?;
-    let old = if exists {
-        let old = unused_name(&parent, &format!(".{name}.old-{}", std::process::id()))
-            .map_err(cleanup)?;
-        std::fs::rename(dir, &old).map_err(|e| cleanup(io_error("move aside", dir, e)))?;
-        Some(old)
-    } else {
-        None
-    };
-    if let Err(e) = std::fs::rename(&tmp, dir) {
-        if let Some(old) = &old {
-            let _ = std::fs::rename(old, dir);
-        }
-        return Err(cleanup(io_error("replace", dir, e)));
+    if let Some(pause) = opts.pause {
+        pause("staged");
     }
+    // The swap and the registry's update are one step for a signal's handler: it never
+    // sees the staging folder registered after it became `dir`.
+    let swapped = interrupt::guarded(|reg| {
+        let old = if exists {
+            let old = unused_name(&parent, &format!(".{name}.old-{}", std::process::id()))?;
+            std::fs::rename(dir, &old).map_err(|e| io_error("move aside", dir, e))?;
+            Some(old)
+        } else {
+            None
+        };
+        if let Some(pause) = opts.pause {
+            pause("swapping");
+        }
+        if let Err(e) = std::fs::rename(&tmp, dir) {
+            if let Some(old) = &old {
+                let _ = std::fs::rename(old, dir);
+            }
+            return Err(io_error("replace", dir, e));
+        }
+        reg.forget(&tmp);
+        if let Some(old) = &old {
+            reg.dir(old);
+        }
+        Ok(old)
+    });
+    let old = swapped.map_err(cleanup)?;
     sync_dir(&parent);
     if let Some(old) = old {
-        let _ = std::fs::remove_dir_all(&old);
+        interrupt::guarded(|reg| {
+            let _ = std::fs::remove_dir_all(&old);
+            reg.forget(&old);
+        });
     }
     Ok(())
+}
+
+/// Cleans up after applies that were killed (SIGKILL, a crash, a power cut) while
+/// writing `dir`; call it while holding the state lock, before writing `dir`. Returns
+/// warnings (GP929) saying what it did.
+///
+/// Only siblings of `dir` named exactly `.<dir>.tmp-<pid>-<n>` or `.<dir>.old-<pid>-<n>`
+/// that are real folders (never links) are looked at, and only those whose process is
+/// gone (this host's `/proc`; a folder of this process is one [`write_dir`] has not
+/// registered). Nothing outside `dir`'s parent is touched.
+///
+/// - `.tmp-*` (a staging folder: new files never swapped in) is removed.
+/// - `.old-*` (the previous output, moved aside by the swap) is the only copy of it when
+///   the process died between the swap's two renames: then `dir` is missing. An `.old-*`
+///   folder that holds exactly the marker and the files `state` records (the output the
+///   state describes, whose texts the state also holds) is renamed back to `dir` when
+///   `dir` is missing, and removed otherwise (the swap had finished). One that does not
+///   match the state (a `gpuplan render` killed mid-swap, a half-removed folder) is never
+///   removed: a warning names it on every apply until someone moves it back or away.
+pub fn recover_staging(dir: &Path, state: Option<&State>) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let (Some(name), parent) = (
+        dir.file_name().map(|n| n.to_string_lossy().into_owned()),
+        match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        },
+    ) else {
+        return out;
+    };
+    let Ok(entries) = std::fs::read_dir(&parent) else {
+        return out;
+    };
+    let (tmp, old) = (format!(".{name}.tmp-"), format!(".{name}.old-"));
+    let mut dead_tmp = Vec::new();
+    let mut dead_old = Vec::new();
+    for e in entries.flatten() {
+        let f = e.file_name();
+        let Some(f) = f.to_str() else { continue };
+        let (is_old, rest) = match (f.strip_prefix(&tmp), f.strip_prefix(&old)) {
+            (Some(r), _) => (false, r),
+            (_, Some(r)) => (true, r),
+            _ => continue,
+        };
+        let Some(pid) = pid_and_number(rest) else {
+            continue;
+        };
+        // Never a link: `file_type` does not follow it.
+        if !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let path = dir.with_file_name(f);
+        let gone = if pid == std::process::id() {
+            !interrupt::guarded(|reg| reg.has(&path))
+        } else {
+            lock::is_gone(pid)
+        };
+        if gone {
+            if is_old {
+                dead_old.push(path);
+            } else {
+                dead_tmp.push(path);
+            }
+        }
+    }
+    dead_old.sort();
+    let (mut known, unknown): (Vec<PathBuf>, Vec<PathBuf>) = dead_old
+        .into_iter()
+        .partition(|o| state.is_some_and(|s| holds_exactly(o, s)));
+    if std::fs::symlink_metadata(dir).is_err() && !known.is_empty() {
+        let o = known.remove(0);
+        if std::fs::rename(&o, dir).is_ok() {
+            sync_dir(&parent);
+            out.push(
+                Diagnostic::warning(
+                    lock::GP929,
+                    format!(
+                        "restored `{}` from `{}`: an earlier apply was killed while replacing it",
+                        dir.display(),
+                        o.display()
+                    ),
+                )
+                .with_help("it holds the files the state records; the apply goes on"),
+            );
+        }
+    }
+    let mut removed = Vec::new();
+    for p in dead_tmp.iter().chain(&known) {
+        if std::fs::remove_dir_all(p).is_ok() {
+            removed.push(format!("`{}`", p.display()));
+        }
+    }
+    if !removed.is_empty() {
+        out.push(
+            Diagnostic::warning(
+                lock::GP929,
+                format!(
+                    "removed the staging folder(s) of a killed apply: {}",
+                    removed.join(", ")
+                ),
+            )
+            .with_help("nothing to do: they held no file that is not elsewhere"),
+        );
+    }
+    for o in &unknown {
+        out.push(
+            Diagnostic::warning(
+                lock::GP929,
+                format!(
+                    "kept `{}`: an earlier gpuplan was killed while replacing `{}`, and this \
+                     folder, which is not what the state records, may be the only copy of \
+                     what `{}` held before",
+                    o.display(),
+                    dir.display(),
+                    dir.display()
+                ),
+            )
+            .with_help("move it back or remove it once you know what it holds"),
+        );
+    }
+    out
+}
+
+/// Whether `dir` holds exactly the marker and the artifacts `state` records, with the
+/// same text (no link, no other file).
+fn holds_exactly(dir: &Path, state: &State) -> bool {
+    fn walk(root: &Path, d: &Path, out: &mut Vec<(String, PathBuf)>) -> bool {
+        let Ok(rd) = std::fs::read_dir(d) else {
+            return false;
+        };
+        for e in rd.flatten() {
+            let Ok(t) = e.file_type() else { return false };
+            let p = e.path();
+            if t.is_dir() {
+                if !walk(root, &p, out) {
+                    return false;
+                }
+            } else if t.is_file() {
+                let Ok(rel) = p.strip_prefix(root) else {
+                    return false;
+                };
+                out.push((rel.to_string_lossy().replace('\\', "/"), p));
+            } else {
+                return false;
+            }
+        }
+        true
+    }
+    let mut files = Vec::new();
+    if !walk(dir, dir, &mut files) {
+        return false;
+    }
+    files.len() == state.artifacts.len() + 1
+        && files.iter().all(|(rel, p)| {
+            rel == MARKER
+                || state
+                    .artifacts
+                    .get(rel.as_str())
+                    .is_some_and(|a| std::fs::read(p).is_ok_and(|b| b == a.text.as_bytes()))
+        })
 }
 
 /// Creates a new, empty folder `<base>-<n>` in `parent` (the first `n` not taken) and
@@ -342,7 +501,14 @@ pub fn write_dir(
 fn fresh_dir(parent: &Path, base: &str) -> Result<PathBuf, Diagnostic> {
     for n in 0..1000 {
         let p = parent.join(format!("{base}-{n}"));
-        match std::fs::create_dir(&p) {
+        let created = interrupt::guarded(|reg| {
+            let r = std::fs::create_dir(&p);
+            if r.is_ok() {
+                reg.dir(&p);
+            }
+            r
+        });
+        match created {
             Ok(()) => return Ok(p),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(io_error("create", &p, e)),
@@ -409,7 +575,9 @@ fn fill(
                 .with_help("nothing was written; a link in the staging folder points outside it"));
             }
         }
-        write_synced(&path, text)?;
+        // One file at a time under the registry's lock: a signal's cleanup never races
+        // a write into the folder it removes.
+        interrupt::guarded(|_| write_synced(&path, text))?;
         #[cfg(unix)]
         if rel.ends_with(".sh") {
             use std::os::unix::fs::PermissionsExt;

@@ -336,8 +336,8 @@ pub const ALL: &[Code] = &[
     code(
         "GP921",
         "apply",
-        "the state is locked by another gpuplan (or a stale lock file)",
-        "wait for the other apply; remove the lock only if no gpuplan runs",
+        "the state is locked by another gpuplan: a live process, another host, or a lock an older gpuplan wrote (the message names host, PID, start time and age)",
+        "wait for the other apply; remove the lock by hand only if no gpuplan holds it (a lock of a dead process of this host is taken over by itself, GP929)",
     ),
     code(
         "GP922",
@@ -380,6 +380,12 @@ pub const ALL: &[Code] = &[
         "apply",
         "a saved plan is not what its own inputs and placement give (edited after `plan -o`, or another gpuplan version)",
         "plan again with this gpuplan and review the new plan",
+    ),
+    code(
+        "GP929",
+        "apply",
+        "an earlier apply was killed: its stale lock was taken over, its staging folders removed, or the output folder restored",
+        "nothing to do: the state it left is valid; the message names the dead process and what was cleaned",
     ),
     code(
         "GP930",

@@ -68,6 +68,17 @@ pub fn reopen(
     prior: Option<&Loaded>,
 ) -> Result<Reopened, Vec<Diagnostic>> {
     let (plan, text) = read(path).map_err(|d| vec![d])?;
+    reopen_read(path, plan, &text, config, prior)
+}
+
+/// [`reopen`] of a plan already read from `path` (its text `text`).
+pub fn reopen_read(
+    path: &Path,
+    plan: Plan,
+    text: &str,
+    config: &[PathBuf],
+    prior: Option<&Loaded>,
+) -> Result<Reopened, Vec<Diagnostic>> {
     let sources = inputs(path, &plan, config)?;
     let mut stale = crate::apply::stale(&plan, prior, &inputs_of(&sources));
     if !stale.is_empty() {
@@ -85,7 +96,7 @@ pub fn reopen(
         }
         return Err(stale);
     }
-    let model = verify(&path.display().to_string(), &plan, &text, &sources, prior)?;
+    let model = verify(&path.display().to_string(), &plan, text, &sources, prior)?;
     Ok(Reopened {
         plan,
         sources,
@@ -260,20 +271,7 @@ fn verify_placement(
     saved: &Plan,
     sources: &SourceMap,
 ) -> Result<(Cluster, crate::render::Files), Vec<Diagnostic>> {
-    let version = env!("CARGO_PKG_VERSION");
-    if saved.gpuplan_version != version {
-        return Err(vec![
-            Diagnostic::error(
-                GP928,
-                format!(
-                    "{} was made by gpuplan {}; this is gpuplan {version}",
-                    quoted(shown),
-                    quoted(&saved.gpuplan_version)
-                ),
-            )
-            .with_help("make the plan again with this gpuplan, review it, then apply it"),
-        ]);
-    }
+    check_version(shown, saved).map_err(|d| vec![d])?;
     let outcome = crate::validate::validate(sources);
     let valid = !outcome.has_errors();
     let Some(model) = outcome.model.filter(|_| valid) else {
@@ -307,6 +305,23 @@ fn verify_placement(
         )]);
     }
     Ok((model, rendered.files))
+}
+
+/// A saved plan made by another gpuplan version is refused (GP928).
+pub fn check_version(shown: &str, saved: &Plan) -> Result<(), Diagnostic> {
+    let version = env!("CARGO_PKG_VERSION");
+    if saved.gpuplan_version == version {
+        return Ok(());
+    }
+    Err(Diagnostic::error(
+        GP928,
+        format!(
+            "{} was made by gpuplan {}; this is gpuplan {version}",
+            quoted(shown),
+            quoted(&saved.gpuplan_version)
+        ),
+    )
+    .with_help("make the plan again with this gpuplan, review it, then apply it"))
 }
 
 /// A saved plan to display (`show`, `graph`, `report`): its inputs must be unchanged,

@@ -386,3 +386,277 @@ fn disruption_lists_moved_gangs_and_pool_mode_changes() {
         assert!(mig.count() <= 1, "{:?}", d.rollout);
     }
 }
+
+// ------------------------------------------------------------ locks that recover
+
+/// The staging folders (`.out.tmp-*`, `.out.old-*`) beside `out/`.
+fn staging_leftovers(s: &Scratch) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(&s.0)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".out.tmp-") || n.starts_with(".out.old-"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Starts `gpuplan apply` (v2 over an applied v1) that stops at `point`
+/// (`GPUPLAN_TEST_PAUSE`), and returns it once it is there: it creates the file
+/// `GPUPLAN_TEST_READY` names, which this waits for (no timed sleep decides anything).
+#[cfg(target_os = "linux")]
+fn paused_apply(s: &Scratch, point: &str) -> std::process::Child {
+    assert_eq!(s.run(&apply_args(&["--auto-approve"])).0, 0);
+    use_config(s, "v2");
+    let child = spawn_paused(s, &apply_args(&["--auto-approve", "--quiet"]), point);
+    assert!(s.path(".gpuplan/state.json.lock").is_file(), "lock held");
+    child
+}
+
+/// Starts `gpuplan ARGS` with `GPUPLAN_TEST_PAUSE=point` and returns once it is there.
+#[cfg(target_os = "linux")]
+fn spawn_paused(s: &Scratch, args: &[&str], point: &str) -> std::process::Child {
+    let ready = s.path("ready");
+    let _ = std::fs::remove_file(&ready);
+    let mut child = common::command()
+        .args(args)
+        .current_dir(&s.0)
+        .env("GPUPLAN_TEST_PAUSE", point)
+        .env("GPUPLAN_TEST_READY", &ready)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run gpuplan");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while !ready.exists() {
+        if let Some(status) = child.try_wait().unwrap() {
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "apply ended ({status}) before pausing at `{point}`: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        assert!(std::time::Instant::now() < deadline, "never paused");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child
+}
+
+/// kill -9 while the staging folder is full: the next apply takes the stale lock over
+/// (GP929, naming the dead process), removes the staging folder and applies.
+#[cfg(target_os = "linux")]
+#[test]
+fn killed_apply_is_recovered_by_the_next_one() {
+    let s = scratch("kill9");
+    let mut child = paused_apply(&s, "staged");
+    let pid = child.id();
+    assert_eq!(
+        staging_leftovers(&s).len(),
+        1,
+        "{:?}",
+        staging_leftovers(&s)
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        s.path(".gpuplan/state.json.lock").is_file(),
+        "kill -9 leaves it"
+    );
+    let r = s.run(&apply_args(&["--auto-approve"]));
+    assert_eq!(r.0, 0, "{}", r.2);
+    assert!(
+        r.2.contains("GP929") && r.2.contains(&format!("process {pid} is gone")),
+        "{}",
+        r.2
+    );
+    assert!(r.2.contains("removed the staging folder"), "{}", r.2);
+    assert_eq!(staging_leftovers(&s), Vec::<String>::new());
+    assert!(!s.path(".gpuplan/state.json.lock").exists());
+    assert_eq!(s.run(&plan_args(&[])).0, 0, "v2 applied");
+}
+
+/// kill -9 between the swap's two renames: `out/` is gone and `.out.old-*` is the only
+/// copy of it; the next apply puts it back (it is what the state records), then applies.
+#[cfg(target_os = "linux")]
+#[test]
+fn killed_swap_is_restored_by_the_next_apply() {
+    let s = scratch("kill9swap");
+    let mut child = paused_apply(&s, "swapping");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!s.path("out").exists());
+    let old = staging_leftovers(&s)
+        .into_iter()
+        .find(|n| n.starts_with(".out.old-"))
+        .expect("the old output aside");
+    assert!(s.path(&old).join(".gpuplan-render").is_file());
+    // An apply refused before writing (a path that does not exist) leaves it there.
+    let r = s.run(&["apply", "missing", "--out-dir", "out", "--auto-approve"]);
+    assert_eq!(r.0, 1);
+    assert!(s.path(&old).is_dir());
+    let r = s.run(&apply_args(&["--auto-approve"]));
+    assert_eq!(r.0, 0, "{}", r.2);
+    assert!(r.2.contains("restored `out` from"), "{}", r.2);
+    assert_eq!(staging_leftovers(&s), Vec::<String>::new());
+    assert!(s.path("out/.gpuplan-render").is_file());
+    assert_eq!(s.run(&plan_args(&[])).0, 0, "v2 applied");
+}
+
+/// SIGTERM, SIGINT and SIGHUP while applying remove the lock and the staging folder;
+/// the exit code is 128 + the signal; the output folder and the state are unchanged.
+#[cfg(target_os = "linux")]
+#[test]
+fn signals_release_the_lock_and_the_staging_folder() {
+    for (sig, code) in [("TERM", 143), ("INT", 130), ("HUP", 129)] {
+        let s = scratch(&format!("sig{sig}"));
+        let child = paused_apply(&s, "staged");
+        let state = std::fs::read(s.path(".gpuplan/state.json")).unwrap();
+        let files = tree(&s.path("out"));
+        let killed = std::process::Command::new("kill")
+            .args(["-s", sig, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let o = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "SIG{sig}: {stderr}");
+        assert!(
+            stderr.contains(&format!("interrupted by SIG{sig}")),
+            "{stderr}"
+        );
+        assert!(!s.path(".gpuplan/state.json.lock").exists(), "SIG{sig}");
+        assert_eq!(staging_leftovers(&s), Vec::<String>::new(), "SIG{sig}");
+        assert_eq!(std::fs::read(s.path(".gpuplan/state.json")).unwrap(), state);
+        assert_eq!(tree(&s.path("out")), files);
+    }
+    // A first apply into a new state folder: the folder the lock created goes too.
+    let s = scratch("sigfirst");
+    let args = apply_args(&["--auto-approve", "--quiet", "--state", "new/st/state.json"]);
+    let child = spawn_paused(&s, &args, "staged");
+    assert!(s.path("new/st/state.json.lock").is_file());
+    std::process::Command::new("kill")
+        .args(["-s", "INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130));
+    assert!(!s.path("new").exists());
+    assert!(!s.path("out").exists());
+    assert_eq!(staging_leftovers(&s), Vec::<String>::new());
+}
+
+/// A lock file in the documented format (docs/apply.md, "The lock"), written by hand so
+/// that the test does not trust gpuplan's own writer.
+#[cfg(target_os = "linux")]
+fn lock_text(host: &str, pid: u32, start: Option<&str>) -> String {
+    let mut s = format!("gpuplan-lock 1\nhost {host}\npid {pid}\n");
+    if let Some(t) = start {
+        s.push_str(&format!("start {t}\n"));
+    }
+    s.push_str("since 1700000000\noperation apply\n");
+    s
+}
+
+#[cfg(target_os = "linux")]
+fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// A lock held by a live process of this host (the test itself, with its start time),
+/// or from another host, is never taken over: GP921 names the holder.
+#[cfg(target_os = "linux")]
+#[test]
+fn live_and_foreign_locks_are_refused() {
+    let s = scratch("held");
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let after_comm = stat.rsplit_once(')').unwrap().1;
+    let start = after_comm.split_whitespace().nth(19).unwrap();
+    let host = this_host();
+    let me = lock_text(&host, std::process::id(), Some(start));
+    s.write(".gpuplan/state.json.lock", &me);
+    let r = s.run(&apply_args(&["--auto-approve"]));
+    assert_eq!(r.0, 1);
+    let r2 = r.2.replace("\n  │ ", " ");
+    assert!(
+        r2.contains("GP921")
+            && r2.contains(&format!("process {} on host `{host}`", std::process::id()))
+            && r2.contains(&format!("(start {start})"))
+            && r2.contains("still running"),
+        "{}",
+        r.2
+    );
+    assert!(!s.path("out").exists());
+    assert_eq!(s.read(".gpuplan/state.json.lock"), me, "left alone");
+    // Another host: its process cannot be seen from here, whatever its PID.
+    let elsewhere = lock_text("build-elsewhere-9", 999_999_999, Some("5"));
+    s.write(".gpuplan/state.json.lock", &elsewhere);
+    let r = s.run(&apply_args(&["--auto-approve"]));
+    assert_eq!(r.0, 1);
+    let r2 = r.2.replace("\n  │ ", " ");
+    assert!(
+        r2.contains("GP921")
+            && r2.contains("process 999999999 on host `build-elsewhere-9`")
+            && r2.contains("another host"),
+        "{}",
+        r.2
+    );
+    assert_eq!(s.read(".gpuplan/state.json.lock"), elsewhere, "left alone");
+}
+
+/// Only folders named exactly `.out.tmp-<pid>-<n>` / `.out.old-<pid>-<n>` of a gone
+/// process are cleaned; links are never followed, other names never touched.
+#[cfg(target_os = "linux")]
+#[test]
+fn staging_cleanup_touches_only_dead_staging_folders() {
+    let s = scratch("cleanup");
+    let dead = 999_999_999;
+    s.write("outside/keep", "x");
+    s.write(&format!(".out.tmp-{dead}-1/f"), "x");
+    s.write(&format!(".out.tmp-{dead}-1x/f"), "x");
+    s.write(&format!(".other.tmp-{dead}-0/f"), "x");
+    s.write(&format!(".out.tmp-{}-0/f", std::process::id()), "x");
+    std::os::unix::fs::symlink(s.path("outside"), s.path(&format!(".out.tmp-{dead}-2"))).unwrap();
+    let r = s.run(&apply_args(&["--auto-approve"]));
+    assert_eq!(r.0, 0, "{}", r.2);
+    assert!(r.2.contains("GP929"), "{}", r.2);
+    assert!(!s.path(&format!(".out.tmp-{dead}-1")).exists());
+    assert!(s.path("outside/keep").is_file());
+    assert!(s.path(&format!(".out.tmp-{dead}-2")).is_symlink());
+    assert!(s.path(&format!(".out.tmp-{dead}-1x/f")).is_file());
+    assert!(s.path(&format!(".other.tmp-{dead}-0/f")).is_file());
+    assert!(
+        s.path(&format!(".out.tmp-{}-0/f", std::process::id()))
+            .is_file(),
+        "a live process's staging folder"
+    );
+}
+
+/// An apply that is refused creates nothing: no `.gpuplan/` folder, no lock.
+#[test]
+fn refused_applies_create_nothing() {
+    let s = scratch("refused");
+    // A saved plan that cannot be read.
+    s.write("bad.json", "{\"format_version\": \"9\"}");
+    let r = s.run(&["apply", "bad.json", "--out-dir", "out"]);
+    assert!(r.0 == 1 && r.2.contains("GP923"), "{}", r.2);
+    assert!(!s.path(".gpuplan").exists());
+    // A stale saved plan: its inputs changed.
+    assert_eq!(s.run(&plan_args(&["-o", "p.json"])).0, 2);
+    use_config(&s, "v2");
+    let r = s.run(&["apply", "p.json", "--out-dir", "out"]);
+    assert!(r.0 == 1 && r.2.contains("GP922"), "{}", r.2);
+    assert!(!s.path(".gpuplan").exists());
+    // Not confirmed (no terminal).
+    let r = s.run(&apply_args(&[]));
+    assert!(r.0 == 1 && r.2.contains("GP925"), "{}", r.2);
+    assert!(!s.path(".gpuplan").exists());
+    assert!(!s.path("out").exists());
+    // With --state in a new folder tree: every folder created is removed again.
+    let r = s.run(&apply_args(&["--state", "a/b/state.json"]));
+    assert_eq!(r.0, 1);
+    assert!(!s.path("a").exists());
+}

@@ -9,9 +9,12 @@
 
 use super::Output;
 use super::plan::make_plan;
+use crate::apply::lock::{Backend, FileLock};
 use crate::apply::{self as ops, WriteOptions};
+use crate::cli::Format;
 use crate::diag::Diagnostic;
 use crate::plan::{self, Plan};
+use crate::source::SourceMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -33,20 +36,46 @@ pub(super) fn split_saved(paths: &[PathBuf]) -> Option<(&Path, &[PathBuf])> {
 }
 
 pub fn run(s: &Settings, out: &Output) -> u8 {
-    // The lock is taken before the state is read, so nothing changes it in between.
+    if !s.dry_run {
+        // SIGINT, SIGTERM, SIGHUP from here on remove the lock and the staging folders
+        // this process created (crate::apply::interrupt).
+        ops::interrupt::install();
+    }
+    // Refusals that do not depend on the state come first, before anything is created:
+    // a saved plan that cannot be read, or that another gpuplan version made.
+    let saved = match split_saved(&s.paths) {
+        Some((path, config)) => match crate::saved::read(path).and_then(|(p, text)| {
+            crate::saved::check_version(&path.display().to_string(), &p)?;
+            Ok((path, config, p, text))
+        }) {
+            Ok(x) => Some(x),
+            Err(d) => return out.fail(&[d]),
+        },
+        None => None,
+    };
+    // The lock is taken before the state is read, so nothing changes it in between. A
+    // refusal after this point releases it and removes the state folder if this run
+    // created it (and it is still empty): a refused apply leaves nothing behind.
     let _lock = if s.dry_run {
         None
     } else {
-        match ops::lock(&s.state) {
-            Ok(l) => Some(l),
+        match FileLock::new(&s.state).acquire("apply") {
+            Ok(a) => {
+                if !a.warnings.is_empty() {
+                    out.diagnostics(&SourceMap::new(), &a.warnings, Format::Human);
+                }
+                Some(a.guard)
+            }
             Err(d) => return out.fail(&[d]),
         }
     };
-    let (plan, prior) = match split_saved(&s.paths) {
-        Some((path, config)) => match checked_saved_plan(path, config, &s.state) {
-            Ok(x) => x,
-            Err(diags) => return out.fail(&diags),
-        },
+    let (plan, prior) = match saved {
+        Some((path, config, plan, text)) => {
+            match checked_saved_plan(path, config, plan, &text, &s.state) {
+                Ok(x) => x,
+                Err(diags) => return out.fail(&diags),
+            }
+        }
         None => {
             let (planned, prior) = match make_plan(
                 &s.paths,
@@ -77,15 +106,18 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
     apply_plan(s, &plan, prior.as_ref(), out)
 }
 
-/// Reads a saved plan and checks it against the state and the inputs, then checks that
-/// it is exactly the plan its inputs and placement give ([`crate::saved::reopen`]).
+/// Checks a saved plan (read from `path`, its text `text`) against the state and the
+/// inputs (`config`, or its own), then checks that it is exactly the plan its inputs and
+/// placement give ([`crate::saved::reopen_read`]).
 fn checked_saved_plan(
     path: &Path,
     config: &[PathBuf],
+    plan: Plan,
+    text: &str,
     state: &Path,
 ) -> Result<(Plan, Option<crate::state::Loaded>), Vec<Diagnostic>> {
     let prior = ops::read_state(state).map_err(|d| vec![d])?;
-    let reopened = crate::saved::reopen(path, config, prior.as_ref())?;
+    let reopened = crate::saved::reopen_read(path, plan, text, config, prior.as_ref())?;
     Ok((reopened.plan, prior))
 }
 
@@ -104,12 +136,15 @@ fn confirm(s: &Settings, plan: &Plan) -> Result<(), Diagnostic> {
             "pass --auto-approve, or save the plan with `gpuplan plan ... -o PLAN` and apply that",
         ));
     }
-    let mut err = std::io::stderr().lock();
-    let _ = write!(
-        err,
-        "\nDo you want to apply these changes?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: "
-    );
-    let _ = err.flush();
+    {
+        // Released before waiting: a signal's handler prints on stderr too.
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\nDo you want to apply these changes?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: "
+        );
+        let _ = err.flush();
+    }
     let mut line = String::new();
     let _ = stdin.lock().read_line(&mut line);
     if line.trim() == "yes" {
@@ -151,6 +186,12 @@ fn apply_plan(s: &Settings, plan: &Plan, prior: Option<&crate::state::Loaded>, o
         out.status(&format!("Resources: {counts} (dry run)."));
         return 0;
     }
+    // Leftovers of a killed apply (this one holds the lock now): before the check below,
+    // which a restored output folder may satisfy.
+    let recovered = ops::recover_staging(&s.out_dir, prior.map(|l| &l.state));
+    if !recovered.is_empty() {
+        out.diagnostics(&SourceMap::new(), &recovered, Format::Human);
+    }
     let unchanged = !plan.has_changes()
         && prior.is_some_and(|l| l.state.out_dir == out_dir)
         && s.out_dir.join(ops::MARKER).is_file();
@@ -161,7 +202,11 @@ fn apply_plan(s: &Settings, plan: &Plan, prior: Option<&crate::state::Loaded>, o
     if let Err(d) = write_files(&s.out_dir, &files, out) {
         return out.fail(&[d]);
     }
-    if let Err(d) = ops::write_file_atomically(&s.state, &crate::state::to_text(&next)) {
+    // Under the signal registry's lock: a signal's handler waits until the state is
+    // renamed, so the lock is never removed while the state is written.
+    let text = crate::state::to_text(&next);
+    let saved = ops::interrupt::guarded(|_| ops::write_file_atomically(&s.state, &text));
+    if let Err(d) = saved {
         out.status(&format!(
             "the files in {} are new but the state was not updated; apply again",
             s.out_dir.display()
@@ -185,6 +230,20 @@ fn write_files(dir: &Path, files: &crate::render::Files, out: &Output) -> Result
     let fail_after = std::env::var("GPUPLAN_TEST_FAIL_AFTER")
         .ok()
         .and_then(|v| v.parse().ok());
+    // A test hook: at the point named by GPUPLAN_TEST_PAUSE (`staged`, `swapping`),
+    // create the file GPUPLAN_TEST_READY names and wait to be killed (tests/apply.rs).
+    let pause_at = std::env::var("GPUPLAN_TEST_PAUSE").ok();
+    let ready = std::env::var_os("GPUPLAN_TEST_READY");
+    let pause = |point: &str| {
+        if pause_at.as_deref() == Some(point) {
+            if let Some(r) = &ready {
+                let _ = std::fs::write(r, point);
+            }
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(60));
+            }
+        }
+    };
     let bar = out.bar(files.len() as u64, "writing");
     let tick = || {
         if let Some(b) = &bar {
@@ -197,6 +256,7 @@ fn write_files(dir: &Path, files: &crate::render::Files, out: &Output) -> Result
         &WriteOptions {
             fail_after,
             progress: Some(&tick),
+            pause: Some(&pause),
         },
     );
     if let Some(b) = &bar {

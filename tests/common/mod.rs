@@ -21,13 +21,16 @@ use std::process::{Command, Output};
 // ------------------------------------------------------------------ the binary
 
 /// The real `gpuplan` binary, ready to run: no colours (`NO_COLOR=1`), no CI detection
-/// (`CI` removed) and no test hooks (`GPUPLAN_TEST_FAIL_AFTER` removed). Every test that
-/// runs the binary starts here; add arguments, a working folder or more environment.
+/// (`CI` removed) and no test hooks (`GPUPLAN_TEST_FAIL_AFTER`, `GPUPLAN_TEST_PAUSE`,
+/// `GPUPLAN_TEST_READY` removed). Every test that runs the binary starts here; add
+/// arguments, a working folder or more environment.
 pub fn command() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_gpuplan"));
     c.env("NO_COLOR", "1")
         .env_remove("CI")
-        .env_remove("GPUPLAN_TEST_FAIL_AFTER");
+        .env_remove("GPUPLAN_TEST_FAIL_AFTER")
+        .env_remove("GPUPLAN_TEST_PAUSE")
+        .env_remove("GPUPLAN_TEST_READY");
     c
 }
 
