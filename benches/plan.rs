@@ -110,6 +110,13 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
+    // The 100,000-GPU scenario is past the default limits (a CI job's bounds on
+    // untrusted input): raised as `--limit gpus=150000 --limit nodes=20000` would.
+    gpuplan::limits::set(gpuplan::limits::Limits {
+        gpus: 150_000,
+        nodes: 20_000,
+        ..Default::default()
+    });
     // `cargo bench` passes `--bench`; nothing else is accepted.
     let runs: usize = std::env::var("GPUPLAN_BENCH_RUNS")
         .ok()

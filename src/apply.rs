@@ -90,13 +90,6 @@ pub fn read_state(path: &Path) -> Result<Option<Loaded>, Diagnostic> {
     }
 }
 
-/// Why a saved plan cannot be applied; empty when it can.
-pub fn stale(p: &Plan, current: Option<&Loaded>, inputs: &[plan::InputFile]) -> Vec<Diagnostic> {
-    let mut out = stale_state(p, current);
-    out.extend(stale_inputs(p, inputs));
-    out
-}
-
 /// GP922 when the state is not the one the plan was made against.
 pub fn stale_state(p: &Plan, current: Option<&Loaded>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
@@ -130,7 +123,9 @@ pub fn stale_state(p: &Plan, current: Option<&Loaded>) -> Vec<Diagnostic> {
 
 /// GP922 when the input files are not those the plan was made from.
 pub fn stale_inputs(p: &Plan, inputs: &[plan::InputFile]) -> Option<Diagnostic> {
-    if plan::inputs_digest(inputs) == p.inputs_digest {
+    // The list too, not only its digest: a plan whose list was edited (an entry added
+    // for a file that is not there) is as stale as one whose files changed.
+    if plan::inputs_digest(inputs) == p.inputs_digest && p.inputs == inputs {
         return None;
     }
     let old: std::collections::BTreeMap<&str, &str> = p

@@ -178,7 +178,7 @@ impl<'a> Rendered<'a> {
             diag,
             source,
             message: printable(&diag.message),
-            help: diag.help.as_deref().map(printable_lines),
+            help: diag.help.as_deref().map(printable),
         }
     }
 
@@ -229,11 +229,6 @@ pub fn printable(s: &str) -> String {
         }
     }
     out
-}
-
-/// [`printable`] for text gpuplan writes on several lines (hints): line breaks kept.
-fn printable_lines(s: &str) -> String {
-    s.split('\n').map(printable).collect::<Vec<_>>().join("\n")
 }
 
 fn needs_escape(c: char) -> bool {
@@ -399,14 +394,16 @@ pub struct Report<'a> {
 pub struct JsonDiagnostic<'a> {
     pub code: &'a str,
     pub severity: Severity,
-    pub message: &'a str,
+    /// Message, label, hint and related texts have their control characters escaped
+    /// ([`printable`]) here too: a JSON consumer may print them.
+    pub message: String,
     pub file: Option<&'a str>,
     pub line: Option<usize>,
     pub column: Option<usize>,
     pub offset: Option<usize>,
     pub length: Option<usize>,
-    pub label: Option<&'a str>,
-    pub help: Option<&'a str>,
+    pub label: Option<String>,
+    pub help: Option<String>,
     pub related: Vec<JsonLabel<'a>>,
 }
 
@@ -415,7 +412,7 @@ pub struct JsonLabel<'a> {
     pub file: Option<&'a str>,
     pub line: usize,
     pub column: usize,
-    pub text: &'a str,
+    pub text: String,
 }
 
 impl<'a> Report<'a> {
@@ -489,14 +486,14 @@ impl<'a> Report<'a> {
                 JsonDiagnostic {
                     code: d.code,
                     severity: d.severity,
-                    message: &d.message,
+                    message: printable(&d.message),
                     file: file.map(|f| f.path.as_str()),
                     line,
                     column,
                     offset: d.span.map(|s| s.offset),
                     length: d.span.map(|s| s.len),
-                    label: Some(d.label.as_str()).filter(|l| !l.is_empty()),
-                    help: d.help.as_deref(),
+                    label: Some(printable(&d.label)).filter(|l| !l.is_empty()),
+                    help: d.help.as_deref().map(printable),
                     related: d
                         .related
                         .iter()
@@ -508,7 +505,7 @@ impl<'a> Report<'a> {
                                 file: f.map(|f| f.path.as_str()),
                                 line,
                                 column,
-                                text: &l.text,
+                                text: printable(&l.text),
                             }
                         })
                         .collect(),

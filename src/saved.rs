@@ -80,20 +80,21 @@ pub fn reopen_read(
     prior: Option<&Loaded>,
 ) -> Result<Reopened, Vec<Diagnostic>> {
     let sources = inputs(path, &plan, config)?;
-    let mut stale = crate::apply::stale(&plan, prior, &inputs_of(&sources));
-    if !stale.is_empty() {
+    let mut stale = crate::apply::stale_state(&plan, prior);
+    if let Some(mut d) = crate::apply::stale_inputs(&plan, &inputs_of(&sources)) {
         if config.is_empty() {
             let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-            for d in &mut stale {
-                d.help = Some(format!(
-                    "{}; the plan's inputs are read inside its folder ({}) or the current folder: \
-                     to check it against another copy of the configuration, pass it after the plan \
-                     (`gpuplan apply PLAN PATH...`)",
-                    d.help.take().unwrap_or_default(),
-                    quoted(&dir.map_or(".".into(), |d| d.display().to_string()))
-                ));
-            }
+            d.help = Some(format!(
+                "{}; the plan's inputs are read inside its folder ({}) or the current folder: \
+                 to check it against another copy of the configuration, pass it after the plan \
+                 (`gpuplan apply PLAN PATH...`)",
+                d.help.take().unwrap_or_default(),
+                quoted(&dir.map_or(".".into(), |d| d.display().to_string()))
+            ));
         }
+        stale.push(d);
+    }
+    if !stale.is_empty() {
         return Err(stale);
     }
     let model = verify(&path.display().to_string(), &plan, text, &sources, prior)?;
@@ -294,15 +295,8 @@ fn verify_placement(
         &crate::render::Options::default(),
     )
     .map_err(|_| vec![tampered(shown, "its placement cannot be rendered".into())])?;
-    let (a, b) = (&saved.artifacts, &rendered.files);
-    let differs = a.len() != b.len()
-        || a.iter()
-            .any(|(p, art)| b.get(p).is_none_or(|t| *t != art.text));
-    if differs {
-        return Err(vec![tampered(
-            shown,
-            "its files are not what its placement renders".into(),
-        )]);
+    if let Some(what) = files_difference(saved, &rendered.files) {
+        return Err(vec![tampered(shown, what)]);
     }
     Ok((model, rendered.files))
 }
@@ -369,23 +363,40 @@ pub fn reopen_to_display(
     ))
 }
 
-/// The first difference between a saved plan and the rebuilt one, in words.
-fn difference(saved: &Plan, rebuilt: &Plan, text: &str, json: &str) -> String {
-    let (a, b) = (&saved.artifacts, &rebuilt.artifacts);
-    if let Some(p) = a.keys().find(|p| !b.contains_key(*p)) {
-        return format!(
+/// The first file of a saved plan that is not what its placement renders, in words.
+fn files_difference(saved: &Plan, files: &crate::render::Files) -> Option<String> {
+    let a = &saved.artifacts;
+    if let Some(p) = a.keys().find(|p| !files.contains_key(*p)) {
+        return Some(format!(
             "it would write {}, which its placement does not render",
             quoted(p)
-        );
+        ));
     }
-    if let Some(p) = b.keys().find(|p| !a.contains_key(*p)) {
-        return format!("it leaves out {}, which its placement renders", quoted(p));
-    }
-    if let Some(p) = a.keys().find(|p| a[*p] != b[*p]) {
-        return format!(
-            "the text of {} is not what its placement renders",
+    if let Some(p) = files.keys().find(|p| !a.contains_key(*p)) {
+        return Some(format!(
+            "it leaves out {}, which its placement renders",
             quoted(p)
-        );
+        ));
+    }
+    a.iter()
+        .find(|(p, art)| files[*p] != art.text)
+        .map(|(p, _)| {
+            format!(
+                "the text of {} is not what its placement renders",
+                quoted(p)
+            )
+        })
+}
+
+/// The first difference between a saved plan and the rebuilt one, in words.
+fn difference(saved: &Plan, rebuilt: &Plan, text: &str, json: &str) -> String {
+    let files: crate::render::Files = rebuilt
+        .artifacts
+        .iter()
+        .map(|(p, a)| (p.clone(), a.text.clone()))
+        .collect();
+    if let Some(what) = files_difference(saved, &files) {
+        return what;
     }
     let section = [
         ("the list of changes", saved.changes != rebuilt.changes),

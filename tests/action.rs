@@ -257,6 +257,7 @@ fn plan_posts_one_comment_and_apply_lands_the_artifact() {
     let out = r.script(
         "apply.sh",
         &[
+            ("INPUT_PATH", lab.as_str()),
             ("INPUT_PLAN_FILE", "plan.json"),
             ("INPUT_STATE", ".gpuplan/state.json"),
             ("INPUT_OUT_DIR", "out"),

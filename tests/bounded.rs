@@ -11,9 +11,10 @@
 //!
 //! The bounds hold for an optimised build: `.ci/run` builds `--release` and points
 //! `GPUPLAN_BOUNDED_BIN` at it (under `CI=true` the test fails without it). Run on the
-//! debug binary, the CPU bound is multiplied by [`DEBUG_FACTOR`].
+//! debug binary (a plain `cargo test`), the CPU bound is multiplied by [`DEBUG_FACTOR`]
+//! and 12 cases run instead of 160.
 //!
-//! `PROPTEST_CASES=N` sets the number of cases (default 160); the long run outside CI:
+//! `PROPTEST_CASES=N` sets the number of cases; the long run outside CI:
 //! `GPUPLAN_BOUNDED_BIN=target/release/gpuplan PROPTEST_CASES=5000 GPUPLAN_PROPTEST_SEED=random
 //! cargo test --release --test bounded -- --nocapture`.
 
@@ -33,8 +34,8 @@ const MAX_RSS_KB: i64 = 256 * 1024;
 /// How much slower the unoptimised debug binary may be.
 const DEBUG_FACTOR: f64 = 8.0;
 
-/// The binary under test and its CPU bound.
-fn binary() -> (PathBuf, f64) {
+/// The binary under test, its CPU bound and the default number of cases.
+fn binary() -> (PathBuf, f64, u32) {
     match std::env::var_os("GPUPLAN_BOUNDED_BIN") {
         Some(p) => {
             let p = PathBuf::from(p);
@@ -56,11 +57,12 @@ fn binary() -> (PathBuf, f64) {
                 "CI must run this test on the release binary: build it and set GPUPLAN_BOUNDED_BIN (.ci/run does)"
             );
             eprintln!(
-                "bounded: GPUPLAN_BOUNDED_BIN not set; the debug binary gets {DEBUG_FACTOR}x the CPU bound"
+                "bounded: GPUPLAN_BOUNDED_BIN not set; the debug binary gets {DEBUG_FACTOR}x the CPU bound and 12 cases"
             );
             (
                 PathBuf::from(env!("CARGO_BIN_EXE_gpuplan")),
                 MAX_CPU_S * DEBUG_FACTOR,
+                12,
             )
         }
     }
@@ -173,15 +175,37 @@ fn gpu_count() -> impl Strategy<Value = u64> {
     ]
 }
 
+/// A configuration: hostile (counts anywhere, mostly refused by the limits) or within
+/// the limits (so that validation, the solver, the checker and the renderers all run).
 fn kdl_case() -> impl Strategy<Value = Case> {
-    (
+    let hostile = (
         prop::collection::vec(gpu_count(), 1..4),
         prop::collection::vec((0usize..4, big_count()), 1..40),
-        prop::collection::vec((0usize..3, big_count(), 1u64..=8, big_count()), 0..12),
+        prop::collection::vec((0usize..4, big_count(), 1u64..=8, big_count()), 0..12),
         0usize..4,
         0usize..3,
-    )
-        .prop_map(|(classes, ranges, workloads, padding, fabric)| {
+    );
+    let within = (
+        prop::collection::vec(1u64..=8, 1..4),
+        prop::collection::vec((0usize..4, 1u64..1_500), 1..12),
+        prop::collection::vec((0usize..4, 1u64..20_000, 1u64..=8, 1u64..32), 0..12),
+        0usize..4,
+        0usize..3,
+    );
+    prop_oneof![hostile, within].prop_map(kdl_text)
+}
+
+type KdlParts = (
+    Vec<u64>,
+    Vec<(usize, u64)>,
+    Vec<(usize, u64, u64, u64)>,
+    usize,
+    usize,
+);
+
+fn kdl_text((classes, ranges, workloads, padding, fabric): KdlParts) -> Case {
+    {
+        {
             let mut s = String::from("cluster \"fuzz\" { scheduler \"kueue\" }\n");
             for (i, g) in classes.iter().enumerate() {
                 s.push_str(&format!(
@@ -205,13 +229,21 @@ fn kdl_case() -> impl Strategy<Value = Case> {
             s.push_str("team \"t\" guarantee=8 burst=1000000\npriority \"p\" value=10\n");
             for (i, (kind, replicas, gpus, gang)) in workloads.iter().enumerate() {
                 let body = match kind {
-                    0 => format!("inference \"w{i}\" team=\"t\" priority=\"p\" replicas={replicas} {{ gpus {gpus} }}"),
-                    1 => format!(
-                        "training \"w{i}\" team=\"t\" priority=\"p\" replicas={} {{ gang {} gpus-per-node={gpus} }}",
-                        replicas.min(&(u32::MAX as u64)),
-                        gang.min(&(u32::MAX as u64))
+                    0 => format!(
+                        "inference \"w{i}\" team=\"t\" priority=\"p\" replicas={replicas} {{ gpus {gpus} }}"
                     ),
-                    _ => format!("inference \"w{i}\" team=\"t\" priority=\"p\" replicas={replicas} {{ fraction \"25%\" }}"),
+                    1 => format!(
+                        "training \"w{i}\" team=\"t\" priority=\"p\" replicas={} {{ gang gpus={} gpus-per-node={gpus} }}",
+                        replicas.min(&(u32::MAX as u64)),
+                        (gang * gpus).min(u32::MAX as u64)
+                    ),
+                    2 => format!(
+                        "inference \"w{i}\" team=\"t\" priority=\"p\" replicas={replicas} {{ fraction \"25%\" }}"
+                    ),
+                    _ => format!(
+                        "inference \"w{i}\" team=\"t\" priority=\"p\" replicas={replicas} {{ memory \"{}GiB\" }}",
+                        gpus * 9
+                    ),
                 };
                 s.push_str(&body);
                 s.push('\n');
@@ -221,7 +253,10 @@ fn kdl_case() -> impl Strategy<Value = Case> {
                     s.push_str(&format!("// {}\n", "x".repeat(MAX_INPUT / 2)));
                 }
                 2 => {
-                    s.push_str(&format!("team \"late\" burst=1 {}bogus=1\n", " ".repeat(MAX_INPUT / 2)));
+                    s.push_str(&format!(
+                        "team \"late\" burst=1 {}bogus=1\n",
+                        " ".repeat(MAX_INPUT / 2)
+                    ));
                 }
                 3 => {
                     let line = s.clone();
@@ -236,7 +271,8 @@ fn kdl_case() -> impl Strategy<Value = Case> {
                 kind: "kdl",
                 files: vec![("c.kdl".into(), cut(s))],
             }
-        })
+        }
+    }
 }
 
 fn slurm_case() -> impl Strategy<Value = Case> {
@@ -317,23 +353,83 @@ fn k8s_case() -> impl Strategy<Value = Case> {
 
 fn topo_case() -> impl Strategy<Value = Case> {
     (1usize..120).prop_map(|gpus| {
-        let mut s = String::from("\t");
+        let mut s = String::from("        ");
         for i in 0..gpus {
-            s.push_str(&format!("GPU{i}\t"));
+            s.push_str(&format!("{:<8}", format!("GPU{i}")));
         }
-        s.push_str("CPU Affinity\tNUMA Affinity\n");
+        s.push_str("CPU Affinity    NUMA Affinity   GPU NUMA ID\n");
         for i in 0..gpus {
-            s.push_str(&format!("GPU{i}\t"));
+            s.push_str(&format!("{:<8}", format!("GPU{i}")));
             for j in 0..gpus {
-                s.push_str(if i == j { " X \t" } else { "NV18\t" });
+                s.push_str(if i == j { " X      " } else { "NV18    " });
             }
-            s.push_str("0-55\t0\n");
+            s.push_str("0-55            0               N/A\n");
         }
+        s.push_str("\nLegend:\n\n  X    = Self\n  NV#  = Connection traversing a bonded set of # NVLinks\n");
         Case {
             kind: "topo",
             files: vec![("topo.txt".into(), cut(s))],
         }
     })
+}
+
+fn lgip_case() -> impl Strategy<Value = Case> {
+    (1usize..200, 1usize..20).prop_map(|(gpus, profiles)| {
+        let mut s = String::from(
+            "+-----------------------------------------------------------------------------+\n\
+             | GPU instance profiles:                                                      |\n\
+             | GPU   Name             ID    Instances   Memory     P2P    SM    DEC   ENC  |\n\
+             |                              Free/Total   GiB              CE    JPEG  OFA  |\n\
+             |=============================================================================|\n",
+        );
+        let rows = [
+            ("MIG 1g.10gb", 19, "7/7", "9.75"),
+            ("MIG 2g.20gb", 14, "3/3", "19.62"),
+            ("MIG 3g.40gb", 9, "2/2", "39.38"),
+            ("MIG 7g.80gb", 0, "1/1", "79.25"),
+        ];
+        for g in 0..gpus {
+            for p in 0..profiles {
+                let (name, id, inst, mem) = rows[p % rows.len()];
+                s.push_str(&format!(
+                    "| {g:>3}  {name:<16} {id:>2}     {inst:<10} {mem:<10} No     16     1     0   |\n\
+                     |                                                             1     1     0   |\n\
+                     +-----------------------------------------------------------------------------+\n"
+                ));
+            }
+        }
+        Case {
+            kind: "lgip",
+            files: vec![("lgip.txt".into(), cut(s))],
+        }
+    })
+}
+
+fn openb_case() -> impl Strategy<Value = Case> {
+    (
+        prop::collection::vec((0u64..=8, 0usize..7), 1..1_200),
+        prop::collection::vec((0u64..=8, 0u64..=1000, 0usize..8), 1..600),
+    )
+        .prop_map(|(nodes, pods)| {
+            const MODELS: [&str; 7] = ["P100", "V100M16", "V100M32", "T4", "A10", "G2", "G3"];
+            let mut n = String::from("sn,cpu_milli,memory_mib,gpu,model\n");
+            for (i, (g, m)) in nodes.iter().enumerate() {
+                n.push_str(&format!("openb-node-{i:04},64000,262144,{g},{}\n", MODELS[*m]));
+            }
+            let mut p = String::from("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n");
+            for (i, (g, milli, spec)) in pods.iter().enumerate() {
+                let spec = match spec {
+                    0..=3 => String::new(),
+                    k => MODELS[..*k].join("|"),
+                };
+                let milli = if *g > 1 { 1000 } else { *milli };
+                p.push_str(&format!("openb-pod-{i:04},4000,8192,{g},{milli},{spec},LS,Running,0,100,0\n"));
+            }
+            Case {
+                kind: "openb",
+                files: vec![("nodes.csv".into(), cut(n)), ("pods.csv".into(), cut(p))],
+            }
+        })
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -343,6 +439,8 @@ fn case() -> impl Strategy<Value = Case> {
         1 => xml_case(),
         1 => k8s_case(),
         1 => topo_case(),
+        1 => lgip_case(),
+        1 => openb_case(),
     ]
 }
 
@@ -356,17 +454,38 @@ fn commands(kind: &str) -> Vec<Vec<&'static str>> {
         "slurm" => vec![vec!["import", "slurm", "site"]],
         "xml" => vec![vec!["import", "nvidia-smi-xml", "q.xml"]],
         "k8s" => vec![vec!["import", "k8s-nodes", "nodes.json"]],
-        "topo" => vec![vec!["import", "nvidia-smi-topo", "topo.txt"]],
+        "topo" => vec![vec![
+            "import",
+            "nvidia-smi-topo",
+            "topo.txt",
+            "--model",
+            "h100-sxm5-80gb",
+        ]],
+        "lgip" => vec![vec!["import", "mig-lgip", "lgip.txt"]],
+        "openb" => vec![
+            vec![
+                "import",
+                "openb",
+                "--nodes",
+                "nodes.csv",
+                "--pods",
+                "pods.csv",
+                "-o",
+                "ob",
+            ],
+            vec!["plan", "ob", "--time-limit", "1.5", "--quiet"],
+        ],
         _ => unreachable!(),
     }
 }
 
 #[test]
 fn issue28_no_small_input_takes_more_than_2s_or_256mib() {
-    let (bin, max_cpu) = binary();
+    let (bin, max_cpu, cases) = binary();
     let dir = common::Scratch::new("bounded");
-    let mut runner = TestRunner::new(common::proptest_config(160));
+    let mut runner = TestRunner::new(common::proptest_config(cases));
     let worst: std::cell::RefCell<Vec<(f64, i64, f64, String)>> = Default::default();
+    let codes: std::cell::RefCell<std::collections::BTreeMap<String, usize>> = Default::default();
     let result = runner.run(&case(), |c| {
         let _ = std::fs::remove_dir_all(&dir.0);
         std::fs::create_dir_all(&dir.0).unwrap();
@@ -401,6 +520,10 @@ fn issue28_no_small_input_takes_more_than_2s_or_256mib() {
                     .map(|(p, t)| (p, t.len(), &t[..t.len().min(400)]))
                     .collect::<Vec<_>>()
             );
+            *codes
+                .borrow_mut()
+                .entry(format!("{} {} exit {}", c.kind, args[0], cost.code))
+                .or_insert(0) += 1;
             worst
                 .borrow_mut()
                 .push((cost.cpu_s, cost.rss_kb, cost.wall_s, what));
@@ -414,6 +537,9 @@ fn issue28_no_small_input_takes_more_than_2s_or_256mib() {
             "bounded: {cpu:.3} s CPU, {wall:.3} s wall, {} MiB: {what}",
             rss / 1024
         );
+    }
+    for (what, n) in codes.borrow().iter() {
+        eprintln!("bounded: {n:>4} x {what}");
     }
     let max_rss = worst.iter().map(|w| w.1).max().unwrap_or(0);
     eprintln!(

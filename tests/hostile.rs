@@ -48,6 +48,15 @@ fn all_output(r: &Run) -> String {
     format!("{}{}", r.1, r.2)
 }
 
+/// Diagnostics as one line of words: miette wraps messages at 100 columns (and marks
+/// continued lines with `│`), so a phrase may span lines.
+fn flat(s: &str) -> String {
+    s.split_whitespace()
+        .filter(|w| *w != "│")
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn symlink(target: &str, link: &Path) {
     let _ = std::fs::remove_file(link);
     std::os::unix::fs::symlink(target, link).unwrap();
@@ -74,7 +83,7 @@ fn issue28_a_link_to_git_config_is_not_followed_or_quoted() {
     let r = s.run(&["validate", "cluster/"]);
     assert_eq!(r.0, 1, "{}", r.2);
     assert!(codes(&r).contains(&"GP000".to_string()), "{}", r.2);
-    assert!(r.2.contains("symbolic link"), "{}", r.2);
+    assert!(flat(&r.2).contains("symbolic link"), "{}", r.2);
     assert!(!all_output(&r).contains("SECRET-TOKEN"), "{}", r.2);
     assert!(!all_output(&r).contains("extraheader"), "{}", r.2);
     // Named on its own, the link is refused too.
@@ -110,14 +119,14 @@ fn issue28_a_fifo_or_device_is_refused_before_it_is_read() {
         Duration::from_secs(20),
     );
     assert_eq!(r.0, 1, "{}", r.2);
-    assert!(r.2.contains("not a regular file"), "{}", r.2);
+    assert!(flat(&r.2).contains("not a regular file"), "{}", r.2);
     let r = run_within(
         &s.0,
         &["validate", "cluster/f.kdl"],
         &[],
         Duration::from_secs(20),
     );
-    assert!(r.2.contains("not a regular file"), "{}", r.2);
+    assert!(flat(&r.2).contains("not a regular file"), "{}", r.2);
     let r = run_within(
         &s.0,
         &["validate", "/dev/zero"],
@@ -125,7 +134,7 @@ fn issue28_a_fifo_or_device_is_refused_before_it_is_read() {
         Duration::from_secs(20),
     );
     assert_eq!(r.0, 1);
-    assert!(r.2.contains("not a regular file"), "{}", r.2);
+    assert!(flat(&r.2).contains("not a regular file"), "{}", r.2);
 }
 
 /// A regular file that is not KDL (here a copy of the git config) is quoted only at the
@@ -137,8 +146,8 @@ fn issue28_a_foreign_file_is_quoted_only_at_its_offending_spans() {
     let r = s.run(&["validate", "cluster/"]);
     assert_eq!(r.0, 1);
     assert!(codes(&r).contains(&"GP001".to_string()), "{}", r.2);
-    assert!(!r.2.contains("SECRET-TOKEN"), "{}", r.2);
-    assert!(!r.2.contains("AUTHORIZATION"), "{}", r.2);
+    assert!(!flat(&r.2).contains("SECRET-TOKEN"), "{}", r.2);
+    assert!(!flat(&r.2).contains("AUTHORIZATION"), "{}", r.2);
 }
 
 // ----------------------------------------------------------- 2. saved plans
@@ -177,7 +186,6 @@ fn issue28_a_saved_plan_cannot_choose_what_apply_reads() {
         edit_plan(&s, "t.json", |v| {
             v["arguments"] = serde_json::json!([arg]);
         });
-        let before = s.tree();
         let r = run_within(
             &s.0,
             &["apply", "t.json", "--out-dir", "out"],
@@ -186,9 +194,17 @@ fn issue28_a_saved_plan_cannot_choose_what_apply_reads() {
         );
         assert_eq!(r.0, 1, "{arg}: {}", r.2);
         assert!(codes(&r).contains(&code.to_string()), "{arg}: {}", r.2);
-        assert!(!r.2.contains("SECRET-TOKEN"), "{}", r.2);
-        assert_eq!(s.tree(), before, "{arg}: apply wrote something");
-        assert!(!s.path(".gpuplan/state.json").exists());
+        assert!(!flat(&r.2).contains("SECRET-TOKEN"), "{}", r.2);
+        // (The folder holds a FIFO: its tree cannot be read, so what apply would write
+        // is checked by name.)
+        assert!(
+            !s.path("out").exists(),
+            "{arg}: apply wrote the output folder"
+        );
+        assert!(
+            !s.path(".gpuplan").exists(),
+            "{arg}: apply created the state folder"
+        );
     }
     // A link inside the folder that leads out of it is refused the same way.
     symlink("/etc", &s.path("etc-link"));
@@ -215,31 +231,29 @@ fn issue28_a_saved_plan_cannot_choose_what_apply_reads() {
     assert_eq!(r.0, 0, "{}", r.2);
 }
 
-/// A digest guess for a file that exists and for one that does not get the same words:
-/// a tampered plan cannot probe the runner's files.
+/// A recorded input that is missing and one that exists with other bytes get the same
+/// words: a tampered plan cannot probe which files exist beside the configuration.
 #[test]
 fn issue28_a_digest_mismatch_reads_the_same_whether_or_not_the_file_exists() {
     let s = planned("hostile-oracle");
     let message = |s: &Scratch| {
         edit_plan(s, "t.json", |v| {
             let inputs = v["inputs"].as_array_mut().unwrap();
-            inputs[0]["sha256"] = serde_json::json!("0".repeat(64));
+            inputs.push(serde_json::json!({"path": "cluster/extra.kdl", "sha256": "0".repeat(64)}));
         });
         let r = s.run(&["apply", "t.json", "--out-dir", "out"]);
         assert!(codes(&r).contains(&"GP922".to_string()), "{}", r.2);
         r.2
     };
+    s.write("cluster/extra.kdl", "// a file that exists\n");
     let present = message(&s);
-    std::fs::remove_file(s.path("cluster/lab.kdl")).unwrap();
+    std::fs::remove_file(s.path("cluster/extra.kdl")).unwrap();
     let gone = message(&s);
-    let line = |t: &str| {
-        t.lines()
-            .find(|l| l.contains("lab.kdl"))
-            .map(str::to_string)
-            .unwrap_or_default()
-    };
-    assert_eq!(line(&present), line(&gone), "{present}\n---\n{gone}");
-    assert!(!present.contains("is gone") && !gone.contains("is gone"));
+    assert_eq!(present, gone);
+    assert!(
+        flat(&present).contains("`cluster/extra.kdl` is not as planned"),
+        "{present}"
+    );
 }
 
 /// `show`, `graph` and `report html` check a saved plan like `apply` does.
@@ -281,11 +295,11 @@ fn issue28_ten_short_lines_do_not_expand_to_a_million_nodes() {
     let r = run_within(&s.0, &["validate", "big.kdl"], &[], Duration::from_secs(20));
     assert_eq!(r.0, 1);
     assert!(codes(&r).contains(&"GP047".to_string()), "{}", r.2);
-    assert!(r.2.contains("--limit names="), "{}", r.2);
+    assert!(flat(&r.2).contains("--limit names="), "{}", r.2);
     // Within the names limit but past the nodes limit.
     s.write(
         "nodes.kdl",
-        "cluster \"x\"\nnode-class \"dgx\" { gpus 8 model=\"h100-sxm5-80gb\" }\nnodes \"x-[1-100000]\" class=\"dgx\"\n",
+        "cluster \"x\"\nnode-class \"dgx\" { gpus 2 model=\"h100-sxm5-80gb\" }\nnodes \"x-[1-10000]\" class=\"dgx\"\n",
     );
     let r = run_within(
         &s.0,
@@ -294,18 +308,11 @@ fn issue28_ten_short_lines_do_not_expand_to_a_million_nodes() {
         Duration::from_secs(20),
     );
     assert!(codes(&r).contains(&"GP047".to_string()), "{}", r.2);
-    assert!(r.2.contains("--limit nodes="), "{}", r.2);
+    assert!(flat(&r.2).contains("--limit nodes="), "{}", r.2);
     // Raised on the command line, the same file is read.
     let r = run_within(
         &s.0,
-        &[
-            "--limit",
-            "nodes=200000",
-            "--limit",
-            "gpus=1000000",
-            "validate",
-            "nodes.kdl",
-        ],
+        &["--limit", "nodes=20000", "validate", "nodes.kdl"],
         &[],
         Duration::from_secs(120),
     );
@@ -321,7 +328,7 @@ fn issue28_a_gpu_count_past_any_server_is_refused_not_clamped() {
     );
     let r = run_within(&s.0, &["plan", "c.kdl"], &[], Duration::from_secs(20));
     assert_eq!(r.0, 1, "{}", r.2);
-    assert!(r.2.contains("4294967295 GPUs per node"), "{}", r.2);
+    assert!(flat(&r.2).contains("4294967295 GPUs per node"), "{}", r.2);
     assert!(codes(&r).contains(&"GP047".to_string()));
 }
 
@@ -335,13 +342,13 @@ fn issue28_input_bytes_are_counted_while_reading() {
     s.write("big.kdl", &big);
     let r = run_within(&s.0, &["validate", "big.kdl"], &[], Duration::from_secs(20));
     assert_eq!(r.0, 1);
-    assert!(r.2.contains("input-bytes limit"), "{}", r.2);
+    assert!(flat(&r.2).contains("input-bytes limit"), "{}", r.2);
     // Many files share one budget.
     for i in 0..3 {
         s.write(&format!("d/{i}.kdl"), &big[..4 << 20]);
     }
     let r = run_within(&s.0, &["validate", "d"], &[], Duration::from_secs(20));
-    assert!(r.2.contains("input-bytes limit"), "{}", r.2);
+    assert!(flat(&r.2).contains("input-bytes limit"), "{}", r.2);
 }
 
 #[test]
@@ -394,7 +401,7 @@ fn issue28_slurm_hostlists_share_one_budget() {
         Duration::from_secs(20),
     );
     assert_eq!(r.0, 1, "{}", r.2);
-    assert!(r.2.contains("names limit"), "{}", r.2);
+    assert!(flat(&r.2).contains("names limit"), "{}", r.2);
     assert!(!panicked(&r));
 }
 
@@ -410,7 +417,7 @@ fn issue28_a_diagnostic_past_column_65535_does_not_panic() {
     let r = s.run(&["validate", "long.kdl"]);
     assert!(!panicked(&r), "{}", r.2);
     assert_eq!(r.0, 1);
-    assert!(r.2.contains("long.kdl:1:70018"), "{}", r.2);
+    assert!(flat(&r.2).contains("long.kdl:1:70018"), "{}", r.2);
     // The line is shown as a window around the label, not 70,000 columns.
     assert!(r.2.lines().all(|l| l.chars().count() < 400), "{}", r.2);
 }
@@ -448,7 +455,7 @@ fn issue28_non_utf8_bytes_are_a_diagnostic() {
     let r = s.run(&["validate", "bad.kdl"]);
     assert!(!panicked(&r));
     assert_eq!(r.0, 1);
-    assert!(r.2.contains("not UTF-8"), "{}", r.2);
+    assert!(flat(&r.2).contains("not UTF-8"), "{}", r.2);
 }
 
 /// A diagnostic whose span covers a whole large file is drawn as one short label.
@@ -585,7 +592,7 @@ fn issue28_drift_observations_are_bounded_and_regular() {
         &[],
         Duration::from_secs(30),
     );
-    assert!(r.2.contains("not a regular file"), "{}", r.2);
+    assert!(flat(&r.2).contains("not a regular file"), "{}", r.2);
     std::fs::remove_file(s.path("obs/a.json")).unwrap();
     s.write("obs/b.json", vec![b' '; 9 << 20]);
     let r = run_within(
@@ -594,7 +601,7 @@ fn issue28_drift_observations_are_bounded_and_regular() {
         &[],
         Duration::from_secs(30),
     );
-    assert!(r.2.contains("input-bytes limit"), "{}", r.2);
+    assert!(flat(&r.2).contains("input-bytes limit"), "{}", r.2);
 }
 
 /// `--time-limit` bounds the whole plan: a plan that cannot be made in time says so
@@ -611,5 +618,9 @@ fn issue28_the_time_limit_bounds_every_phase() {
     );
     assert_eq!(r.0, 1, "{}", r.2);
     assert!(codes(&r).contains(&"GP905".to_string()), "{}", r.2);
-    assert!(r.2.contains("no plan: the time limit ran out"), "{}", r.2);
+    assert!(
+        flat(&r.2).contains("no plan: the time limit ran out"),
+        "{}",
+        r.2
+    );
 }

@@ -231,18 +231,23 @@ pub fn nvlink_domains_from_links(gpus: &[GpuFacts]) -> Vec<Vec<u32>> {
             .as_deref()
             .and_then(normalize_bus_id)
             .unwrap_or_else(|| format!("gpu#{i}"));
-        ids.insert(key, i);
+        // Two GPUs reporting one bus id (a damaged capture): the first keeps it.
+        ids.entry(key).or_insert(i);
     }
+    // Link ends that are not GPUs (NVSwitches) get indexes after the GPUs'.
+    let mut next = n;
     let mut edges = Vec::new();
     for (i, g) in gpus.iter().enumerate() {
         for l in &g.nvlinks {
             let key = normalize_bus_id(&l.remote_bus_id).unwrap_or_else(|| l.remote_bus_id.clone());
-            let next = ids.len();
-            let j = *ids.entry(key).or_insert(next);
+            let j = *ids.entry(key).or_insert_with(|| {
+                next += 1;
+                next - 1
+            });
             edges.push((i, j));
         }
     }
-    let mut uf = UnionFind::new(ids.len());
+    let mut uf = UnionFind::new(next);
     for (a, b) in edges {
         uf.union(a, b);
     }

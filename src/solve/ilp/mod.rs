@@ -50,7 +50,7 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
     let p = Problem::build(c, previous_layouts);
     let mut phases = vec![("aggregate".to_string(), start.elapsed().as_secs_f64())];
     let t = Instant::now();
-    let (m, complete, seeded) = build_master(c, &p, opts);
+    let (m, complete, seeded) = build_master(c, &p, opts, start);
     phases.push(("master".to_string(), t.elapsed().as_secs_f64()));
     let mut run = Run {
         m,
@@ -80,6 +80,7 @@ fn build_master<'a>(
     c: &'a Cluster,
     p: &'a Problem,
     opts: &Options,
+    start: Instant,
 ) -> (Master<'a>, Vec<bool>, Option<Vec<f64>>) {
     let mut m = Master::new(c, p);
     m.lp.highs = opts.highs.clone();
@@ -98,7 +99,9 @@ fn build_master<'a>(
         *done = m.seed_patterns(g, &seed_obj, cap);
         budget = budget.saturating_sub(m.patterns[g].len());
     }
-    let seeded = seed::packed(&mut m);
+    // The packed seed may take at most half the time limit: the solve needs the rest.
+    let deadline = start + std::time::Duration::from_secs_f64(opts.time_limit.max(0.0) / 2.0);
+    let seeded = seed::packed(&mut m, deadline);
     if let Some(pv) = &opts.previous {
         keep::add(&mut m, pv);
     }

@@ -10,15 +10,16 @@ use super::pattern::{self, Item};
 use crate::model::NodeIdx;
 use crate::solve::pack::{self, Bins, Policy};
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 /// Adds the seed's patterns; returns a solution of the master holding it (`None` when
 /// there are no packed classes or it does not satisfy the master's rows).
-pub fn packed(m: &mut Master) -> Option<Vec<f64>> {
+pub fn packed(m: &mut Master, deadline: Instant) -> Option<Vec<f64>> {
     if m.p.packed.is_empty() {
         return None;
     }
     let group_of = packed_nodes(m);
-    let on = place(m, &group_of);
+    let on = place(m, &group_of, deadline);
     let cols = pattern_columns(m, &on, &group_of);
     let x = solution(m, &on, &group_of, &cols)?;
     m.lp.feasible(&x, 1e-6).then_some(x)
@@ -42,8 +43,10 @@ fn packed_nodes(m: &Master) -> BTreeMap<NodeIdx, usize> {
 }
 
 /// Every packed replica, highest priority and largest first, on the best-aligned node
-/// whose group can hold it, while the team's ceilings and quotas allow.
-fn place(m: &Master, group_of: &BTreeMap<NodeIdx, usize>) -> Contents {
+/// whose group can hold it, while the team's ceilings and quotas allow, and until
+/// `deadline` (the seed is a starting point: a partial one is still feasible, and the
+/// time limit bounds every phase).
+fn place(m: &Master, group_of: &BTreeMap<NodeIdx, usize>, deadline: Instant) -> Contents {
     let (c, p) = (m.c, m.p);
     let nodes: Vec<NodeIdx> = group_of.keys().copied().collect();
     let mut bins = Bins::new(c, &Default::default(), nodes.iter().copied());
@@ -57,7 +60,10 @@ fn place(m: &Master, group_of: &BTreeMap<NodeIdx, usize>) -> Contents {
             .copied()
             .filter(|n| m.items[group_of[n]].contains(&item))
             .collect();
-        for _ in 0..wl.replicas {
+        for r in 0..wl.replicas {
+            if r % 64 == 0 && Instant::now() > deadline {
+                return on;
+            }
             let Some((n, gpus)) = bins.place(c, w, &candidates, Policy::Aligned) else {
                 break;
             };
