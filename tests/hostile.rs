@@ -537,7 +537,14 @@ fn issue28_imported_label_values_cannot_inject_kdl() {
 #[test]
 fn issue28_a_node_name_too_long_for_its_script_is_refused_at_validate() {
     let s = Scratch::new("hostile-name");
-    let name = format!("n{}", "a".repeat(252));
+    // DNS labels of at most 63 characters, joined by dots: 253 characters in all.
+    let name = format!(
+        "{}.{}.{}.{}",
+        "a".repeat(63),
+        "b".repeat(63),
+        "c".repeat(63),
+        "d".repeat(61)
+    );
     assert_eq!(name.len(), 253);
     s.write(
         "c.kdl",
