@@ -242,9 +242,14 @@ pub fn check(
         }
         Err((diagnostics, t)) => {
             timings.0.extend(t.0);
+            let stage = if diagnostics.iter().any(|d| d.code == GP905) {
+                Stage::Time
+            } else {
+                Stage::Check
+            };
             Err(Box::new(Failed {
                 sources,
-                stage: Stage::Check,
+                stage,
                 diagnostics,
                 timings,
             }))
@@ -263,7 +268,8 @@ pub fn place(
     s: &Settings,
     on: &mut dyn FnMut(Event<'_>),
 ) -> Result<(Placement, Timings), (Vec<Diagnostic>, Timings)> {
-    let mut clock = Instant::now();
+    let started = Instant::now();
+    let mut clock = started;
     let mut timings = Timings::default();
     // With scheduling authorities or CUDA requirements, plan on the view that keeps
     // every class on the nodes that can run it (its scheduler's, a driver its CUDA runs
@@ -307,6 +313,20 @@ pub fn place(
     timings.lap("check", &mut clock);
     if problems.is_empty() {
         return Ok((restore(built), timings));
+    }
+    // The greedy fallback is one more phase: only with time left for it.
+    let spent = started.elapsed().as_secs_f64();
+    if opts.solver == SolverKind::Ilp && spent >= s.time_limit {
+        let d = Diagnostic::error(
+            GP905,
+            format!(
+                "the time limit ran out: the solver's placement fails its own check ({} problem(s), first: {}) and no time is left for the greedy fallback",
+                problems.len(),
+                problems[0]
+            ),
+        )
+        .with_help("raise `--time-limit`, or plan with `--solver greedy`");
+        return Err((vec![d], timings));
     }
     if opts.solver == SolverKind::Ilp {
         if let Some(fallback) = greedy_fallback(model, &problems) {
