@@ -387,6 +387,23 @@ fn issue28_xml_entities_are_not_expanded() {
 #[test]
 fn issue28_slurm_hostlists_share_one_budget() {
     let s = Scratch::new("hostile-slurm");
+    // 2.8 KB of partition hostlists: 4,000,000 names, refused at the budget.
+    let mut conf = String::from(
+        "ClusterName=x\nNodeName=n[1-10] CPUs=8 RealMemory=1000 Gres=gpu:h100:8 State=UNKNOWN\n",
+    );
+    for i in 0..40 {
+        conf.push_str(&format!("PartitionName=p{i} Nodes=x{i}[0-99999]\n"));
+    }
+    s.write("slurm/slurm.conf", &conf);
+    let r = run_within(
+        &s.0,
+        &["import", "slurm", "slurm"],
+        &[],
+        Duration::from_secs(20),
+    );
+    assert!(flat(&r.2).contains("names limit"), "{}", r.2);
+    assert!(!panicked(&r));
+    // 40 lines of 100,000 nodes each: refused at the nodes limit, not described.
     let mut conf = String::from("ClusterName=x\n");
     for i in 0..40 {
         conf.push_str(&format!(
@@ -401,7 +418,7 @@ fn issue28_slurm_hostlists_share_one_budget() {
         Duration::from_secs(20),
     );
     assert_eq!(r.0, 1, "{}", r.2);
-    assert!(flat(&r.2).contains("names limit"), "{}", r.2);
+    assert!(flat(&r.2).contains("nodes limit"), "{}", r.2);
     assert!(!panicked(&r));
 }
 

@@ -201,6 +201,23 @@ fn read_nodes(records: &[Record], diags: &mut Vec<Diagnostic>) -> BTreeMap<Strin
                 continue;
             }
         };
+        // The run's nodes limit, as `validate` would apply it to the output: an import
+        // past it is refused here, before the work of describing every node.
+        let limit = crate::limits::current().nodes;
+        if (out.len() + names.len()) as u64 > limit {
+            diags.push(
+                Diagnostic::error(
+                    GP741,
+                    format!(
+                        "NodeName `{}`: the site declares more than {limit} nodes (the nodes limit)",
+                        names_pair.value
+                    ),
+                )
+                .at(names_pair.span, "this hostlist goes past the limit")
+                .with_help(crate::limits::hint("nodes")),
+            );
+            break;
+        }
         let gres = gres_gpus(&full, diags);
         if gres.is_empty() {
             continue;
