@@ -14,7 +14,7 @@
 //! The bounds hold for an optimised build: `.ci/run` builds `--release` and points
 //! `GPUPLAN_BOUNDED_BIN` at it (under `CI=true` the test fails without it). Run on the
 //! debug binary (a plain `cargo test`), the CPU bound is multiplied by [`DEBUG_FACTOR`]
-//! and 12 cases run instead of 160.
+//! and 12 cases run instead of 256.
 //!
 //! `PROPTEST_CASES=N` sets the number of cases; the long run outside CI:
 //! `GPUPLAN_BOUNDED_BIN=target/release/gpuplan PROPTEST_CASES=5000 GPUPLAN_PROPTEST_SEED=random
@@ -56,7 +56,7 @@ fn binary() -> (PathBuf, f64, u32) {
                 "GPUPLAN_BOUNDED_BIN={} is not a file",
                 p.display()
             );
-            (p, MAX_CPU_S, 160)
+            (p, MAX_CPU_S, 256)
         }
         None => {
             assert!(
