@@ -56,9 +56,9 @@ pub fn load_paths(paths: &[PathBuf]) -> (SourceMap, Vec<Diagnostic>) {
                 sources.add(display(&f), text);
             }
             Err(d) => {
-                let over = d.message.contains("input-bytes");
                 diags.push(d);
-                if over {
+                // The input-bytes limit is spent: no later file can be read.
+                if budget == 0 {
                     break;
                 }
             }
@@ -158,7 +158,8 @@ pub fn read_config(f: &Path) -> Result<String, Diagnostic> {
     read_file(f, Links::Refuse, &mut budget)
 }
 
-/// Reads a regular file as UTF-8, at most `budget` bytes (which it decreases).
+/// Reads a regular file as UTF-8, at most `budget` bytes (which it decreases; to 0 when
+/// the file goes past it).
 #[allow(clippy::result_large_err)]
 pub fn read_file(f: &Path, links: Links, budget: &mut u64) -> Result<String, Diagnostic> {
     let cannot = |e: std::io::Error| {
@@ -188,6 +189,7 @@ pub fn read_file(f: &Path, links: Links, budget: &mut u64) -> Result<String, Dia
         .read_to_end(&mut bytes)
         .map_err(cannot)?;
     if bytes.len() as u64 > *budget {
+        *budget = 0;
         let limit = crate::limits::current().input_bytes;
         return Err(Diagnostic::error(
             GP000,

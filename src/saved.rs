@@ -329,14 +329,9 @@ pub fn reopen_to_display(
     config: &[PathBuf],
     prior: Option<&Loaded>,
 ) -> Result<(Reopened, Option<Diagnostic>), Vec<Diagnostic>> {
-    let (plan, _) = read(path).map_err(|d| vec![d])?;
-    let now = prior.map(|l| (&l.state.lineage, l.state.serial, &l.digest));
-    let then = plan
-        .prior_state
-        .as_ref()
-        .map(|s| (&s.lineage, s.serial, &s.digest));
-    if now == then {
-        return reopen(path, config, prior).map(|r| (r, None));
+    let (plan, text) = read(path).map_err(|d| vec![d])?;
+    if crate::apply::stale_state(&plan, prior).is_empty() {
+        return reopen_read(path, plan, &text, config, prior).map(|r| (r, None));
     }
     let sources = inputs(path, &plan, config)?;
     // The inputs part of the stale check (the state is known to differ).

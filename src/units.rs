@@ -296,20 +296,21 @@ pub const MAX_RANGE_NAMES: usize = 100_000;
 /// without expanding it (saturating; a malformed item counts as one name: expanding it
 /// reports the error). For budgets checked before any name is made ([`crate::limits`]).
 pub fn count_pattern_list(list: &str) -> u64 {
-    let mut total = 0u64;
-    let (mut depth, mut start) = (0i32, 0usize);
-    for (i, ch) in list.char_indices() {
+    top_level_items(list).fold(0u64, |total, p| total.saturating_add(count_pattern(p)))
+}
+
+/// The items of a comma-separated list of bracket patterns, in order: commas inside
+/// brackets separate range items and do not split the list.
+fn top_level_items(list: &str) -> impl Iterator<Item = &str> {
+    let mut depth = 0i32;
+    list.split(move |ch: char| {
         match ch {
             '[' => depth += 1,
             ']' => depth -= 1,
-            ',' if depth == 0 => {
-                total = total.saturating_add(count_pattern(&list[start..i]));
-                start = i + 1;
-            }
             _ => {}
         }
-    }
-    total.saturating_add(count_pattern(&list[start..]))
+        ch == ',' && depth == 0
+    })
 }
 
 /// How many names one bracket pattern expands to (see [`count_pattern_list`]).
@@ -355,19 +356,9 @@ pub fn expand_names(pattern: &str) -> Result<Vec<String>, String> {
 /// inside brackets separate range items), in order, without node naming rules.
 pub fn expand_pattern_list(list: &str) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
-    let (mut depth, mut start) = (0i32, 0usize);
-    for (i, ch) in list.char_indices() {
-        match ch {
-            '[' => depth += 1,
-            ']' => depth -= 1,
-            ',' if depth == 0 => {
-                out.extend(expand_pattern(&list[start..i])?);
-                start = i + 1;
-            }
-            _ => {}
-        }
+    for item in top_level_items(list) {
+        out.extend(expand_pattern(item)?);
     }
-    out.extend(expand_pattern(&list[start..])?);
     Ok(out)
 }
 

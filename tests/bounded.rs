@@ -211,74 +211,70 @@ type KdlParts = (
 );
 
 fn kdl_text((classes, ranges, workloads, padding, fabric): KdlParts) -> Case {
-    {
-        {
-            let mut s = String::from("cluster \"fuzz\" { scheduler \"kueue\" }\n");
-            for (i, g) in classes.iter().enumerate() {
-                s.push_str(&format!(
-                    "node-class \"c{i}\" {{ gpus {g} model=\"h100-sxm5-80gb\"; nvlink-domain gpus=\"0-{}\" }}\n",
-                    g.saturating_sub(1).min(7)
-                ));
-            }
-            for (i, (c, n)) in ranges.iter().enumerate() {
-                s.push_str(&format!(
-                    "nodes \"n{i}-[1-{n}]\" class=\"c{}\"\n",
-                    c % classes.len()
-                ));
-            }
-            if fabric > 0 {
-                s.push_str("fabric {\n");
-                for (i, (_, n)) in ranges.iter().enumerate() {
-                    s.push_str(&format!("    leaf \"l{i}\" nodes=\"n{i}-[1-{n}]\"\n"));
-                }
-                s.push_str("}\n");
-            }
-            s.push_str("team \"t\" guarantee=8 burst=1000000\npriority \"p\" value=10\n");
-            for (i, (kind, replicas, gpus, gang)) in workloads.iter().enumerate() {
-                let body = match kind {
-                    0 => format!(
-                        "inference \"w{i}\" team=\"t\" priority=\"p\" replicas={replicas} {{ gpus {gpus} }}"
-                    ),
-                    1 => format!(
-                        "training \"w{i}\" team=\"t\" priority=\"p\" replicas={} {{ gang gpus={} gpus-per-node={gpus} }}",
-                        replicas.min(&(u32::MAX as u64)),
-                        (gang * gpus).min(u32::MAX as u64)
-                    ),
-                    2 => format!(
-                        "inference \"w{i}\" team=\"t\" priority=\"p\" replicas={replicas} {{ fraction \"25%\" }}"
-                    ),
-                    _ => format!(
-                        "inference \"w{i}\" team=\"t\" priority=\"p\" replicas={replicas} {{ memory \"{}GiB\" }}",
-                        gpus * 9
-                    ),
-                };
-                s.push_str(&body);
-                s.push('\n');
-            }
-            match padding {
-                1 => {
-                    s.push_str(&format!("// {}\n", "x".repeat(MAX_INPUT / 2)));
-                }
-                2 => {
-                    s.push_str(&format!(
-                        "team \"late\" burst=1 {}bogus=1\n",
-                        " ".repeat(MAX_INPUT / 2)
-                    ));
-                }
-                3 => {
-                    let line = s.clone();
-                    while s.len() + line.len() < MAX_INPUT {
-                        s.push_str("/* repeated */\n");
-                        s.push_str(&line.replace("\"n", "\"m"));
-                    }
-                }
-                _ => {}
-            }
-            Case {
-                kind: "kdl",
-                files: vec![("c.kdl".into(), cut(s))],
+    let mut s = String::from("cluster \"fuzz\" { scheduler \"kueue\" }\n");
+    for (i, g) in classes.iter().enumerate() {
+        s.push_str(&format!(
+            "node-class \"c{i}\" {{ gpus {g} model=\"h100-sxm5-80gb\"; nvlink-domain gpus=\"0-{}\" }}\n",
+            g.saturating_sub(1).min(7)
+        ));
+    }
+    for (i, (c, n)) in ranges.iter().enumerate() {
+        s.push_str(&format!(
+            "nodes \"n{i}-[1-{n}]\" class=\"c{}\"\n",
+            c % classes.len()
+        ));
+    }
+    if fabric > 0 {
+        s.push_str("fabric {\n");
+        for (i, (_, n)) in ranges.iter().enumerate() {
+            s.push_str(&format!("    leaf \"l{i}\" nodes=\"n{i}-[1-{n}]\"\n"));
+        }
+        s.push_str("}\n");
+    }
+    s.push_str("team \"t\" guarantee=8 burst=1000000\npriority \"p\" value=10\n");
+    for (i, (kind, replicas, gpus, gang)) in workloads.iter().enumerate() {
+        let body = match kind {
+            0 => format!(
+                "inference \"w{i}\" team=\"t\" priority=\"p\" replicas={replicas} {{ gpus {gpus} }}"
+            ),
+            1 => format!(
+                "training \"w{i}\" team=\"t\" priority=\"p\" replicas={} {{ gang gpus={} gpus-per-node={gpus} }}",
+                replicas.min(&(u32::MAX as u64)),
+                (gang * gpus).min(u32::MAX as u64)
+            ),
+            2 => format!(
+                "inference \"w{i}\" team=\"t\" priority=\"p\" replicas={replicas} {{ fraction \"25%\" }}"
+            ),
+            _ => format!(
+                "inference \"w{i}\" team=\"t\" priority=\"p\" replicas={replicas} {{ memory \"{}GiB\" }}",
+                gpus * 9
+            ),
+        };
+        s.push_str(&body);
+        s.push('\n');
+    }
+    match padding {
+        1 => {
+            s.push_str(&format!("// {}\n", "x".repeat(MAX_INPUT / 2)));
+        }
+        2 => {
+            s.push_str(&format!(
+                "team \"late\" burst=1 {}bogus=1\n",
+                " ".repeat(MAX_INPUT / 2)
+            ));
+        }
+        3 => {
+            let line = s.clone();
+            while s.len() + line.len() < MAX_INPUT {
+                s.push_str("/* repeated */\n");
+                s.push_str(&line.replace("\"n", "\"m"));
             }
         }
+        _ => {}
+    }
+    Case {
+        kind: "kdl",
+        files: vec![("c.kdl".into(), cut(s))],
     }
 }
 
