@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Renders every example with `--target all` and checks the output with the real upstream
-# tools in ../shared/conformance (run its setup.sh first):
+# Renders every example with `--target all`, checks that the files carry out the plan
+# (`gpuplan check-render`, the independent realizability checker), and checks the output
+# with the real upstream tools in ../shared/conformance (run its setup.sh first):
 #   k8s/check.sh    Kubernetes core objects (k8s/, plus the core Jobs in kueue/ and volcano/)
 #   crd/check.sh    Volcano and Kueue custom resources (upstream CRD schemas + CEL rules)
-#   slurm/check.sh  a real slurmctld + one slurmd per node (--nodes), and a 2-node job that
-#                   must land under one leaf switch (--probe-leaf) in a training partition
-#                   (with authorities: the Slurm-owned nodes only, the only ones rendered)
+#   slurm/check.sh  a real slurmctld + one slurmd per node (--nodes), and every rendered
+#                   batch script submitted with `sbatch --test-only`: accepted, and the
+#                   nodes Slurm picks are where the plan put the class (scripts/slurm_jobs.py;
+#                   with authorities: the Slurm-owned nodes only, the only ones rendered)
 # Slurm here is 22.05: an example that names Slurm >= 24.05 (topology/block) is checked
 # in its 22.05 rendering (--slurm-version 22.05); the block syntax itself is not.
 # usage: scripts/conformance.sh [EXAMPLE_DIR...]   (default: examples/*/)
@@ -30,6 +32,9 @@ for e in "${examples[@]}"; do
   out="$TMP/$name"
   echo "=== $name: render --target all"
   "$BIN" --quiet render "$e" --target all --out-dir "$out"
+  # The independent realizability checker: the files carry out the plan.
+  echo "--- $name: gpuplan check-render"
+  check "$name check-render" "$BIN" --quiet check-render "$out" "$e"
   # With scheduling authorities a target renders only its scheduler's nodes, and a
   # target whose scheduler owns none is not rendered at all: check what exists.
   k8s_dirs=(); crd_dirs=()
@@ -57,13 +62,15 @@ for e in "${examples[@]}"; do
     "$BIN" --quiet render "$e" --target slurm --slurm-version 22.05 --out-dir "$TMP/$name-2205"
     slurm="$TMP/$name-2205/slurm"
   fi
-  # a training partition with two nodes under one leaf switch, for the leaf probe
-  probe=$(python3 scripts/leaf_probe.py "$slurm")
-  args=(--nodes)
-  [ -z "$probe" ] || args+=(--probe-leaf "-N2 -p $probe")
-  echo "--- $name: slurm/check.sh ${args[*]}"
-  if bash "$CONF/slurm/check.sh" "${args[@]}" "$slurm" > "$TMP/$name.slurm.log" 2>&1; then
-    grep -E 'leaf probe|OK' "$TMP/$name.slurm.log" || true
+  # Every node up (real slurmd), and every rendered batch script submitted to the real
+  # slurmctld (`sbatch --test-only`): accepted, and placed where the plan says
+  # (partition, node count, GPU model and MIG profile, one leaf for leaf-bound gangs).
+  "$BIN" --quiet plan "$e" --format json > "$TMP/$name.plan.json" 2>/dev/null
+  "$BIN" --quiet show "$e" --format json > "$TMP/$name.show.json" 2>/dev/null
+  echo "--- $name: slurm/check.sh --nodes, and every batch script (scripts/slurm_jobs.py)"
+  if python3 scripts/slurm_jobs.py "$CONF/slurm/check.sh" "$slurm" \
+      "$TMP/$name.plan.json" "$TMP/$name.show.json" > "$TMP/$name.slurm.log" 2>&1; then
+    grep -E '^(ok|slurm ok)' "$TMP/$name.slurm.log" || true
   else
     cat "$TMP/$name.slurm.log"; fails+=("$name slurm")
   fi

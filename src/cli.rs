@@ -61,6 +61,10 @@ pub enum Command {
     /// Plan, then write the scheduler configuration the plan implies: Kubernetes, Volcano,
     /// Kueue, Slurm and the NVIDIA MIG / device-plugin files, into one folder per target.
     Render(RenderArgs),
+    /// Check that a rendered folder carries out the plan: every planned gang, replica,
+    /// MIG instance and shared slot matched to an object that can carry it, nodes,
+    /// shares, MIG layouts, quotas, topology and references (exit 1 when not).
+    CheckRender(CheckRenderArgs),
     /// Apply a saved plan (`gpuplan apply PLAN`) exactly as reviewed, or plan and apply
     /// in one step (`gpuplan apply PATH...`, asking for confirmation on a terminal):
     /// write the rendered files into --out-dir and record them in the state.
@@ -236,6 +240,25 @@ pub struct ChargebackArgs {
     pub period: String,
     #[arg(long, value_enum, default_value_t = ReportFormat::Table)]
     pub format: ReportFormat,
+    /// The state a saved plan was made against (what the last `apply` wrote).
+    #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
+    pub state: PathBuf,
+    #[command(flatten)]
+    pub solve: SolveArgs,
+}
+
+/// Arguments of `gpuplan check-render`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CheckRenderArgs {
+    /// The rendered folder (`gpuplan render ... --out-dir DIR`).
+    pub dir: PathBuf,
+    /// A saved plan (`gpuplan plan -o PLAN`), or KDL files / folders to plan as
+    /// `render` does.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Output: the violations as text, or the report as JSON.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
     /// The state a saved plan was made against (what the last `apply` wrote).
     #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
     pub state: PathBuf,
@@ -431,12 +454,17 @@ pub struct NamingArgs {
 pub struct ImportArgs {
     /// The saved output to read.
     pub file: PathBuf,
-    /// Output: gpuplan KDL, or what was read as JSON.
+    /// Output: gpuplan KDL, or the import report and what was read as JSON.
     #[arg(long, value_enum, default_value_t = DataFormat::Kdl)]
     pub format: DataFormat,
     /// Write the output to this file instead of stdout.
     #[arg(short = 'o', long = "out", value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Write what could be imported even when part of the source is left out: the
+    /// output starts with the list of what is missing and the command exits 2.
+    /// Without it, an import that leaves anything out writes nothing and exits 1.
+    #[arg(long)]
+    pub partial: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -494,9 +522,16 @@ pub enum ImportKind {
         /// `gpu=ID` for untyped `gpu:N` GRES (repeatable).
         #[arg(long = "model", value_name = "TYPE=ID", value_parser = parse_assignment)]
         models: Vec<(String, String)>,
+        /// Output: gpuplan KDL, or the import report and what was read as JSON.
+        #[arg(long, value_enum, default_value_t = DataFormat::Kdl)]
+        format: DataFormat,
         /// Write the output to this file instead of stdout.
         #[arg(short = 'o', long = "out", value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Write what could be imported even when part of the source is left out (the
+        /// output lists what is missing; exit 2).
+        #[arg(long)]
+        partial: bool,
     },
     /// The Alibaba GPU trace (openb, the FGD paper's benchmark): nodes with GPU model,
     /// CPU and memory; pods sampled until their GPUs reach `--load` x capacity.

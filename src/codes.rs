@@ -232,6 +232,18 @@ pub const ALL: &[Code] = &[
         "copy the included file into slurm.conf's folder",
     ),
     code(
+        "GP750",
+        "import",
+        "the import leaves part of the source out (nodes, GPUs, pools, switches...), so nothing is written; with `--partial` what was imported is written, headed by the list of what is missing, and the command exits 2",
+        "fix what the other diagnostics say, or pass `--partial`; `--format json` lists every left-out item",
+    ),
+    code(
+        "GP751",
+        "import",
+        "a node or GPUs of the source are not in the output and the importer stated no reason (a bug of the importer)",
+        "please report it with the input; the node is listed as left out",
+    ),
+    code(
         "GP760",
         "fmt",
         "a file `gpuplan fmt` was given does not parse (the syntax errors follow)",
@@ -328,6 +340,12 @@ pub const ALL: &[Code] = &[
         "give that scheduler nodes (`pool ... scheduler=`), or leave the target out",
     ),
     code(
+        "GP919",
+        "render",
+        "warning: a target cannot carry part of the plan (without declared authorities: fractions NVIDIA's device plugin cannot share as planned); that part is left out of it",
+        "declare the scheduler so that the plan keeps to what it carries, or run the class under another scheduler",
+    ),
+    code(
         "GP920",
         "state",
         "the state file cannot be read or is not a gpuplan state",
@@ -398,6 +416,18 @@ pub const ALL: &[Code] = &[
         "plan",
         "a class's GPUs idle on checkpoint writes longer than its `max-idle` (storage bandwidth shared by every gang writing at once, or the gangs' NICs)",
         "the message names the limit that binds: add storage bandwidth (or a storage per leaf or pool), checkpoint less often or smaller, or raise `max-idle`",
+    ),
+    code(
+        "GP932",
+        "check-render",
+        "the rendered folder given to `check-render`, or a file in it, cannot be read (missing, not a folder, a link, a special file, not UTF-8, past the input-bytes limit)",
+        "pass the folder `gpuplan render ... --out-dir DIR` wrote; links and special files are never followed",
+    ),
+    code(
+        "GP933",
+        "check-render",
+        "a rendered file cannot be parsed the way its scheduler reads it (YAML, slurm.conf, gres.conf, topology.conf, sacctmgr.sh, `#SBATCH` lines); also a `parse` violation of the report",
+        "re-render the folder; a file gpuplan rendered that does not parse is a renderer bug",
     ),
     code(
         "GP935",

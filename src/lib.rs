@@ -12,6 +12,7 @@
 //! KDL files --load--> SourceMap --spec--> spanned spec --model--> Cluster --validate--> Diagnostics
 //! Cluster (+ previous Placement) --solve--> Assignment --placement::build--> Placement
 //! Placement --placement::check--> Violations;  Cluster + Placement --render--> files
+//! files + Cluster + Placement --realize::check--> Report (is the plan carried out?)
 //! files + Placement + State --plan::build--> Plan --apply--> output folder + State
 //! pipeline: check() = validate, solve, build, check; plan() = check, render, compare
 //! NVML / nvidia-smi outputs --discover--> Inventory --> KDL;  observations --drift--> Report
@@ -26,6 +27,7 @@
 //! | rules | [`validate`] | the rules (`GP0xx`), one file each |
 //! | solver | [`solve`] | model -> `Assignment` (ILP, greedy), the previous placement's value |
 //! | result | [`placement`] | `Assignment` -> `Placement`, reasons, the independent checker, previous/moves, views |
+//! | verification | [`realize`] | rendered files + Placement + Cluster -> `Report`: do the files make the schedulers carry out the plan (shares nothing with `render`) |
 //! | output | [`render`] | Placement + Cluster -> files per target (templates in `templates/`) |
 //! | change | [`state`], [`plan`] | the state file; artifacts + placement vs state -> `Plan` |
 //! | operation | [`pipeline`] | the one planning operation: settings in, plan, timings and diagnostics out |
@@ -50,6 +52,7 @@ pub mod names;
 pub mod pipeline;
 pub mod placement;
 pub mod plan;
+pub mod realize;
 pub mod render;
 pub mod report;
 pub mod saved;

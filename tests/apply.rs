@@ -136,7 +136,7 @@ fn change_exits_2_with_diff_and_disruption() {
         &transcript(&(r.0, changes.to_string(), r.2.clone())),
     );
     assert!(
-        changes.contains("Plan: 1 to add, 13 to change, 0 to destroy."),
+        changes.contains("Plan: 1 to add, 17 to change, 0 to destroy."),
         "{changes}"
     );
     assert!(changes.contains("h100-2 GPU 1 (h100-sxm5-80gb): 1g.10gb*7 -> 3g.40gb*2"));
@@ -166,7 +166,7 @@ fn saved_plan_applies_exactly_and_stale_plans_are_refused() {
     let (code, text, _) = s.run(&["show", "p1.json"]);
     assert_eq!(code, 0);
     assert!(
-        text.contains("saved plan for cluster `apply-test`") && text.contains("Plan: 37 to add")
+        text.contains("saved plan for cluster `apply-test`") && text.contains("Plan: 40 to add")
     );
     let (code, json, _) = s.run(&["show", "p1.json", "--format", "json"]);
     assert_eq!(code, 0);

@@ -21,6 +21,7 @@ const LAYERS: &[&str] = &[
     "validate",
     "solve",
     "placement",
+    "realize",
     "render",
     "state",
     "plan",
@@ -173,4 +174,23 @@ fn no_two_files_import_each_other() {
         "files importing each other:\n{}",
         cycles.join("\n")
     );
+}
+
+/// The realizability checker shares nothing with the renderers (issue 29): not their
+/// code (the layers above keep `render` out) and not their label constants either, so a
+/// renderer's typo in a key is caught rather than copied.
+#[test]
+fn realize_does_not_use_the_renderers_names() {
+    let mut all = Vec::new();
+    files(Path::new("src/realize"), &mut all);
+    assert!(!all.is_empty());
+    let bad: Vec<String> = all
+        .iter()
+        .filter(|p| {
+            let c = code(p);
+            c.contains("names::") || c.contains("render::")
+        })
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(bad.is_empty(), "uses crate::names or render: {bad:?}");
 }

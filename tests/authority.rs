@@ -163,7 +163,7 @@ fn renders_stay_inside_their_scheduler() {
     );
     assert_eq!(parts.values().map(|p| p.ceiling).sum::<u32>(), ml.ceiling());
     // Workloads select and tolerate their own scheduler only.
-    let sweep = &files["volcano/jobs/sweep.yaml"];
+    let sweep = &files["volcano/workloads/sweep.yaml"];
     assert!(sweep.contains("key: gpuplan.io/scheduler\n                        operator: In\n                        values: [\"volcano\"]"));
     assert!(!sweep.contains("\"kueue\"") && !sweep.contains("\"slurm\""));
 }
@@ -276,4 +276,130 @@ training "llm" team="t" priority="p" replicas=1 {{ gang gpus=8; cuda "13.0"{comp
     assert_eq!(d.len(), 1);
     assert!(d[0].contains("does not help"), "{}", d[0]);
     assert!(d[0].contains("R535, R570"), "{}", d[0]);
+}
+
+/// Issue 29: a cluster whose default scheduler is Volcano, with a Slurm pool of H100 nodes
+/// and Volcano's own A100 nodes; `llm` accepts only H100s, `chat` only A100s. `kq`: two
+/// more H100 nodes in a pool of that scheduler; `llm`: properties of the class.
+fn default_elsewhere(kq: Option<&str>, llm: &str) -> String {
+    let (kq_nodes, kq_leaf, kq_pool) = match kq {
+        Some(a) => (
+            "nodes \"kq-[01-02]\" class=\"h\"".to_string(),
+            "leaf \"l3\" nodes=\"kq-[01-02]\"".to_string(),
+            format!("pool \"kq\" mode=\"training\" nodes=\"kq-[01-02]\" scheduler=\"{a}\""),
+        ),
+        None => Default::default(),
+    };
+    format!(
+        r#"
+cluster "c" {{
+    scheduler "volcano"
+}}
+node-class "h" {{
+    cpu sockets=2 cores-per-socket=56 threads-per-core=2
+    gpus 8 model="h100-sxm5-80gb"
+    nics 8 speed="400Gbps" kind="infiniband"
+}}
+node-class "a" {{
+    gpus 8 model="a100-sxm4-80gb"
+    nics 4 speed="200Gbps" kind="infiniband"
+}}
+nodes "hpc-[01-02]" class="h"
+nodes "k8s-[01-02]" class="a"
+{kq_nodes}
+fabric {{
+    leaf "l1" nodes="hpc-[01-02]"
+    leaf "l2" nodes="k8s-[01-02]"
+    {kq_leaf}
+}}
+pool "hpc" mode="training" nodes="hpc-[01-02]" scheduler="slurm"
+{kq_pool}
+team "hpc" guarantee=16
+team "web" guarantee=2 burst=16
+priority "p" value=10
+training "llm" team="hpc" priority="p"{llm} {{
+    gang gpus=16 gpus-per-node=8
+    models "h100-sxm5-80gb"
+}}
+inference "chat" team="web" priority="p" replicas=2 {{
+    gpus 1
+    models "a100-sxm4-80gb"
+}}
+"#
+    )
+}
+
+/// The errors `validate` reports: (code, message, hint).
+fn errors(kdl: &str) -> Vec<(String, String, String)> {
+    let mut sources = gpuplan::source::SourceMap::new();
+    sources.add("c.kdl", kdl.to_string());
+    gpuplan::validate::validate(&sources)
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| {
+            (
+                d.code.to_string(),
+                d.message.clone(),
+                d.help.clone().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn issue29_gp036_default_scheduler_yields_to_the_one_owning_the_models() {
+    // Only Slurm owns H100s: `llm` runs under Slurm, not under the default.
+    let kdl = default_elsewhere(None, "");
+    assert_eq!(errors(&kdl), vec![]);
+    let c = common::load_text(&kdl);
+    let llm = c.workloads.iter().find(|w| w.name == "llm").unwrap();
+    let chat = c.workloads.iter().find(|w| w.name == "chat").unwrap();
+    assert_eq!(c.authority_of(llm), Some(Authority::Slurm));
+    assert_eq!(c.authority_of(chat), Some(Authority::Volcano));
+    let p = common::plan(&c, SolverKind::Ilp);
+    let w = p.workloads.iter().find(|w| w.name == "llm").unwrap();
+    let nodes: Vec<&str> = w.gangs[0].nodes.iter().map(|n| n.node.as_str()).collect();
+    assert_eq!(nodes, ["hpc-01", "hpc-02"]);
+    // `gpuplan render --target slurm` renders the class under Slurm.
+    let dir = common::Scratch::new("issue29-authority");
+    dir.write("c.kdl", &kdl);
+    let (code, _, err) = dir.run(&["render", "c.kdl", "--target", "slurm", "--out-dir", "out"]);
+    assert_eq!(code, 0, "{err}");
+    let job = dir.read("out/slurm/workloads/llm.sbatch");
+    assert!(job.contains("for scheduler slurm"), "{job}");
+    assert!(job.contains("llm"), "{job}");
+    let (code, _, err) = dir.run(&["render", "c.kdl", "--target", "volcano", "--out-dir", "v"]);
+    assert_eq!(code, 0, "{err}");
+    let volcano: String = common::tree(&dir.path("v"))
+        .iter()
+        .map(|(p, b)| format!("{p}\n{}", String::from_utf8_lossy(b)))
+        .collect();
+    assert!(!volcano.contains("llm"), "{volcano}");
+}
+
+#[test]
+fn issue29_gp036_still_refuses_the_ambiguous_and_the_pinned_elsewhere() {
+    // H100s under Slurm and Kueue, none under the default: which one?
+    let e = errors(&default_elsewhere(Some("kueue"), ""));
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0].0, "GP036");
+    assert!(e[0].1.contains("could run under kueue or slurm"), "{e:?}");
+    assert!(
+        e[0].2
+            .contains("the cluster's default, volcano, owns no node"),
+        "{e:?}"
+    );
+    // With the default owning H100s too, the default decides.
+    let c = common::load_text(&default_elsewhere(Some("volcano"), ""));
+    let llm = c.workloads.iter().find(|w| w.name == "llm").unwrap();
+    assert_eq!(c.authority_of(llm), Some(Authority::Volcano));
+    // A class pinned to a scheduler that owns none of its models is still refused.
+    let e = errors(&default_elsewhere(None, " scheduler=\"volcano\""));
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].1
+            .contains("volcano owns no node with a GPU model it accepts"),
+        "{e:?}"
+    );
 }

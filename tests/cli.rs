@@ -193,8 +193,12 @@ fn import_json_and_lgip() {
     ]);
     assert_eq!(out.status.code(), Some(0));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(json["models"][0], "h100-nvl-94gb");
-    assert_eq!(json["profiles"].as_array().unwrap().len(), 3);
+    // The import contract's document: the report and what was read.
+    assert_eq!(json["format_version"], 1);
+    assert_eq!(json["report"]["importer"], "mig-lgip");
+    assert_eq!(json["report"]["inputs"][0]["kind"], "nvidia-smi mig -lgip");
+    assert_eq!(json["read"]["models"][0], "h100-nvl-94gb");
+    assert_eq!(json["read"]["profiles"].as_array().unwrap().len(), 3);
 }
 
 #[test]

@@ -402,16 +402,30 @@ fn oracle_on_multi_node_gangs_sharing_nodes() {
     assert_eq!(oracle_on(&text), vec![12.0, 4.0]);
 }
 
-/// Three 3-GPU nodes in one leaf, an 8-GPU gang without `gpus-per-node`: 3 per node
-/// (the node's GPUs), so 3 + 3 + 2 with one short node. A second gang finds 1 GPU.
-/// `lo` 1-GPU replicas x2: one fits in the last GPU. Optimum [8, 1].
+/// Four 3-GPU nodes in one leaf, an 8-GPU gang without `gpus-per-node`: the default is
+/// the most GPUs per node that divide the gang and fit a node (issue 29: every pod of a
+/// gang gets the same GPUs), 2, so one gang takes 2 + 2 + 2 + 2 and a second finds no
+/// four free nodes. `lo` 1-GPU replicas x2 fit beside it. Optimum [8, 2]. (The default
+/// was once all 3 GPUs of a node, 3 + 3 + 2 with one short node, which no Job template
+/// or `--gres` can carry; on three such nodes the gang is now GP016.)
 #[test]
-fn oracle_on_a_gang_with_a_short_node() {
-    let text = head(
-        "nodes \"n-[1-3]\" class=\"c3\"\nfabric {\n    leaf \"l0\" nodes=\"n-[1-3]\"\n}\n",
-    ) + "training \"g\" team=\"t\" priority=\"hi\" replicas=2 {\n    gang gpus=8\n    topology required=\"leaf\"\n}\n"
-        + "inference \"w\" team=\"t\" priority=\"lo\" replicas=2 {\n    memory \"40GiB\"\n    isolation \"whole-gpu\"\n    gpus 1\n}\n";
-    assert_eq!(oracle_on(&text), vec![8.0, 1.0]);
+fn oracle_on_a_gang_without_gpus_per_node_splits_it_evenly() {
+    let gang = "training \"g\" team=\"t\" priority=\"hi\" replicas=2 {\n    gang gpus=8\n    topology required=\"leaf\"\n}\n";
+    let lo = "inference \"w\" team=\"t\" priority=\"lo\" replicas=2 {\n    memory \"40GiB\"\n    isolation \"whole-gpu\"\n    gpus 1\n}\n";
+    let text =
+        head("nodes \"n-[1-4]\" class=\"c3\"\nfabric {\n    leaf \"l0\" nodes=\"n-[1-4]\"\n}\n")
+            + gang
+            + lo;
+    assert_eq!(oracle_on(&text), vec![8.0, 2.0]);
+    let three =
+        head("nodes \"n-[1-3]\" class=\"c3\"\nfabric {\n    leaf \"l0\" nodes=\"n-[1-3]\"\n}\n")
+            + gang
+            + lo;
+    let err = one(&three).unwrap_err();
+    assert!(
+        err.iter().any(|e| e.contains("can hold 6 on 3 node(s)")),
+        "{err:?}"
+    );
 }
 
 /// One 2-GPU node (8 cores). `hi`: 60% replicas with 2 cores x3: one per GPU (two do

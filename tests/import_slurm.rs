@@ -312,7 +312,7 @@ fn mangled_files_never_panic() {
         gres: Some(sources.add("gres.conf", originals[1].clone())),
         topology: Some(sources.add("topology.conf", originals[2].clone())),
     };
-    let (whole, _) = import(&sources, &files, &Options::default(), "whole");
+    let (whole, _, _) = import(&sources, &files, &Options::default(), "whole");
     assert!(
         whole.is_some_and(|t| t.contains("dev[0-17]")),
         "the unmangled files import"

@@ -8,6 +8,7 @@ use common::{gpuplan, load_text, plan};
 use gpuplan::placement::{self, Placement};
 use gpuplan::solve::SolverKind;
 use gpuplan::source::SourceMap;
+use std::collections::BTreeSet;
 
 const CLUSTER: &str = r#"
 cluster "pk"
@@ -231,4 +232,77 @@ fn import_openb_writes_a_cluster_that_plans() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("GP705") && err.contains("line 2"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn issue29_import_openb_with_type_constrained_pods_validates_and_plans() {
+    let dir = common::Scratch::new("issue29-openb");
+    dir.write(
+        "nodes.csv",
+        "sn,cpu_milli,memory_mib,gpu,model\n\
+         openb-node-0000,192000,1572864,8,V100M16\n\
+         openb-node-0001,192000,1572864,8,V100M32\n\
+         openb-node-0002,96000,786432,2,P100\n\
+         openb-node-0003,96000,786432,2,T4\n\
+         openb-node-0004,96000,786432,1,A10\n\
+         openb-node-0005,192000,1572864,8,G2\n\
+         openb-node-0006,192000,1572864,8,G3\n",
+    );
+    // Seven models (the longest spec of the trace), six, two, and one written twice; CPU
+    // and memory large enough for the readable names to pass 63 characters.
+    dir.write(
+        "pods.csv",
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n\
+         p0,128000,1048576,1,1000,V100M16|V100M32|P100|T4|A10|G2|G3,LS,Running,0,1,0\n\
+         p1,128000,1048576,1,1000,V100M16|V100M32|P100|T4|A10|G2,LS,Running,0,1,0\n\
+         p2,128000,1048576,1,250,V100M16|V100M32|P100|T4|A10|G2|G3,LS,Running,0,1,0\n\
+         p3,16000,65536,2,1000,V100M16|V100M32,LS,Running,0,1,0\n\
+         p4,8000,32768,1,1000,T4|T4,BE,Running,0,1,0\n\
+         p5,8000,32768,0,0,,BE,Running,0,1,0\n",
+    );
+    for extra in [&[][..], &["--per-pod"][..]] {
+        let mut args = vec![
+            "import",
+            "openb",
+            "--nodes",
+            "nodes.csv",
+            "--pods",
+            "pods.csv",
+            "-o",
+            "ob",
+            "--seed",
+            "3",
+        ];
+        args.extend_from_slice(extra);
+        let (code, _, err) = dir.run(&args);
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        let w = dir.read("ob/workloads.kdl");
+        let names: Vec<&str> = w
+            .lines()
+            .filter_map(|l| l.strip_prefix("inference \""))
+            .filter_map(|l| l.split('"').next())
+            .collect();
+        assert!(!names.is_empty(), "{w}");
+        let unique: BTreeSet<&str> = names.iter().copied().collect();
+        assert_eq!(unique.len(), names.len(), "{extra:?}: {names:?}");
+        for n in &names {
+            assert!(gpuplan::names::is_dns_label(n), "{extra:?}: {n}");
+        }
+        for l in w.lines().filter(|l| l.trim_start().starts_with("models ")) {
+            let models: Vec<&str> = l.split_whitespace().skip(1).collect();
+            let once: BTreeSet<&str> = models.iter().copied().collect();
+            assert_eq!(once.len(), models.len(), "{extra:?}: {l}");
+        }
+        if extra.is_empty() {
+            assert!(
+                w.contains("models \"openb-a10\" \"openb-g2\" \"openb-g3\" \"openb-p100\" \"openb-t4\" \"openb-v100m16\" \"openb-v100m32\""),
+                "{w}"
+            );
+        }
+        let (code, out, err) = dir.run(&["validate", "ob"]);
+        assert_eq!(code, 0, "{extra:?}: {out}{err}");
+        let (code, out, err) = dir.run(&["plan", "ob", "--quiet"]);
+        assert!(code == 0 || code == 2, "{extra:?}: {out}{err}");
+        assert!(out.contains("Plan: "), "{extra:?}: {out}");
+    }
 }

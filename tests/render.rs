@@ -403,9 +403,8 @@ fn kueue_topologies_reach(x: &Targets) {
             .as_mapping()
             .unwrap()
             .keys()
-            .next()
-            .unwrap()
-            .as_str()
+            .filter_map(|k| k.as_str())
+            .find(|k| k.starts_with("nvidia.com/"))
             .unwrap()
             .to_string();
         let cq = kind(kueue, "ClusterQueue")
@@ -423,22 +422,41 @@ fn kueue_topologies_reach(x: &Targets) {
             if !covered.contains(&resource.as_str()) {
                 continue;
             }
-            let selector = &j["spec"]["template"]["spec"]["nodeSelector"];
+            // The values the pods' required node affinity allows per label key.
+            let mut allowed: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            let terms = &j["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                ["nodeSelectorTerms"];
+            for t in terms.as_sequence().into_iter().flatten() {
+                for e in t["matchExpressions"].as_sequence().into_iter().flatten() {
+                    if e["operator"].as_str() == Some("In") {
+                        allowed.insert(
+                            e["key"].as_str().unwrap().to_string(),
+                            e["values"]
+                                .as_sequence()
+                                .unwrap()
+                                .iter()
+                                .map(|v| v.as_str().unwrap().to_string())
+                                .collect(),
+                        );
+                    }
+                }
+            }
             for f in grp["flavors"].as_sequence().unwrap() {
                 let fname = f["name"].as_str().unwrap();
                 let fl = kind(kueue, "ResourceFlavor")
                     .into_iter()
                     .find(|x| name(x) == fname)
                     .unwrap();
-                // Kueue skips a flavor whose nodeLabels the pods' nodeSelector excludes.
+                // Kueue skips a flavor whose nodeLabels the pods' node affinity excludes.
                 let excluded =
                     fl["spec"]["nodeLabels"]
                         .as_mapping()
                         .unwrap()
                         .iter()
                         .any(|(k, v)| {
-                            let s = &selector[k.as_str().unwrap()];
-                            !s.is_null() && s != v
+                            allowed.get(k.as_str().unwrap()).is_some_and(|vs| {
+                                !vs.iter().any(|x| Some(x.as_str()) == v.as_str())
+                            })
                         });
                 if excluded {
                     continue;
@@ -595,7 +613,7 @@ fn slurm_jobs_name_what_slurm_defines(x: &Targets) {
     let (switched, blocked) = (under("SwitchName="), under("BlockName="));
     for (path, sb) in files
         .iter()
-        .filter(|(p, _)| p.starts_with("slurm/examples/"))
+        .filter(|(p, _)| p.starts_with("slurm/workloads/"))
     {
         let opt = |name: &str| {
             sb.lines()
@@ -615,7 +633,12 @@ fn slurm_jobs_name_what_slurm_defines(x: &Targets) {
         }
         assert!(!candidates.is_empty(), "{ex}: {path} fits no node");
         if let Some(fs) = opt("constraint") {
-            for f in fs.split(['&', '|', ',']) {
+            // sbatch reads quotes like a shell; brackets are matching OR.
+            for f in fs
+                .trim_matches(['\'', '"'])
+                .split(['&', '|', ','])
+                .map(|f| f.trim_matches(['[', ']']))
+            {
                 assert!(
                     candidates.iter().any(|n| node_lines[*n].0.contains(f)),
                     "{ex}: {path} feature {f} is on none of its nodes"
@@ -695,8 +718,24 @@ fn teams_agree(x: &Targets) {
                 .unwrap();
             let mut nominal = 0;
             let mut whole_flavors = 0;
+            // Flavors of whole-GPU nodes: the only ones with whole-GPU quota.
+            let whole_flavor = |f: &str| {
+                kind(kueue, "ResourceFlavor").into_iter().any(|rf| {
+                    name(rf) == f && {
+                        let l = &rf["spec"]["nodeLabels"];
+                        p.pools.iter().any(|np| {
+                            np.mode == gpuplan::placement::PoolMode::WholeGpu
+                                && l["gpuplan.io/pool"].as_str()
+                                    == Some(np.pool.as_deref().unwrap_or("whole-gpu"))
+                        })
+                    }
+                })
+            };
             for grp in cq["spec"]["resourceGroups"].as_sequence().unwrap() {
                 for fl in grp["flavors"].as_sequence().unwrap() {
+                    if !whole_flavor(fl["name"].as_str().unwrap()) {
+                        continue;
+                    }
                     for r in fl["resources"].as_sequence().unwrap() {
                         if r["name"].as_str() == Some("nvidia.com/gpu") {
                             whole_flavors += 1;
@@ -864,7 +903,14 @@ fn pools_agree(x: &Targets) {
     }
 }
 
-/// Training gangs: pods and GPUs per pod, in every target that runs the class.
+/// The `gpuplan.io/gangs` of a Job template (1 when absent).
+fn gangs_of(d: &Value) -> i64 {
+    let a = &d["metadata"]["annotations"]["gpuplan.io/gangs"];
+    if a.is_null() { 1 } else { num(a) }
+}
+
+/// Training gangs: pods and GPUs per pod, in every target that runs the class, and the
+/// class's gangs add up over its objects (one per placement group).
 fn gangs_agree(x: &Targets) {
     let Targets {
         ex,
@@ -875,34 +921,39 @@ fn gangs_agree(x: &Targets) {
         volcano,
         kueue,
     } = x;
-    for w in p.workloads.iter().filter(|w| w.kind == "training") {
+    for w in p
+        .workloads
+        .iter()
+        .filter(|w| w.kind == "training" && !w.gangs.is_empty())
+    {
         let a = c
             .workloads
             .iter()
             .find(|m| m.name == w.name)
             .and_then(|m| c.authority_of(m));
-        let g = &w.gangs[0];
-        let (pods, per_pod) = (g.nodes.len() as i64, g.nodes[0].gpus.len() as i64);
+        let shapes: BTreeSet<(i64, i64)> = w
+            .gangs
+            .iter()
+            .map(|g| (g.nodes.len() as i64, g.nodes[0].gpus.len() as i64))
+            .collect();
+        let gangs = w.gangs.len() as i64;
+        let of_class =
+            |d: &&Value| d["metadata"]["labels"]["gpuplan.io/class"].as_str() == Some(&w.name);
         if serves(c, &[Authority::Volcano], a) {
-            let vj = kind(volcano, "Job")
-                .into_iter()
-                .find(|d| name(d) == w.name)
-                .unwrap();
-            assert_eq!(
-                num(&vj["spec"]["minAvailable"]),
-                pods,
-                "{ex} {} volcano",
-                w.name
-            );
-            assert_eq!(num(&vj["spec"]["tasks"][0]["replicas"]), pods);
-            let lim =
-                &vj["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"]["limits"];
-            assert_eq!(
-                num(&lim["nvidia.com/gpu"]),
-                per_pod,
-                "{ex} {} volcano gpus",
-                w.name
-            );
+            let mut total = 0;
+            for vj in kind(volcano, "Job").into_iter().filter(of_class) {
+                let pods = num(&vj["spec"]["minAvailable"]);
+                assert_eq!(num(&vj["spec"]["tasks"][0]["replicas"]), pods);
+                let lim = &vj["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"]
+                    ["limits"];
+                assert!(
+                    shapes.contains(&(pods, num(&lim["nvidia.com/gpu"]))),
+                    "{ex} {} volcano shape",
+                    w.name
+                );
+                total += gangs_of(vj);
+            }
+            assert_eq!(total, gangs, "{ex} {} volcano gangs", w.name);
         }
         for (docs, what, auth) in [
             (k8s, "k8s", Authority::Kubernetes),
@@ -911,36 +962,50 @@ fn gangs_agree(x: &Targets) {
             if !serves(c, &[auth], a) {
                 continue;
             }
-            let j = kind(docs, "Job")
+            let mut total = 0;
+            for j in kind(docs, "Job")
                 .into_iter()
-                .find(|d| name(d) == w.name && d["apiVersion"].as_str() == Some("batch/v1"))
-                .unwrap_or_else(|| panic!("{ex} {} {what}", w.name));
-            assert_eq!(
-                num(&j["spec"]["parallelism"]),
-                pods,
-                "{ex} {} {what}",
-                w.name
-            );
-            let lim = &j["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
-            assert_eq!(
-                num(&lim["nvidia.com/gpu"]),
-                per_pod,
-                "{ex} {} {what}",
-                w.name
-            );
+                .filter(of_class)
+                .filter(|d| d["apiVersion"].as_str() == Some("batch/v1"))
+            {
+                let lim = &j["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
+                assert!(
+                    shapes.contains(&(num(&j["spec"]["parallelism"]), num(&lim["nvidia.com/gpu"]))),
+                    "{ex} {} {what} shape",
+                    w.name
+                );
+                total += gangs_of(j);
+            }
+            assert_eq!(total, gangs, "{ex} {} {what} gangs", w.name);
         }
         if serves(c, &[Authority::Slurm], a) {
-            let sb = &files[&format!("slurm/examples/{}.sbatch", w.name)];
-            assert!(
-                sb.contains(&format!("#SBATCH --nodes={pods}\n")),
-                "{ex} {} slurm",
-                w.name
-            );
-            assert!(
-                sb.contains(&format!(":{per_pod}\n")),
-                "{ex} {} slurm gres",
-                w.name
-            );
+            let mut total = 0;
+            for (_, sb) in files.iter().filter(|(f, t)| {
+                f.starts_with("slurm/workloads/")
+                    && t.contains(&format!("#SBATCH --comment=gpuplan.io/class={}\n", w.name))
+            }) {
+                let opt = |name: &str| {
+                    sb.lines()
+                        .find_map(|l| l.strip_prefix(&format!("#SBATCH --{name}=")))
+                };
+                let pods: i64 = opt("nodes").unwrap().parse().unwrap();
+                let per_pod: i64 = opt("gres")
+                    .unwrap()
+                    .rsplit(':')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                assert!(
+                    shapes.contains(&(pods, per_pod)),
+                    "{ex} {} slurm shape",
+                    w.name
+                );
+                total += opt("array")
+                    .map(|a| a.trim_start_matches("0-").parse::<i64>().unwrap() + 1)
+                    .unwrap_or(1);
+            }
+            assert_eq!(total, gangs, "{ex} {} slurm gangs", w.name);
         }
     }
 }
@@ -1206,7 +1271,7 @@ fn cross_object_checks_catch_tiers_and_segments_its_nodes_lack() {
     assert!(
         fails(
             &replace(
-                "volcano/jobs/tune.yaml",
+                "volcano/workloads/tune.yaml",
                 "highestTierAllowed: 2",
                 "highestTierAllowed: 1"
             ),
@@ -1217,7 +1282,7 @@ fn cross_object_checks_catch_tiers_and_segments_its_nodes_lack() {
     assert!(
         fails(
             &replace(
-                "slurm/examples/dense.sbatch",
+                "slurm/workloads/dense.sbatch",
                 "#SBATCH --switches=1\n",
                 "#SBATCH --segment=4\n"
             ),

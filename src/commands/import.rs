@@ -5,6 +5,7 @@ use super::Output;
 use crate::cli::{DataFormat, Format, ImportKind, NamingArgs};
 use crate::diag::Diagnostic;
 use crate::discover::{self, Naming, lgip, topo, xml};
+use crate::import::contract::{self, JsonOut, Report};
 use crate::import::k8s;
 use crate::source::{FileId, SourceMap};
 use serde::Serialize;
@@ -33,8 +34,17 @@ pub fn run(kind: &ImportKind, out: &Output) -> u8 {
         ImportKind::Slurm {
             path,
             models,
+            format,
             out: file,
-        } => return slurm(path, models, file.as_deref(), out),
+            partial,
+        } => {
+            let to = Target {
+                format: *format,
+                out: file.as_deref(),
+                partial: *partial,
+            };
+            return slurm(path, models, &to, out);
+        }
     };
     let mut sources = SourceMap::new();
     let file = match crate::load::read_one(&args.file) {
@@ -49,11 +59,107 @@ pub fn run(kind: &ImportKind, out: &Output) -> u8 {
         kind_name(kind),
         sources.get(file).map_or("", |f| f.path.as_str())
     );
-    let (text, diags) = convert(kind, &sources, file, &header, args.format);
-    out.diagnostics(&sources, &diags, Format::Human);
-    match text {
-        Some(t) => emit(out, args.out.as_deref(), &t),
-        None => 1,
+    let imported = convert(kind, &sources, file, &header, args.format);
+    let to = Target {
+        format: args.format,
+        out: args.out.as_deref(),
+        partial: args.partial,
+    };
+    finish(out, &sources, imported, &to)
+}
+
+/// Where and how an import's output goes (`--format`, `-o`, `--partial`).
+pub struct Target<'a> {
+    pub format: DataFormat,
+    pub out: Option<&'a Path>,
+    pub partial: bool,
+}
+
+/// What an importer produced: the KDL (none after an error), what it read as JSON,
+/// its report and its diagnostics.
+pub struct Imported {
+    pub kdl: Option<String>,
+    pub read: Option<serde_json::Value>,
+    pub report: Report,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Imported {
+    /// An import that failed before reading anything.
+    pub fn failed(importer: &str, diagnostics: Vec<Diagnostic>) -> Self {
+        Imported {
+            kdl: None,
+            read: None,
+            report: Report::new(importer),
+            diagnostics,
+        }
+    }
+}
+
+/// The import contract at the command line (docs/import.md, "The contract"): the
+/// diagnostics, then GP750 when part of the source is left out, then the summary on
+/// stderr; the output is written only when nothing is left out, or with `--partial`
+/// (headed by the list of what is missing, exit 2). `--format json` prints the report
+/// and what was read, whatever was left out, with the same exit status.
+pub fn finish(out: &Output, sources: &SourceMap, imported: Imported, to: &Target) -> u8 {
+    let Imported {
+        kdl,
+        read,
+        mut report,
+        mut diagnostics,
+    } = imported;
+    report.finish();
+    let failed = diagnostics.iter().any(Diagnostic::is_error);
+    let has_output = !failed && kdl.is_some();
+    let decision = report.decide(has_output, to.partial);
+    if has_output && !report.complete() {
+        diagnostics.push(loss(&report, to.partial));
+    }
+    out.diagnostics(sources, &diagnostics, Format::Human);
+    if !failed || report.nodes.seen > 0 {
+        out.status(report.summary(20).trim_end());
+    }
+    if to.format == DataFormat::Json {
+        let doc = JsonOut {
+            format_version: contract::FORMAT_VERSION,
+            report: &report,
+            read: read.as_ref(),
+        };
+        let rc = emit(out, to.out, &to_json(&doc));
+        return if rc != 0 { rc } else { decision.exit };
+    }
+    match (decision.write, kdl) {
+        (true, Some(text)) if !failed => {
+            let text = if report.complete() {
+                text
+            } else {
+                format!("{}{text}", report.partial_comment())
+            };
+            let rc = emit(out, to.out, &text);
+            if rc != 0 { rc } else { decision.exit }
+        }
+        _ => decision.exit.max(1),
+    }
+}
+
+/// GP750: what was left out, as an error (nothing written) or, with `--partial`, a
+/// warning (written, exit 2).
+fn loss(report: &Report, partial: bool) -> Diagnostic {
+    let what = format!(
+        "{} node(s), {} GPU(s) and {} item(s) in all of the source are left out",
+        report.nodes.left_out,
+        report.gpus.left_out,
+        report.left_out.len()
+    );
+    if partial {
+        Diagnostic::warning(
+            contract::GP750,
+            format!("incomplete import written (--partial): {what}"),
+        )
+        .with_help("the output starts with the list of what is missing; the command exits 2")
+    } else {
+        Diagnostic::error(contract::GP750, format!("nothing written: {what}"))
+            .with_help("fix what the diagnostics above say, or pass `--partial` to write what was imported with the list of what is missing (exit 2)")
     }
 }
 
@@ -74,7 +180,7 @@ pub const GP748: &str = "GP748";
 /// `gpuplan import slurm DIR|slurm.conf`: loads slurm.conf, its `Include` files (by
 /// name, from the same folder: an include never reads outside it), gres.conf and
 /// topology.conf beside it, and converts them ([`crate::import::slurm`]).
-fn slurm(path: &Path, models: &[(String, String)], to: Option<&Path>, out: &Output) -> u8 {
+fn slurm(path: &Path, models: &[(String, String)], to: &Target, out: &Output) -> u8 {
     use crate::import::slurm as sl;
     let (dir, conf) = if path.is_dir() {
         (path.to_path_buf(), path.join("slurm.conf"))
@@ -141,13 +247,22 @@ fn slurm(path: &Path, models: &[(String, String)], to: Option<&Path>, out: &Outp
     let opts = sl::Options {
         models: models.to_vec(),
     };
-    let (text, more) = sl::import(&sources, &files, &opts, &header);
+    let (text, mut report, more) = sl::import(&sources, &files, &opts, &header);
     diags.extend(more);
-    out.diagnostics(&sources, &diags, Format::Human);
-    match text.filter(|_| !diags.iter().any(Diagnostic::is_error)) {
-        Some(t) => emit(out, to, &canonical(&t)),
-        None => 1,
+    for (f, kind) in std::iter::once((files.slurm, "slurm.conf"))
+        .chain(files.includes.iter().map(|&f| (f, "slurm.conf Include")))
+        .chain(files.gres.map(|f| (f, "gres.conf")))
+        .chain(files.topology.map(|f| (f, "topology.conf")))
+    {
+        report.input(sources.get(f).map_or("", |x| x.path.as_str()), kind);
     }
+    let imported = Imported {
+        kdl: text.map(|t| canonical(&t)),
+        read: None,
+        report,
+        diagnostics: diags,
+    };
+    finish(out, &sources, imported, to)
 }
 
 /// Importers' KDL in `gpuplan fmt`'s layout (unchanged if it could not be formatted).
@@ -251,6 +366,15 @@ fn openb(
             return rc;
         }
     }
+    // Every node of the list is written (those without GPUs as CPU-only classes).
+    let mut report = Report::new("openb");
+    report.input(&nodes.to_string_lossy(), "openb node list");
+    report.input(&pods.to_string_lossy(), "openb pod list (sampled)");
+    for n in &ns {
+        report.saw_node(u64::from(n.gpus));
+        report.imported_node(u64::from(n.gpus));
+    }
+    out.status(report.summary(20).trim_end());
     0
 }
 
@@ -262,26 +386,36 @@ fn naming(n: &NamingArgs) -> Naming {
     }
 }
 
-/// The converted text (KDL or JSON) and the diagnostics; no text when an error was found.
+/// Runs one of the single-file importers: its KDL (none after an error), what it read,
+/// its report and diagnostics.
 pub fn convert(
     kind: &ImportKind,
     sources: &SourceMap,
     file: FileId,
     header: &str,
-    format: DataFormat,
-) -> (Option<String>, Vec<Diagnostic>) {
-    let (inv, diags) = match kind {
-        ImportKind::NvidiaSmiTopo { naming: n, .. } => topo::import(sources, file, &naming(n)),
-        ImportKind::NvidiaSmiXml { naming: n, .. } => xml::import(sources, file, &naming(n)),
+    _format: DataFormat,
+) -> Imported {
+    let path = sources.get(file).map_or("", |f| f.path.as_str());
+    let (inv, diagnostics, what) = match kind {
+        ImportKind::NvidiaSmiTopo { naming: n, .. } => {
+            let (inv, d) = topo::import(sources, file, &naming(n));
+            (inv, d, "nvidia-smi topo -m")
+        }
+        ImportKind::NvidiaSmiXml { naming: n, .. } => {
+            let (inv, d) = xml::import(sources, file, &naming(n));
+            (inv, d, "nvidia-smi -q -x")
+        }
         ImportKind::MigLgip { model, .. } => {
-            let (r, diags) = lgip::import(sources, file, model.as_deref());
-            let text =
-                r.filter(|_| !diags.iter().any(Diagnostic::is_error))
-                    .map(|r| match format {
-                        DataFormat::Kdl => lgip::render(&r, header),
-                        DataFormat::Json => to_json(&r),
-                    });
-            return (text, diags);
+            let (r, diagnostics) = lgip::import(sources, file, model.as_deref());
+            let mut report = Report::new("mig-lgip");
+            report.input(path, "nvidia-smi mig -lgip");
+            let ok = !diagnostics.iter().any(Diagnostic::is_error);
+            return Imported {
+                kdl: r.as_ref().filter(|_| ok).map(|r| lgip::render(r, header)),
+                read: r.as_ref().map(to_value),
+                report,
+                diagnostics,
+            };
         }
         ImportKind::K8sNodes {
             models,
@@ -294,24 +428,46 @@ pub fn convert(
                 tiers: tiers.clone(),
                 pool_labels: pool_labels.clone(),
             };
-            let (r, diags) = k8s::import(sources, file, &opts);
-            let text =
-                r.filter(|_| !diags.iter().any(Diagnostic::is_error))
-                    .map(|r| match format {
-                        DataFormat::Kdl => canonical(&k8s::render::render(&r, header)),
-                        DataFormat::Json => to_json(&r),
-                    });
-            return (text, diags);
+            let (r, mut report, diagnostics) = k8s::import(sources, file, &opts);
+            report.input(path, "kubectl get nodes");
+            let ok = !diagnostics.iter().any(Diagnostic::is_error);
+            return Imported {
+                kdl: r
+                    .as_ref()
+                    .filter(|_| ok)
+                    .map(|r| canonical(&k8s::render::render(r, header))),
+                read: r.as_ref().map(to_value),
+                report,
+                diagnostics,
+            };
         }
-        ImportKind::Openb { .. } | ImportKind::Slurm { .. } => return (None, Vec::new()),
+        ImportKind::Openb { .. } | ImportKind::Slurm { .. } => {
+            return Imported::failed(kind_name(kind), Vec::new());
+        }
     };
-    let text = inv
-        .filter(|_| !diags.iter().any(Diagnostic::is_error))
-        .map(|inv| match format {
-            DataFormat::Kdl => discover::kdl::render(&inv, header),
-            DataFormat::Json => to_json(&inv),
-        });
-    (text, diags)
+    // One node: every GPU the output read is written (the readers refuse, with a code,
+    // what they cannot describe).
+    let mut report = Report::new(kind_name(kind));
+    report.input(path, what);
+    if let Some(inv) = &inv {
+        let gpus = inv.gpus.len() as u64;
+        report.saw_node(gpus);
+        report.imported_node(gpus);
+    }
+    let ok = !diagnostics.iter().any(Diagnostic::is_error);
+    Imported {
+        kdl: inv
+            .as_ref()
+            .filter(|_| ok)
+            .map(|inv| discover::kdl::render(inv, header)),
+        read: inv.as_ref().map(to_value),
+        report,
+        diagnostics,
+    }
+}
+
+fn to_value<T: Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
 }
 
 pub(super) fn to_json<T: Serialize>(v: &T) -> String {

@@ -4,6 +4,7 @@
 //! (`drift`).
 
 mod apply;
+mod check_render;
 pub mod discover;
 mod drift;
 mod explain;
@@ -83,6 +84,7 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
         Command::Explain { code } => explain::run(code.as_deref(), out),
         Command::Plan(a) => plan::run(&plan::Settings::from(a), out),
         Command::Render(a) => render::run(&render::Settings::from(a), out),
+        Command::CheckRender(a) => check_render::run(&a, out),
         Command::Apply(a) => apply::run(&a, out),
         Command::Drift(a) => drift::run(&a, out),
         Command::Discover {

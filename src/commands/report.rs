@@ -35,7 +35,7 @@ pub(super) fn from_saved(
 }
 
 /// The model and placement of a saved plan, or the ones `plan` would make from KDL.
-fn model_and_placement(
+pub(super) fn model_and_placement(
     paths: &[PathBuf],
     solve: &crate::cli::SolveArgs,
     state: &Path,

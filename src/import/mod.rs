@@ -1,7 +1,9 @@
 //! Importers of what cluster managers already know: `kubectl get nodes` ([`k8s`]),
-//! Slurm's slurm.conf, gres.conf and topology.conf ([`slurm`]);
+//! Slurm's slurm.conf, gres.conf and topology.conf ([`slurm`]); [`contract`]: the
+//! report every importer fills (every node and GPU in the output or listed as left out);
 //! [`names`]: name patterns and DNS-label names shared by importers.
 
+pub mod contract;
 pub mod k8s;
 pub mod names;
 pub mod slurm;

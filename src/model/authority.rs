@@ -70,8 +70,10 @@ impl Authority {
     /// MPS sharing). Slurm gets whole GPUs and MIG instances (gres.conf, one GRES per
     /// instance with `MultipleFiles`); GPU sharing between jobs would need `gres/shard`
     /// or `gres/mps` with their own daemons and limits, which gpuplan does not render.
-    pub fn supports(self, mode: PoolMode) -> bool {
-        self != Authority::Slurm || matches!(mode, PoolMode::WholeGpu | PoolMode::Mig)
+    pub fn supports(self, mode: PoolMode, slurm_version: &[u32]) -> bool {
+        self != Authority::Slurm
+            || matches!(mode, PoolMode::WholeGpu | PoolMode::Mig)
+            || slurm_version >= SLURM_SHARING
     }
 
     /// Whether it can run a class at all (gangs of several pods need gang admission).
@@ -80,6 +82,9 @@ impl Authority {
         self.gang_admission() || !(w.kind == WorkloadKind::Training && c.gang_pods(w) > 1)
     }
 }
+
+/// The first Slurm with `gres/shard` (and `MultipleFiles`): GPUs shared between jobs.
+pub const SLURM_SHARING: &[u32] = &[22, 5];
 
 impl std::fmt::Display for Authority {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -152,8 +157,8 @@ impl Cluster {
     }
 
     /// The scheduler a class runs under: its `scheduler=`; else the cluster's default
-    /// when that can run it; else the one authority owning nodes with a GPU model the
-    /// class accepts that can run it.
+    /// when it owns a node with a GPU model the class accepts and can run it; else the
+    /// one authority owning such nodes that can run it.
     pub fn class_authority(&self, w: &Workload) -> ClassAuthority {
         // Cached per class (workloads are sorted by name) when computed for this model.
         if self.class_owners.len() == self.workloads.len() {
@@ -172,11 +177,14 @@ impl Cluster {
         if let Some(a) = w.scheduler {
             return ClassAuthority::Resolved(a);
         }
-        if let Some(a) = self.scheduler.filter(|a| a.can_run(self, w)) {
+        let candidates = self.candidate_authorities(w);
+        // The default only where it owns a node the class accepts (or where no node
+        // does: nothing else to choose, and the rules say why).
+        let owns = |a: &Authority| candidates.is_empty() || candidates.contains(a);
+        if let Some(a) = self.scheduler.filter(|a| owns(a) && a.can_run(self, w)) {
             return ClassAuthority::Resolved(a);
         }
-        let found: Vec<Authority> = self
-            .candidate_authorities(w)
+        let found: Vec<Authority> = candidates
             .into_iter()
             .filter(|a| a.can_run(self, w))
             .collect();
@@ -471,7 +479,7 @@ pub fn solver_view(c: &Cluster) -> Cluster {
         let a = c.authority_of(orig);
         if c.authorities_declared() && a.is_none() {
             // Unresolved (validation reports it): the class accepts no model.
-            w.models = vec![String::from("@")];
+            w.models = vec![super::NO_MODEL.to_string()];
             continue;
         }
         w.scheduler = a;
@@ -486,7 +494,7 @@ pub fn solver_view(c: &Cluster) -> Cluster {
             .map(|(k, _)| k.clone())
             .collect();
         if w.models.is_empty() {
-            w.models = vec![String::from("@")];
+            w.models = vec![super::NO_MODEL.to_string()];
         }
     }
     for (t, orig) in v.teams.values_mut().zip(c.teams.values()) {

@@ -626,10 +626,43 @@ fn build_workloads(spec: &Spec, c: &mut Cluster) {
     let mut seen = std::collections::BTreeSet::new();
     for w in &spec.workloads {
         if seen.insert(w.name.value.clone()) {
-            c.workloads.push(workload(spec, w));
+            let mut w = workload(spec, w);
+            narrow_to_memory(&c.models, &mut w);
+            c.workloads.push(w);
         }
     }
     c.workloads.sort_by(|a, b| a.name.cmp(&b.name));
+}
+
+/// A training class with `memory` accepts only the GPU models one GPU of which holds a
+/// rank ([`super::sizing::holds_rank`]), of those it lists (in its order) or of every
+/// known model, so that the planner, the choice of its scheduler and the checker, which
+/// all go by `models`, keep it off smaller GPUs. None left: [`super::NO_MODEL`] (GP015
+/// says why).
+fn narrow_to_memory(models: &BTreeMap<String, GpuModel>, w: &mut Workload) {
+    if w.kind != WorkloadKind::Training || w.memory.is_none() {
+        return;
+    }
+    // The class's own order (best first), else the models by name.
+    let listed: Vec<&String> = if w.models.is_empty() {
+        models.keys().collect()
+    } else {
+        w.models.iter().collect()
+    };
+    let fits: Vec<String> = listed
+        .into_iter()
+        .filter(|m| {
+            models
+                .get(*m)
+                .is_some_and(|gm| super::sizing::holds_rank(w, gm))
+        })
+        .cloned()
+        .collect();
+    w.models = if fits.is_empty() {
+        vec![super::NO_MODEL.to_string()]
+    } else {
+        fits
+    };
 }
 
 /// One workload, with its models by canonical name and its requests in their units.
@@ -789,5 +822,6 @@ impl Cluster {
         self.any_spot = self.nodes.iter().any(|n| n.capacity == Capacity::Spot);
         self.model_drivers = model_drivers(self);
         self.refresh_authorities();
+        self.round_scheduler_units();
     }
 }

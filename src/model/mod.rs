@@ -12,6 +12,7 @@ pub mod capacity;
 pub mod cost;
 mod mig;
 mod pool_mode;
+pub mod sharing;
 pub mod sizing;
 pub mod topology;
 
@@ -33,6 +34,11 @@ use std::collections::BTreeMap;
 pub type NodeIdx = usize;
 pub type SwitchIdx = usize;
 pub type DomainIdx = usize;
+
+/// The `models` of a class that accepts no GPU model: no model has this name (a training
+/// class whose `memory` no model holds, or a class of the planner's view whose scheduler
+/// owns none of its models).
+pub const NO_MODEL: &str = "@";
 
 /// Slurm release assumed when the KDL names none (Debian 12).
 pub const DEFAULT_SLURM: &[u32] = &[22, 5];
@@ -411,7 +417,9 @@ pub struct Workload {
     /// `cuda ... compat=#true`: the image ships NVIDIA's CUDA forward-compatibility
     /// package, so an older driver branch may run it ([`crate::catalog::cuda::forward_compatible`]).
     pub cuda_compat: bool,
-    /// Acceptable models (canonical names); empty = any.
+    /// Acceptable models (canonical names); empty = any. A training class with `memory`
+    /// keeps only the models that hold a rank ([`sizing::holds_rank`]), [`NO_MODEL`] when
+    /// none does.
     pub models: Vec<String>,
     pub gang_gpus: u32,
     pub gpus_per_node: Option<u32>,
@@ -453,6 +461,11 @@ impl Workload {
         self.models.is_empty() || self.models.iter().any(|m| m == model)
     }
 
+    /// Whether the class accepts no GPU model at all ([`NO_MODEL`]).
+    pub fn accepts_none(&self) -> bool {
+        matches!(self.models.as_slice(), [only] if only == NO_MODEL)
+    }
+
     /// Packed on nodes by CPU, host memory and GPU share (`requests` or `fraction`, or
     /// whole-GPU inference with `gpus 0`): placed per node and GPU, not in pools.
     pub fn packed(&self) -> bool {
@@ -480,8 +493,17 @@ impl Workload {
     /// GPUs per node a gang takes on a node with `node_gpus` GPUs.
     pub fn effective_gpus_per_node(&self, node_gpus: u32) -> u32 {
         self.gpus_per_node
-            .unwrap_or_else(|| self.gang_gpus.min(node_gpus.max(1)))
+            .unwrap_or_else(|| even_share(self.gang_gpus, node_gpus))
     }
+}
+
+/// The GPUs per node of a gang of `gang` GPUs without `gpus-per-node`: the most that
+/// divides the gang and fits a node of `node_gpus` (every pod of a gang gets the same
+/// GPUs: one Job template, one `--gres`, `torchrun --nproc-per-node`).
+pub fn even_share(gang: u32, node_gpus: u32) -> u32 {
+    let gang = gang.max(1);
+    let most = gang.min(node_gpus.max(1));
+    (1..=most).rev().find(|k| gang % k == 0).unwrap_or(1)
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -567,14 +589,12 @@ impl Cluster {
             .filter_map(|n| {
                 let model = n.usable_gpus().find_map(|g| g.model.as_deref())?;
                 let gm = self.models.get(model)?;
-                let fits = w.accepts(model)
-                    && w.memory
-                        .is_none_or(|m| m.0 <= gm.memory.0 * w.gpus_per_replica.max(1) as u64);
+                let fits = w.accepts(model) && sizing::holds_rank(w, gm);
                 fits.then(|| n.usable_gpus().count() as u32)
             })
             .max()
             .unwrap_or(1);
-        w.gang_gpus.max(1).min(largest.max(1))
+        even_share(w.gang_gpus, largest)
     }
 
     /// Host memory of a node in bytes, when its class says.

@@ -123,6 +123,15 @@ pub fn gpu_equivalent(c: &Cluster, w: &Workload, model: &GpuModel, node_gpus: u3
     }
 }
 
+/// Whether one GPU of `model` holds a rank of training class `w`: its `memory` (per GPU)
+/// is at most the GPU's memory (the catalog's total as `nvidia-smi` reports it, e.g.
+/// 79.65 GiB for an H100 80GB, or `gpu-model memory=`). A rank has a whole GPU, so MIG's
+/// driver-dependent usable memory and `mig headroom` do not apply. True without
+/// `memory`, and for inference and dev (sized by [`runs_on`]).
+pub fn holds_rank(w: &Workload, model: &GpuModel) -> bool {
+    w.kind != WorkloadKind::Training || w.memory.is_none_or(|m| m.0 <= model.memory.0)
+}
+
 /// Whether `w` can run at all on `model` (acceptable, and MIG-sizable when MIG).
 pub fn runs_on(c: &Cluster, w: &Workload, model: &GpuModel) -> bool {
     if !w.accepts(&model.name) {

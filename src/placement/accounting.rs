@@ -130,7 +130,8 @@ pub(crate) fn replica_equivalent(c: &Cluster, wi: usize) -> f64 {
     }
 }
 
-/// GPUs no class touches (whole GPUs on whole-GPU nodes): the ones a new gang could use.
+/// GPUs no class touches (whole GPUs on whole-GPU nodes the device plugin does not
+/// share for fractions): the ones a new gang could use.
 pub(crate) fn free_whole_gpus(
     c: &Cluster,
     a: &Assignment,
@@ -149,12 +150,19 @@ pub(crate) fn free_whole_gpus(
     }
     busy.extend(a.mig_instances.iter().map(|m| (m.1, m.2)));
     busy.extend(a.shares.iter().map(|s| (s.1, s.2)));
-    for (_, ni, gs, _) in &a.packed {
+    // Nodes whose GPUs the device plugin shares for fractions: none is free for whole
+    // GPUs (see `model::sharing`).
+    let mut shared: BTreeSet<NodeIdx> = BTreeSet::new();
+    for (w, ni, gs, _) in &a.packed {
         busy.extend(gs.iter().map(|g| (*ni, *g)));
+        let wl = &c.workloads[*w];
+        if (1..1000).contains(&wl.packed_gpu_milli()) && c.fraction_slots(wl).is_some() {
+            shared.insert(*ni);
+        }
     }
     let mut out = BTreeSet::new();
     for (ni, n) in c.nodes.iter().enumerate() {
-        if !whole.contains(n.name.as_str()) {
+        if !whole.contains(n.name.as_str()) || shared.contains(&ni) {
             continue;
         }
         for g in n.usable_gpus() {

@@ -2,9 +2,12 @@
 //! layout changes (instances kept, destroyed and created; whether the GPU needs a reset
 //! because MIG mode flips, or a drain because instances in use go away), training gangs
 //! that move, workloads that lose admission, nodes whose pool mode changes; each with
-//! the priority of the work it hits. Then a rollout order: batches of nodes in which no
-//! pool has more than its `max-disrupted` nodes (KDL `pool ... max-disrupted=N`,
-//! default 1) disrupted at once, least important work first.
+//! the priority of the work it hits. A GPU whose declared current layout (`mig layout
+//! ... current=#true`) loses instances is disrupted too, state or not: gpuplan does not
+//! know who uses those instances (`users_unknown`; pods it does not manage may). Then a
+//! rollout order: batches of nodes in which no pool has more than its `max-disrupted`
+//! nodes (KDL `pool ... max-disrupted=N`, default 1) disrupted at once, least important
+//! work first.
 
 use crate::model::Cluster;
 use crate::placement::{GpuLayout, NodeGpus, Placement, WorkloadPlacement};
@@ -39,6 +42,11 @@ pub struct MigChange {
     /// Work on the GPU is evicted: drain the node's GPU work first.
     pub drain: bool,
     pub affected: Vec<Affected>,
+    /// `before` is the declared current layout (`mig layout ... current=#true`), not a
+    /// layout gpuplan applied: who uses the destroyed instances is unknown (workloads
+    /// gpuplan does not manage may), so `affected` cannot list them.
+    #[serde(default)]
+    pub users_unknown: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,11 +100,24 @@ pub struct Disruption {
     /// Nodes disrupted at once, per pool (only pools with disrupted nodes).
     pub max_disrupted: BTreeMap<String, u32>,
     pub rollout: Vec<Batch>,
+    /// MIG instances the plan destroys (the `destroyed` of every `mig` entry), each a
+    /// disruption whether or not its users are known.
+    #[serde(default)]
+    pub mig_instances_destroyed: u32,
 }
 
 impl Disruption {
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty() && self.admission_lost.is_empty()
+    }
+
+    /// Destroyed MIG instances whose users are unknown (of declared current layouts).
+    pub fn instances_of_unknown_users(&self) -> u32 {
+        self.mig
+            .iter()
+            .filter(|m| m.users_unknown)
+            .map(|m| m.destroyed.len() as u32)
+            .sum()
     }
 }
 
@@ -201,9 +222,34 @@ fn mig_changes(c: &Cluster, old: &Placement, new: &Placement) -> Vec<MigChange> 
             created,
             reset,
             affected: hit,
+            users_unknown: false,
         });
     }
     out
+}
+
+/// GPUs whose declared current layout (`mig layout ... current=#true`, the placement's
+/// `mig_changes`) loses instances, unless `covered` by a change against the state: the
+/// layout is known, its users are not.
+fn current_layout_losses(new: &Placement, covered: &BTreeSet<(String, u32)>) -> Vec<MigChange> {
+    new.mig_changes
+        .iter()
+        .filter(|m| !m.destroyed.is_empty() && !covered.contains(&(m.node.clone(), m.gpu)))
+        .map(|m| MigChange {
+            node: m.node.clone(),
+            gpu: m.gpu,
+            model: m.model.clone(),
+            before: m.current.clone(),
+            after: m.planned.clone(),
+            kept: m.surviving.clone(),
+            destroyed: m.destroyed.clone(),
+            created: m.created.clone(),
+            reset: m.planned.is_empty(),
+            drain: true,
+            affected: Vec::new(),
+            users_unknown: true,
+        })
+        .collect()
 }
 
 fn gang_moves(c: &Cluster, old: &Placement, new: &Placement) -> Vec<GangMove> {
@@ -306,6 +352,14 @@ fn mig_events(mig: &[MigChange]) -> Vec<Event> {
                     counted(&m.after)
                 )
             };
+            let what = if m.users_unknown {
+                format!(
+                    "{what}; destroys {} of the current layout (users unknown)",
+                    counted(&m.destroyed)
+                )
+            } else {
+                what
+            };
             (m.node.clone(), what, m.drain, m.reset, m.affected.clone())
         })
         .collect()
@@ -366,7 +420,11 @@ fn pool_events(c: &Cluster, old: &Placement, new: &Placement) -> Vec<Event> {
     out
 }
 
-fn node_disruptions(events: Vec<Event>, old: &Placement, new: &Placement) -> Vec<NodeDisruption> {
+fn node_disruptions(
+    events: Vec<Event>,
+    old: Option<&Placement>,
+    new: &Placement,
+) -> Vec<NodeDisruption> {
     let mut acc: BTreeMap<String, NodeAcc> = BTreeMap::new();
     for (node, what, drain, reset, hits) in events {
         let a = acc.entry(node).or_insert_with(|| NodeAcc {
@@ -384,7 +442,7 @@ fn node_disruptions(events: Vec<Event>, old: &Placement, new: &Placement) -> Vec
     }
     acc.into_iter()
         .map(|(node, a)| NodeDisruption {
-            pool: pool_key(new, Some(old), &node),
+            pool: pool_key(new, old, &node),
             node,
             reasons: a.reasons,
             drain: a.drain,
@@ -395,17 +453,23 @@ fn node_disruptions(events: Vec<Event>, old: &Placement, new: &Placement) -> Vec
         .collect()
 }
 
-/// Compares the applied placement (if any) with the new one.
+/// Compares the applied placement (if any) with the new one; with or without it, the
+/// declared current MIG layouts with the planned ones.
 pub fn compute(c: &Cluster, old: Option<&Placement>, new: &Placement) -> Disruption {
-    let Some(old) = old else {
-        return Disruption::default();
-    };
-    let mig = mig_changes(c, old, new);
-    let gangs_moved = gang_moves(c, old, new);
-    let admission_lost = admission_losses(c, old, new);
+    let mut mig = old.map(|o| mig_changes(c, o, new)).unwrap_or_default();
+    let covered: BTreeSet<(String, u32)> = mig.iter().map(|m| (m.node.clone(), m.gpu)).collect();
+    mig.extend(current_layout_losses(new, &covered));
+    mig.sort_by(|a, b| (&a.node, a.gpu).cmp(&(&b.node, b.gpu)));
     let mut events = mig_events(&mig);
-    events.extend(gang_events(&gangs_moved));
-    events.extend(pool_events(c, old, new));
+    let (gangs_moved, admission_lost) = match old {
+        Some(old) => {
+            let gangs = gang_moves(c, old, new);
+            events.extend(gang_events(&gangs));
+            events.extend(pool_events(c, old, new));
+            (gangs, admission_losses(c, old, new))
+        }
+        None => Default::default(),
+    };
     let nodes = node_disruptions(events, old, new);
     let max_disrupted: BTreeMap<String, u32> = nodes
         .iter()
@@ -422,6 +486,7 @@ pub fn compute(c: &Cluster, old: Option<&Placement>, new: &Placement) -> Disrupt
         .collect();
     let rollout = batches(&nodes, &max_disrupted);
     Disruption {
+        mig_instances_destroyed: mig.iter().map(|m| m.destroyed.len() as u32).sum(),
         mig,
         gangs_moved,
         admission_lost,

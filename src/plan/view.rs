@@ -113,7 +113,7 @@ pub fn human_detail(p: &Plan, color: bool, verbose: bool) -> String {
         let _ = writeln!(s, "  ({unchanged} files unchanged)");
     }
     let _ = writeln!(s, "\n{}", paint.bold(&summary_line(p)));
-    disruption(&mut s, &p.disruption, &paint);
+    disruption(&mut s, &p.disruption, p.prior_state.is_some(), &paint);
     s
 }
 
@@ -321,17 +321,54 @@ fn nodes_text(n: &[crate::placement::NodeGpus]) -> String {
         .join(" ")
 }
 
-fn disruption(s: &mut String, d: &Disruption, paint: &Paint) {
+/// The disruption section: a summary line, then each kind of disruption and the rollout.
+/// With nothing, says what it compared (the state, the declared current MIG layouts):
+/// gpuplan cannot see work it did not place.
+fn disruption(s: &mut String, d: &Disruption, prior_state: bool, paint: &Paint) {
     let _ = writeln!(s, "\n{}", paint.bold("disruption"));
     if d.is_empty() {
-        let _ = writeln!(s, "  none: no running work is disrupted");
+        let none = if prior_state {
+            "none: no work of the applied state moves, is evicted or loses admission, and no MIG instance is destroyed"
+        } else {
+            "none known: no applied state to compare with (first apply), and no declared current MIG layout loses an instance"
+        };
+        let _ = writeln!(s, "  {none}");
         return;
     }
+    let _ = writeln!(s, "  {}", disruption_summary(d));
     mig_changes(s, d);
     moved_gangs(s, d);
     lost_admission(s, d);
     disrupted_nodes(s, d);
     rollout(s, d);
+}
+
+/// `2 nodes disrupted, 9 MIG instances destroyed (7 with unknown users), 1 gang moved`.
+pub fn disruption_summary(d: &Disruption) -> String {
+    let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    let mut parts = vec![format!("{} disrupted", n(d.nodes.len(), "node", "nodes"))];
+    if d.mig_instances_destroyed > 0 {
+        let unknown = d.instances_of_unknown_users();
+        let with = if unknown > 0 {
+            format!(" ({unknown} with unknown users)")
+        } else {
+            String::new()
+        };
+        let destroyed = n(
+            d.mig_instances_destroyed as usize,
+            "MIG instance",
+            "MIG instances",
+        );
+        parts.push(format!("{destroyed} destroyed{with}"));
+    }
+    if !d.gangs_moved.is_empty() {
+        parts.push(format!("{} moved", n(d.gangs_moved.len(), "gang", "gangs")));
+    }
+    if !d.admission_lost.is_empty() {
+        let classes = n(d.admission_lost.len(), "class loses", "classes lose");
+        parts.push(format!("{classes} admission"));
+    }
+    parts.join(", ")
 }
 
 fn counted_or_none(v: &[String]) -> String {
@@ -376,6 +413,12 @@ fn mig_changes(s: &mut String, d: &Disruption) {
                 needs.join(", ")
             }
         );
+        if m.users_unknown {
+            let _ = writeln!(
+                s,
+                "      users unknown: the current layout is declared (`current=#true`), not applied by gpuplan; workloads gpuplan does not manage may be using the destroyed instances"
+            );
+        }
         for a in &m.affected {
             let _ = writeln!(
                 s,

@@ -1,9 +1,10 @@
 //! Kubernetes core objects: a Namespace and a ResourceQuota per team, a PriorityClass
 //! per priority, the GPU nodes' labels and taints (as Node manifests and as a `kubectl`
 //! script), the GPU Operator ConfigMaps (mig-parted and device-plugin configuration) and
-//! one example manifest per workload class.
+//! one workload object per placement group of every class it runs (`super::workload`).
 
-use super::facts::{ClassFacts, Facts, GPU_RESOURCE, NodeFacts, PriorityFacts, SHARED_RESOURCE};
+use super::facts::{Facts, GPU_RESOURCE, NodeFacts, PriorityFacts, SHARED_RESOURCE};
+use super::workload;
 use super::{Files, quote, run, sh_word};
 use crate::diag::Diagnostic;
 use crate::model::Taint;
@@ -109,36 +110,6 @@ fn sh_taints(taints: &[Taint]) -> String {
     out
 }
 
-#[derive(Serialize)]
-struct WorkloadCtx<'a> {
-    header: &'a str,
-    c: &'a ClassFacts,
-    /// `Job` (training) or `Deployment`.
-    kind: &'static str,
-    pool_label: &'static str,
-    scheduler_label: &'static str,
-    tolerations: Vec<TolerationCtx>,
-}
-
-#[derive(Serialize)]
-pub(super) struct TolerationCtx {
-    key: String,
-    operator: &'static str,
-    value: Option<String>,
-    effect: String,
-}
-
-pub(super) fn tolerations(t: &[Taint]) -> Vec<TolerationCtx> {
-    t.iter()
-        .map(|t| TolerationCtx {
-            key: t.key.clone(),
-            operator: if t.value.is_some() { "Equal" } else { "Exists" },
-            value: t.value.clone(),
-            effect: t.effect.clone(),
-        })
-        .collect()
-}
-
 pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> {
     let ctx = Ctx {
         header: f.header(),
@@ -167,12 +138,12 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
             &super::mig::context(f, env)?,
         )?,
     );
-    for c in &f.classes {
-        files.insert(
-            format!("workloads/{}.yaml", c.name),
-            run(env, "k8s/workload.yaml.j2", &workload_ctx(&ctx.header, c))?,
-        );
-    }
+    files.extend(workload::render_all(
+        f,
+        env,
+        "k8s/workload.yaml.j2",
+        |c, g| workload::object(f, env, c, g, workload::pod(f, c, g), &[], false),
+    )?);
     Ok(files)
 }
 
@@ -194,20 +165,4 @@ fn quotas(f: &Facts) -> Vec<Quota> {
             }
         })
         .collect()
-}
-
-/// The example manifest of a class: a Job for training, a Deployment otherwise.
-fn workload_ctx<'a>(header: &'a str, c: &'a ClassFacts) -> WorkloadCtx<'a> {
-    WorkloadCtx {
-        header,
-        c,
-        kind: if c.kind == "training" {
-            "Job"
-        } else {
-            "Deployment"
-        },
-        pool_label: super::facts::POOL_LABEL,
-        scheduler_label: super::facts::SCHEDULER_LABEL,
-        tolerations: tolerations(&c.tolerations),
-    }
 }

@@ -32,6 +32,7 @@ mod migscript;
 pub mod nccl;
 mod slurm;
 mod volcano;
+mod workload;
 
 use crate::diag::Diagnostic;
 use crate::model::Cluster;
@@ -50,6 +51,8 @@ pub const GP912: &str = "GP912";
 pub const GP913: &str = "GP913";
 /// GP914: the target's scheduler owns no node (warning; nothing rendered for it).
 pub const GP914: &str = "GP914";
+/// GP919: a target cannot carry part of the plan (warning; that part is left out).
+pub const GP919: &str = "GP919";
 
 /// A render target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -146,6 +149,7 @@ pub fn render(
             _ => live.push((*t, s.as_ref().unwrap_or(&facts))),
         }
     }
+    out.warnings.extend(uncarried_warnings(&live));
     // Targets render concurrently (they only read the facts); results are taken in
     // target order, so the output does not depend on scheduling.
     let results: Vec<_> = std::thread::scope(|scope| {
@@ -160,7 +164,7 @@ pub fn render(
                         Target::K8s => k8s::render(facts, env),
                         Target::Volcano => volcano::render(facts, env),
                         Target::Kueue => kueue::render(facts, env, &mut warnings),
-                        Target::Slurm => slurm::render(facts, env),
+                        Target::Slurm => slurm::render(facts, env, &mut warnings),
                         Target::Mig => mig::render(facts, env),
                         Target::Fabric => fabric::render(facts),
                     };
@@ -192,6 +196,35 @@ pub fn render(
     }
 }
 
+/// GP919 per class whose fractions a Kubernetes target cannot carry (only without
+/// declared authorities: the planner keeps declared classes to what their scheduler
+/// carries).
+fn uncarried_warnings(live: &[(Target, &facts::Facts)]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (t, f) in live {
+        if !matches!(t, Target::K8s | Target::Kueue | Target::Volcano) {
+            continue;
+        }
+        for (class, nodes) in &f.uncarried {
+            if !f.classes.iter().any(|c| &c.name == class) {
+                continue;
+            }
+            out.push(
+                Diagnostic::warning(
+                    GP919,
+                    format!(
+                        "target `{}` leaves out replicas of `{class}` on {}: NVIDIA's device plugin shares every GPU of a node with one replica count, and those nodes also hold whole-GPU work or more fractional replicas per GPU than the fraction allows",
+                        t.dir(),
+                        crate::units::compress_names(nodes).join(",")
+                    ),
+                )
+                .with_help("declare the scheduler (`cluster { scheduler \"kubernetes\" }`): the plan then keeps fractions to what the device plugin carries; or run the class under Slurm (gres/shard)"),
+            );
+        }
+    }
+    out
+}
+
 macro_rules! templates {
     ($($name:literal),* $(,)?) => {
         &[$(($name, include_str!(concat!("../../templates/", $name)))),*]
@@ -206,6 +239,7 @@ const TEMPLATES: &[(&str, &str)] = templates![
     "k8s/nodes.yaml.j2",
     "k8s/label-nodes.sh.j2",
     "k8s/workload.yaml.j2",
+    "k8s/pod.yaml.j2",
     "k8s/gpu-operator.yaml.j2",
     "volcano/queues.yaml.j2",
     "volcano/hypernodes.yaml.j2",
@@ -213,6 +247,7 @@ const TEMPLATES: &[(&str, &str)] = templates![
     "kueue/resourceflavors.yaml.j2",
     "kueue/topology.yaml.j2",
     "kueue/clusterqueues.yaml.j2",
+    "kueue/cohorts.yaml.j2",
     "kueue/localqueues.yaml.j2",
     "kueue/workloadpriorityclasses.yaml.j2",
     "kueue/job.yaml.j2",

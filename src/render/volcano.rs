@@ -1,10 +1,12 @@
 //! Volcano: a `Queue` per team (hierarchical through `parent`), `HyperNode`s mirroring
-//! the fabric tiers, and a `Job` per training class whose gang is `minAvailable` and
-//! whose topology requirement is `networkTopology`.
+//! the fabric tiers, and one object per placement group of every class: a `Job` per
+//! training group whose gang is `minAvailable` and whose topology requirement is
+//! `networkTopology`, a Deployment scheduled by Volcano in the team's queue otherwise.
 
-use super::facts::{ClassFacts, Facts, GPU_RESOURCE, NodeFacts, SHARED_RESOURCE, TeamFacts};
-use super::k8s::{TolerationCtx, tolerations};
-use super::{Files, run};
+use super::facts::{
+    ClassFacts, Facts, GPU_RESOURCE, GroupFacts, NodeFacts, SHARED_RESOURCE, TeamFacts,
+};
+use super::{Files, run, workload};
 use crate::diag::Diagnostic;
 use crate::model::Tier;
 use minijinja::Environment;
@@ -45,17 +47,22 @@ struct Ctx {
     hypernodes: Vec<HyperNode>,
 }
 
+/// A Volcano Job: one gang of a training group (a template submitted once per gang).
 #[derive(Serialize)]
 struct JobCtx<'a> {
-    header: &'a str,
-    c: &'a ClassFacts,
+    header: String,
+    about: String,
+    name: &'a str,
+    namespace: &'a str,
+    labels: Vec<(String, String)>,
+    gangs: u32,
+    queue: &'a str,
+    priority: &'a str,
+    pods: u32,
     /// `hard` / `soft` / none
     mode: Option<&'static str>,
     highest_tier: Option<u32>,
-    pool_label: &'static str,
-    model_label: &'static str,
-    scheduler_label: &'static str,
-    tolerations: Vec<TolerationCtx>,
+    pod: String,
 }
 
 /// HyperNode name for a fabric domain (tier names keep names unique across tiers).
@@ -80,11 +87,23 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
             run(env, "volcano/hypernodes.yaml.j2", &ctx)?,
         );
     }
-    for c in f.classes.iter().filter(|c| c.kind == "training") {
-        files.insert(
-            format!("jobs/{}.yaml", c.name),
-            run(env, "volcano/job.yaml.j2", &job_ctx(f, &ctx.header, c))?,
-        );
+    for c in &f.classes {
+        for g in c.groups.iter().filter(|g| g.k8s_carried) {
+            let mut pod = workload::pod(f, c, g);
+            let text = if c.kind == "training" {
+                run(env, "volcano/job.yaml.j2", &job_ctx(f, env, c, g, pod)?)?
+            } else {
+                pod.scheduler_name = Some("volcano");
+                pod.annotations.push((
+                    "scheduling.volcano.sh/queue-name".to_string(),
+                    c.team.clone(),
+                ));
+                pod.annotations.sort();
+                let o = workload::object(f, env, c, g, pod, &[], false)?;
+                run(env, "k8s/workload.yaml.j2", &o)?
+            };
+            files.insert(format!("workloads/{}.yaml", g.name), text);
+        }
     }
     Ok(files)
 }
@@ -182,46 +201,56 @@ fn members(nodes: &[&NodeFacts], below: Option<&str>) -> Vec<Member> {
     members
 }
 
-/// The Job of a training class. Network topology: `hard` at the required tier (or the
+/// The Job of a training group. Network topology: `hard` at the required tier (or the
 /// next one its nodes have) for a gang of several pods, `soft` at the preferred tier
-/// when only that is given. The tier is one of the HyperNodes over the class's candidate
-/// nodes (its pool and GPU model): an H100 node in no NVLink HyperNode never serves a
-/// gang limited to tier 1, whatever the GB200 racks beside it have.
-fn job_ctx<'a>(f: &Facts, header: &'a str, c: &'a ClassFacts) -> JobCtx<'a> {
-    let candidates: Vec<&NodeFacts> = f
-        .nodes
-        .iter()
-        .filter(|n| c.pool.as_ref().is_none_or(|p| &n.pool == p))
-        .filter(|n| c.model.is_none() || n.model == c.model)
-        .collect();
+/// when only that is given. The tier is one of the HyperNodes over the group's nodes:
+/// an H100 node in no NVLink HyperNode never serves a gang limited to tier 1, whatever
+/// the GB200 racks beside it have.
+fn job_ctx<'a>(
+    f: &Facts,
+    env: &Environment,
+    c: &'a ClassFacts,
+    g: &'a GroupFacts,
+    pod: workload::PodCtx,
+) -> Result<JobCtx<'a>, Diagnostic> {
+    let nodes: Vec<&NodeFacts> = f.nodes_named(&g.nodes).collect();
     let tier_of = |want: &str| -> Option<u32> {
         let want = Tier::parse(want)?;
         f.tiers
             .iter()
             .filter(|t| Tier::parse(&t.name).is_some_and(|x| x >= want))
-            .find(|t| candidates.iter().any(|n| n.domains.contains_key(&t.name)))
+            .find(|t| nodes.iter().all(|n| n.domains.contains_key(&t.name)))
             .map(|t| t.number)
     };
     let (mode, tier) = match (&c.required, &c.preferred) {
-        (Some(r), _) if r == "node" || c.pods <= 1 => (None, None),
+        (Some(r), _) if r == "node" || g.pods <= 1 => (None, None),
         (Some(r), _) => match tier_of(r) {
             Some(t) => (Some("hard"), Some(t)),
             None => (None, None),
         },
-        (None, Some(p)) => match tier_of(p) {
+        (None, Some(p)) if g.pods > 1 => match tier_of(p) {
             Some(t) => (Some("soft"), Some(t)),
             None => (None, None),
         },
         _ => (None, None),
     };
-    JobCtx {
-        header,
-        c,
+    let mut labels = vec![
+        ("app.kubernetes.io/name".to_string(), g.name.clone()),
+        (workload::CLASS_LABEL.to_string(), c.name.clone()),
+    ];
+    labels.sort();
+    Ok(JobCtx {
+        header: f.header(),
+        about: workload::describe(c, g),
+        name: &g.name,
+        namespace: &c.team,
+        labels,
+        gangs: g.count,
+        queue: &c.team,
+        priority: &c.priority,
+        pods: g.pods,
         mode,
         highest_tier: tier,
-        pool_label: super::facts::POOL_LABEL,
-        model_label: super::facts::MODEL_LABEL,
-        scheduler_label: super::facts::SCHEDULER_LABEL,
-        tolerations: tolerations(&c.tolerations),
-    }
+        pod: workload::pod_yaml(env, &pod, 8)?,
+    })
 }

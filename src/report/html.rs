@@ -815,13 +815,20 @@ fn rollout(s: &mut String, plan: &Plan) {
     let d = &plan.disruption;
     let _ = writeln!(s, "<h2>Disruption</h2>");
     if d.is_empty() {
-        let _ = writeln!(s, "<p class=\"ok\">No running work is disrupted.</p>");
+        let none = if plan.prior_state.is_some() {
+            "None: no work of the applied state moves, is evicted or loses admission, and no MIG instance is destroyed."
+        } else {
+            "None known: no applied state to compare with (first apply), and no declared current MIG layout loses an instance."
+        };
+        let _ = writeln!(s, "<p class=\"ok\">{none}</p>");
         return;
     }
     let _ = writeln!(
         s,
-        "<p>{} MIG reconfigurations, {} gangs moved, {} replicas lose admission, {} nodes disrupted.</p>",
+        "<p>{} MIG reconfigurations ({} MIG instances destroyed, {} with unknown users), {} gangs moved, {} replicas lose admission, {} nodes disrupted.</p>",
         d.mig.iter().filter(|m| m.before != m.after).count(),
+        d.mig_instances_destroyed,
+        d.instances_of_unknown_users(),
         d.gangs_moved.len(),
         d.admission_lost.len(),
         d.nodes.len()

@@ -92,6 +92,9 @@ struct State<'c> {
     mig: BTreeMap<(NodeIdx, u32), MigGpu>,
     /// Shared GPUs: (workload, replicas).
     shared: BTreeMap<(NodeIdx, u32), (usize, u32)>,
+    /// The sharing factor (`per-gpu`) each shared node serves: the device plugin gives
+    /// every GPU of a node one replica count.
+    factor: BTreeMap<NodeIdx, u32>,
     ledger: Ledger,
     a: Assignment,
     /// Nodes whose every usable GPU is taken by gangs (skipped without looking).
@@ -150,6 +153,7 @@ impl<'c> State<'c> {
             used: BTreeSet::new(),
             mig: BTreeMap::new(),
             shared: BTreeMap::new(),
+            factor: BTreeMap::new(),
             ledger: Ledger::default(),
             a: Assignment::default(),
             full: vec![false; c.nodes.len()],
@@ -648,7 +652,7 @@ fn place_shared(
     let c = s.c;
     let w = &c.workloads[wi];
     for (ni, node) in c.nodes.iter().enumerate().skip(from) {
-        if !s.takes(ni, mode) || s.full[ni] {
+        if !s.takes(ni, mode) || s.full[ni] || s.factor.get(&ni).is_some_and(|f| *f != per_gpu) {
             continue;
         }
         for g in node.usable_gpus() {
@@ -674,6 +678,7 @@ fn place_shared(
             }
             s.ledger.add(c, &w.team, &charge);
             s.mode[ni] = Some(mode);
+            s.factor.insert(ni, per_gpu);
             s.shared.entry(k).or_insert((wi, 0)).1 += 1;
             return Some(ni);
         }

@@ -4,6 +4,7 @@
 //! post-pass packs the counts it chose per group, the greedy baseline packs every
 //! replica first-fit.
 
+use crate::model::sharing::Slots as Sharing;
 use crate::model::{Cluster, NodeIdx};
 use crate::solve::Assignment;
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,6 +27,38 @@ struct Bin {
     /// (GPU index, model, free share in 1/1000).
     gpus: Vec<(u32, String, u64)>,
     gpu_cap: u64,
+    /// Fractional replicas per GPU index.
+    count: BTreeMap<u32, u32>,
+    /// The node holds whole-GPU work (gangs, whole-GPU replicas).
+    whole: bool,
+    /// The device plugin shares the node's GPUs for fractions on it (see
+    /// [`crate::model::sharing`]): the most replicas per GPU, and the strategy.
+    shared: Option<Sharing>,
+}
+
+impl Bin {
+    /// The node's sharing once a fraction needing `slots` joins it, if it may (the rule
+    /// of [`crate::solve::ilp::pattern::Slots::sharing_with`]).
+    fn sharing_with(&self, slots: Option<Sharing>) -> Option<Option<Sharing>> {
+        let per_gpu_shares = self.shared.is_none() && !self.count.is_empty();
+        match (self.shared, slots) {
+            (None, None) => Some(None),
+            (Some(_), None) => None,
+            (None, Some(s)) => {
+                (!self.whole && !per_gpu_shares && self.count.values().all(|c| *c <= s.per_gpu))
+                    .then_some(Some(s))
+            }
+            (Some(cur), Some(s)) => {
+                let per_gpu = cur.per_gpu.min(s.per_gpu);
+                (cur.mps == s.mps && self.count.values().all(|c| *c <= per_gpu)).then_some(Some(
+                    Sharing {
+                        per_gpu,
+                        mps: cur.mps,
+                    },
+                ))
+            }
+        }
+    }
 }
 
 /// Free capacity of the nodes packed replicas may use.
@@ -39,9 +72,17 @@ impl Bins {
     /// shares, packed) are not free.
     pub fn new(c: &Cluster, a: &Assignment, nodes: impl IntoIterator<Item = NodeIdx>) -> Bins {
         let mut busy: BTreeSet<(NodeIdx, u32)> = BTreeSet::new();
-        for (_, _, gn) in &a.gangs {
+        let mut whole: BTreeSet<NodeIdx> = BTreeSet::new();
+        // A Slurm job takes a CPU: the pods of Slurm gangs on each node.
+        let mut jobs: BTreeMap<NodeIdx, u64> = BTreeMap::new();
+        for (w, _, gn) in &a.gangs {
+            let slurm = c.authority_of(&c.workloads[*w]) == Some(crate::model::Authority::Slurm);
             for (n, gs) in gn {
                 busy.extend(gs.iter().map(|g| (*n, *g)));
+                whole.insert(*n);
+                if slurm {
+                    *jobs.entry(*n).or_insert(0) += 1000;
+                }
             }
         }
         busy.extend(a.mig_layouts.keys().copied());
@@ -61,10 +102,15 @@ impl Bins {
             bins.insert(
                 n,
                 Bin {
-                    cpu: c.node_cpu_milli(n).map(|k| (k, k)),
+                    cpu: c
+                        .node_cpu_milli(n)
+                        .map(|k| (k.saturating_sub(jobs.get(&n).copied().unwrap_or(0)), k)),
                     mem: c.node_memory(n).map(|m| (m, m)),
                     gpus,
                     gpu_cap,
+                    count: BTreeMap::new(),
+                    whole: whole.contains(&n),
+                    shared: None,
                 },
             );
         }
@@ -93,13 +139,21 @@ impl Bins {
             return Some((Vec::new(), 0));
         }
         if milli < 1000 {
-            // Best fit: the GPU with the least free share that still holds it.
+            // Best fit: the GPU with the least free share that still holds it (and, on
+            // a node the device plugin shares, fewer replicas than it allows).
+            let shared = b.sharing_with(c.fraction_slots(wl))?;
+            let cap = shared.map(|s| s.per_gpu).unwrap_or(u32::MAX);
             return b
                 .gpus
                 .iter()
-                .filter(|(_, m, f)| ok(m) && *f >= milli)
+                .filter(|(i, m, f)| {
+                    ok(m) && *f >= milli && b.count.get(i).copied().unwrap_or(0) < cap
+                })
                 .min_by_key(|(i, _, f)| (*f, *i))
                 .map(|(i, _, f)| (vec![*i], f - milli));
+        }
+        if b.shared.is_some() {
+            return None;
         }
         let need = milli.div_ceil(1000) as usize;
         let whole: Vec<u32> = b
@@ -124,7 +178,19 @@ impl Bins {
         };
         let milli = wl.packed_gpu_milli();
         let each = wl.packed_milli_per_gpu();
-        let gpus_ok = gpus.len() == milli.div_ceil(1000) as usize
+        let sharing_ok = if milli == 0 {
+            true
+        } else if milli < 1000 {
+            b.sharing_with(c.fraction_slots(wl)).is_some_and(|s| {
+                let cap = s.map(|s| s.per_gpu).unwrap_or(u32::MAX);
+                gpus.iter()
+                    .all(|g| b.count.get(g).copied().unwrap_or(0) < cap)
+            })
+        } else {
+            b.shared.is_none()
+        };
+        let gpus_ok = sharing_ok
+            && gpus.len() == milli.div_ceil(1000) as usize
             && gpus.iter().all(|g| {
                 b.gpus.iter().any(|(i, m, f)| {
                     i == g && wl.accepts(m) && *f >= each && (each < 1000 || *f == 1000)
@@ -157,6 +223,17 @@ impl Bins {
                 x.2 = x.2.saturating_sub(each);
             }
         }
+        let milli = wl.packed_gpu_milli();
+        if milli >= 1000 {
+            b.whole = true;
+        } else if milli > 0 {
+            if let Some(shared) = b.sharing_with(c.fraction_slots(wl)) {
+                b.shared = shared;
+            }
+            for g in gpus {
+                *b.count.entry(*g).or_insert(0) += 1;
+            }
+        }
     }
 
     /// Undoes [`Bins::place`] for one replica.
@@ -175,6 +252,22 @@ impl Bins {
         for g in gpus {
             if let Some(x) = b.gpus.iter_mut().find(|x| x.0 == *g) {
                 x.2 = (x.2 + each).min(1000);
+            }
+        }
+        let milli = wl.packed_gpu_milli();
+        if milli > 0 && milli < 1000 {
+            for g in gpus {
+                if let Some(k) = b.count.get_mut(g) {
+                    *k -= 1;
+                    if *k == 0 {
+                        b.count.remove(g);
+                    }
+                }
+            }
+            // The sharing stays as strict as the fractions that set it until none is
+            // left (a conservative rule: it never admits what the node cannot carry).
+            if b.count.is_empty() {
+                b.shared = None;
             }
         }
     }

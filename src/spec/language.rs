@@ -708,6 +708,7 @@ pub static NODES: &[NodeDef] = &[
         props: WORKLOAD_PROPS,
         children: &[
             "training/gang",
+            "training/memory",
             "training/topology",
             "training/checkpoint",
             "training/preemptible",
@@ -726,9 +727,17 @@ pub static NODES: &[NodeDef] = &[
             p(
                 "gpus-per-node",
                 Ty::Int,
-                "GPUs the gang takes on each node it uses (default: all of a node's GPUs, or the gang if smaller)",
+                "GPUs the gang takes on each node it uses (default: the most that divide the gang and fit a node: all of an 8-GPU node's for 16, 6 for 12)",
             ),
         ],
+        children: &[],
+        repeatable: false,
+    },
+    NodeDef {
+        id: "training/memory",
+        summary: "GPU memory one rank (one GPU of the gang) needs; the class runs only on GPU models that hold it.",
+        args: &[a("size", Ty::Bytes, "per GPU, e.g. \"72GiB\"")],
+        props: &[],
         children: &[],
         repeatable: false,
     },
@@ -909,7 +918,7 @@ pub static NODES: &[NodeDef] = &[
     },
     NodeDef {
         id: "inference/fraction",
-        summary: "A share of one GPU per replica (GPU-sharing schedulers); replicas of any class share a GPU up to 100%.",
+        summary: "A share of one GPU per replica: shared by the device plugin on Kubernetes (at most 50%), by shards on Slurm.",
         args: &[a(
             "share",
             Ty::Percent,

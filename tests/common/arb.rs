@@ -1,8 +1,10 @@
 //! Random valid clusters for the property tests (`tests/ilp_props.rs`,
 //! `tests/plan_props.rs`): two leaves under a spine (nodes of 2, 4 or 8 GPUs, an H100 or
 //! A100 leaf, a GPU down), teams with a parent and ceilings, three priority levels,
-//! gangs with required tiers, MIG and whole-GPU inference, time-slice dev classes; leaf b
-//! may be spot capacity, with gangs that may not use it, may, or may also straddle.
+//! gangs with required tiers, MIG and whole-GPU inference, time-slice dev classes, packed
+//! inference (fractions and whole GPUs with CPU and memory requests); leaf b may be spot
+//! capacity, with gangs that may not use it, may, or may also straddle; every node owned
+//! by one scheduler (Kueue, Volcano, Slurm) or none declared.
 //! (The tiny clusters of the oracle properties are `tests/tiny`.)
 
 use proptest::prelude::*;
@@ -29,6 +31,12 @@ pub struct Spec {
     /// Per gang (by index, cycling): 0 may not be interrupted, 1 preemptible and
     /// checkpointing (may use spot), 2 that and `spot straddle=#true`.
     pub gang_spot: (u8, u8, u8),
+    /// The scheduler owning every node: 0 none declared, 1 kueue, 2 volcano, 3 slurm,
+    /// 4 plain kubernetes (no gangs of several pods: GP035).
+    pub scheduler: u8,
+    /// Packed inference: (replicas, share of one GPU in 1/1000 or 0 for one whole GPU,
+    /// CPU cores, priority level).
+    pub packed: Vec<(u32, u32, u32, u8)>,
 }
 
 /// Random [`Spec`]s; most give a valid cluster (each property test file checks its
@@ -46,10 +54,31 @@ pub fn spec() -> impl Strategy<Value = Spec> {
         prop::collection::vec((1u32..12, 4u32..40, 0u8..3), 0..3),
         prop::collection::vec((1u32..10, 1u32..5, 0u8..3), 0..2),
         prop::collection::vec((1u32..5, 1u32..3, 0u8..3), 0..2),
-        (prop::bool::weighted(0.3), (0u8..3, 0u8..3, 0u8..3)),
+        (
+            prop::bool::weighted(0.3),
+            (0u8..3, 0u8..3, 0u8..3),
+            0u8..5,
+            prop::collection::vec(
+                (
+                    1u32..8,
+                    prop::sample::select(vec![0u32, 100, 250, 300, 500]),
+                    1u32..5,
+                    0u8..3,
+                ),
+                0..3,
+            ),
+        ),
     )
         .prop_map(
-            |((a, b, g, mb), (down, ceilings), gangs, mig, shared, whole, (spot_b, gang_spot))| {
+            |(
+                (a, b, g, mb),
+                (down, ceilings),
+                gangs,
+                mig,
+                shared,
+                whole,
+                (spot_b, gang_spot, scheduler, packed),
+            )| {
                 Spec {
                     a_nodes: a,
                     b_nodes: b,
@@ -63,6 +92,8 @@ pub fn spec() -> impl Strategy<Value = Spec> {
                     whole,
                     spot_b,
                     gang_spot,
+                    scheduler,
+                    packed,
                 }
             },
         )
@@ -80,8 +111,13 @@ pub fn decls(s: &Spec, extra: u32) -> Vec<String> {
     let b = s.b_nodes + extra;
     let c0 = s.ceilings.0.max(s.ceilings.1).max(2);
     let c1 = s.ceilings.1.min(s.ceilings.0.max(2)).max(1);
+    let scheduler = ["", "kueue", "volcano", "slurm", "kubernetes"][s.scheduler as usize % 5];
     let mut v = vec![
-        "cluster \"prop\"\n".to_string(),
+        if scheduler.is_empty() {
+            "cluster \"prop\"\n".to_string()
+        } else {
+            format!("cluster \"prop\" {{\n    scheduler \"{scheduler}\"\n}}\n")
+        },
         format!(
             "node-class \"ca\" {{\n    cpu sockets=1 cores-per-socket=8 threads-per-core=1\n    memory \"256GiB\"\n    gpus {g} model=\"h100-sxm5-80gb\"\n    nvlink-domain gpus=\"0-{gm}\"\n}}\n"
         ),
@@ -151,6 +187,17 @@ pub fn decls(s: &Spec, extra: u32) -> Vec<String> {
             "inference \"whole{i}\" team=\"{}\" priority=\"p{prio}\" replicas={reps} {{\n    memory \"40GiB\"\n    isolation \"whole-gpu\"\n    gpus {}\n}}\n",
             team(i + 1),
             (*gpus).min(g)
+        ));
+    }
+    for (i, (reps, milli, cpu, prio)) in s.packed.iter().enumerate() {
+        let size = if *milli == 0 {
+            "    gpus 1\n".to_string()
+        } else {
+            format!("    fraction \"{}%\"\n", *milli as f64 / 10.0)
+        };
+        v.push(format!(
+            "inference \"pk{i}\" team=\"{}\" priority=\"p{prio}\" replicas={reps} {{\n{size}    requests cpu={cpu} memory=\"8GiB\"\n}}\n",
+            team(i)
         ));
     }
     v

@@ -175,13 +175,19 @@ fn odometer(caps: &[u32]) -> Vec<Vec<u32>> {
 
 // ------------------------------------------------------------------ shared GPUs
 
-/// Each shared class on GPUs of its own, `per-gpu` replicas each (the last one fewer).
+/// Each shared class on GPUs of its own, `per-gpu` replicas each (the last one fewer);
+/// the classes on one node share one `per-gpu` (the device plugin gives every GPU of a
+/// node one replica count).
 fn shared_layout(p: &Problem, take: &[u32], gpus: u32) -> Option<Layout> {
     let mut per_gpu = Vec::new();
+    let mut factor = None;
     for (si, (s, &n)) in p.singles.iter().zip(take).enumerate() {
         let Use::Shared(_, per) = s.how else {
             continue;
         };
+        if n > 0 && factor.replace(per).is_some_and(|f| f != per) {
+            return None;
+        }
         let mut left = n;
         while left > 0 {
             per_gpu.push((si, left.min(per)));

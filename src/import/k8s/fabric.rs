@@ -76,9 +76,12 @@ pub struct Fabric {
     pub family: Option<&'static str>,
     pub nvlink: Vec<Domain>,
     pub switches: Vec<Switch>,
-    /// GPU nodes without a leaf value (not in any switch).
+    /// Nodes without a leaf value (in the [`UNLABELLED`] leaf).
     pub outside: Vec<String>,
 }
+
+/// The leaf holding the nodes without a leaf label.
+pub const UNLABELLED: &str = "no-leaf-label";
 
 pub fn build(
     nodes: &[&RawNode],
@@ -90,11 +93,22 @@ pub fn build(
     let mut used = BTreeSet::new();
     let nvlink = domains(nodes, &mut used);
     let tiers: Vec<(&'static str, String)> = TIERS.iter().copied().zip(keys).collect();
-    let (switches, outside) = if tiers.is_empty() {
+    let (mut switches, outside) = if tiers.is_empty() {
         (Vec::new(), Vec::new())
     } else {
         tree(nodes, &tiers, loc, &mut used, diags)
     };
+    // gpuplan needs every node under a leaf once there is a fabric: the nodes without
+    // the leaf label share one leaf of their own (flagged by the import's report).
+    if let (false, Some((_, key))) = (outside.is_empty(), tiers.first()) {
+        switches.push(Switch {
+            tier: "leaf",
+            name: crate::import::names::unique(UNLABELLED, &mut used),
+            label: format!("no {key} label"),
+            nodes: Some(crate::import::names::one_pattern(&outside)),
+            children: Vec::new(),
+        });
+    }
     Fabric {
         tiers,
         family,

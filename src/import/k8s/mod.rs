@@ -16,6 +16,7 @@ pub mod render;
 
 use crate::catalog;
 use crate::diag::Diagnostic;
+use crate::import::contract::{Item, ItemKind, Report};
 use crate::import::names::{one_pattern, sanitize, unique};
 use crate::source::{FileId, SourceMap};
 use node::{Cx, GpuNode, cuda_runtime, has_gpus};
@@ -139,22 +140,49 @@ pub struct Import {
     pub pools: Vec<Pool>,
     pub fabric: fabric::Fabric,
     pub mig: Vec<MigLine>,
-    /// Nodes without NVIDIA GPUs, left out.
+    /// Nodes without NVIDIA GPUs (imported as CPU-only classes).
     pub without_gpus: Vec<String>,
 }
 
-/// Reads the file and maps it; `None` when nothing could be read.
+/// Reads the file and maps it (`None` when nothing could be read), with the import
+/// report: every Node of the list imported or left out with its reason.
 pub fn import(
     sources: &SourceMap,
     file: FileId,
     opts: &Options,
-) -> (Option<Import>, Vec<Diagnostic>) {
+) -> (Option<Import>, Report, Vec<Diagnostic>) {
     let text = sources.get(file).map_or("", |f| &f.text);
-    let (raw, loc, mut diags) = read::nodes(text, file);
-    if diags.iter().any(Diagnostic::is_error) {
-        return (None, diags);
+    let mut report = Report::new("k8s-nodes");
+    let read::Read {
+        nodes: raw,
+        loc,
+        mut diags,
+        unreadable,
+    } = read::read(text, file);
+    for (i, why) in unreadable {
+        report.saw_node(0);
+        report.leave_out(Item::new(
+            ItemKind::Node,
+            format!("item {} of the list", i + 1),
+            GP732,
+            why,
+        ));
     }
+    if diags.iter().any(Diagnostic::is_error) {
+        return (None, report, diags);
+    }
+    let seen: Vec<(String, u64)> = raw.iter().map(|n| (n.name.clone(), gpus_seen(n))).collect();
+    let mut why: BTreeMap<String, (String, String)> = BTreeMap::new();
     let mut raw = unique_valid_names(raw, &loc, &mut diags);
+    for d in diags
+        .iter()
+        .filter(|d| d.code == GP732 && d.message.starts_with("node skipped"))
+    {
+        if let Some(name) = d.message.split('`').nth(1) {
+            why.entry(name.to_string())
+                .or_insert_with(|| (GP732.into(), d.message.clone()));
+        }
+    }
     // By name: what is first seen (a declared model's memory) and the order of the
     // diagnostics do not depend on the input's order.
     raw.sort_by(|a, b| a.name.cmp(&b.name));
@@ -169,16 +197,43 @@ pub fn import(
     for n in &raw {
         if !has_gpus(n) {
             without_gpus.push(n.name.clone());
+            gpu_nodes.push(cx.cpu_node(n));
             continue;
         }
-        if let Some(g) = cx.gpu_node(n) {
-            gpu_nodes.push(g);
+        let before = cx.diags.len();
+        match cx.gpu_node(n) {
+            Some(g) => gpu_nodes.push(g),
+            None => {
+                let (code, msg) = cx.diags[before..]
+                    .iter()
+                    .rev()
+                    .map(|d| (d.code.to_string(), d.message.clone()))
+                    .next()
+                    .unwrap_or_else(|| (crate::import::contract::GP751.into(), "left out".into()));
+                why.insert(n.name.clone(), (code, msg));
+            }
         }
     }
+    let imported: BTreeMap<String, u64> = gpu_nodes
+        .iter()
+        .map(|g| (g.raw.name.clone(), u64::from(g.hardware.gpus)))
+        .collect();
+    report.reconcile(&seen, &imported, &why);
     let models: Vec<DeclaredModel> = cx.declared.into_values().collect();
     let (classes, class_of) = classes(&gpu_nodes);
     let nodes: Vec<&RawNode> = gpu_nodes.iter().map(|g| g.raw).collect();
     let fab = fabric::build(&nodes, &loc, opts, &mut diags);
+    if !fab.outside.is_empty() {
+        report.flag(Item::new(
+            ItemKind::Switch,
+            crate::import::names::one_pattern(&fab.outside),
+            GP738,
+            format!(
+                "no leaf label: put under one leaf `{}` of their own; check where they are cabled",
+                fabric::UNLABELLED
+            ),
+        ));
+    }
     let pools = pools(&gpu_nodes, &loc, opts, &mut diags);
     let imp = Import {
         models,
@@ -189,7 +244,20 @@ pub fn import(
         mig: mig_lines(&gpu_nodes),
         without_gpus,
     };
-    (Some(imp), diags)
+    (Some(imp), report, diags)
+}
+
+/// The physical GPUs a Node shows: `nvidia.com/gpu.count`, else its `nvidia.com/gpu`
+/// capacity; 0 when neither reads as a number or when they count MIG devices (the
+/// single strategy), where only the import can tell the GPUs.
+fn gpus_seen(n: &RawNode) -> u64 {
+    if mig::is_single(n) {
+        return 0;
+    }
+    let num = |v: Option<&String>| v.and_then(|v| v.trim().parse::<u64>().ok());
+    num(n.labels.get(COUNT))
+        .or_else(|| num(n.capacity.get(GPU_RESOURCE)))
+        .unwrap_or(0)
 }
 
 /// Drops nodes whose names gpuplan cannot use or that repeat, with GP732.
@@ -231,8 +299,14 @@ fn classes(nodes: &[GpuNode]) -> (Vec<Class>, BTreeMap<String, String>) {
     let mut classes = Vec::new();
     let mut class_of = BTreeMap::new();
     for (hw, members) in by_hw {
-        let short = catalog::lookup(&hw.model).map_or(hw.model.as_str(), |s| s.short_name);
-        let name = unique(&sanitize(&format!("{short}-x{}", hw.gpus), 50), &mut used);
+        let base = if hw.gpus == 0 {
+            // A CPU-only class: named after its CPUs when known.
+            hw.cpus.map_or("cpu".to_string(), |c| format!("cpu-{c}c"))
+        } else {
+            let short = catalog::lookup(&hw.model).map_or(hw.model.as_str(), |s| s.short_name);
+            format!("{short}-x{}", hw.gpus)
+        };
+        let name = unique(&sanitize(&base, 50), &mut used);
         for g in &members {
             class_of.insert(g.raw.name.clone(), name.clone());
         }

@@ -63,6 +63,25 @@ impl Cx<'_> {
         );
     }
 
+    /// A node without NVIDIA GPUs: its CPUs, memory and taints (an import keeps every
+    /// node; CPU-only classes may run there).
+    pub fn cpu_node<'n>(&mut self, n: &'n RawNode) -> GpuNode<'n> {
+        GpuNode {
+            raw: n,
+            hardware: Hardware {
+                model: String::new(),
+                gpus: 0,
+                cpus: self.cpus(n),
+                memory_gib: self.memory(n),
+                driver: None,
+            },
+            family: None,
+            mig: None,
+            mode: "whole-gpu",
+            taints: self.taints(n),
+        }
+    }
+
     pub fn gpu_node<'n>(&mut self, n: &'n RawNode) -> Option<GpuNode<'n>> {
         let Some(product) = n.labels.get(PRODUCT) else {
             let msg = format!(

@@ -27,14 +27,43 @@ pub struct RawNode {
     pub taints: Vec<Taint>,
 }
 
+/// The Nodes of a document, where they are, what was skipped and how many skipped
+/// items were Nodes (objects of kind `Node`, or of no kind, without a name).
+pub struct Read {
+    pub nodes: Vec<RawNode>,
+    pub loc: Locator,
+    pub diags: Vec<Diagnostic>,
+    /// Items that look like Nodes but cannot be read (no `metadata`, no name):
+    /// (position in the list, why).
+    pub unreadable: Vec<(usize, String)>,
+}
+
 /// Parses the text and returns the Nodes it holds, with diagnostics for what it skips.
 pub fn nodes(text: &str, file: FileId) -> (Vec<RawNode>, Locator, Vec<Diagnostic>) {
+    let r = read(text, file);
+    (r.nodes, r.loc, r.diags)
+}
+
+/// [`nodes`], and which skipped items were Nodes.
+pub fn read(text: &str, file: FileId) -> Read {
+    let (nodes, loc, diags, unreadable) = parse_nodes(text, file);
+    Read {
+        nodes,
+        loc,
+        diags,
+        unreadable,
+    }
+}
+
+type Parsed = (Vec<RawNode>, Locator, Vec<Diagnostic>, Vec<(usize, String)>);
+
+fn parse_nodes(text: &str, file: FileId) -> Parsed {
     let mut diags = Vec::new();
     let doc = match parse(text) {
         Ok(v) => v,
         Err(e) => {
             let d = syntax_error(file, e);
-            return (Vec::new(), Locator::whole(text, file), vec![d]);
+            return (Vec::new(), Locator::whole(text, file), vec![d], Vec::new());
         }
     };
     let items: Vec<&Value> = match items(&doc) {
@@ -49,25 +78,31 @@ pub fn nodes(text: &str, file: FileId) -> (Vec<RawNode>, Locator, Vec<Diagnostic
                 "expected `kind: List` with `items`, or `kind: Node`",
             )
             .with_help("give the output of `kubectl get nodes -o json` (or `-o yaml`)");
-            return (Vec::new(), Locator::whole(text, file), vec![d]);
+            return (Vec::new(), Locator::whole(text, file), vec![d], Vec::new());
         }
     };
     let loc = Locator::new(text, file, items.len());
     let mut out = Vec::new();
+    let mut unreadable = Vec::new();
     for (i, item) in items.iter().enumerate() {
         match node(i, item) {
             Ok(n) => out.push(n),
-            Err(why) => diags.push(
-                Diagnostic::warning(
-                    GP732,
-                    format!("item {} of the list is skipped: {why}", i + 1),
-                )
-                .at(loc.item(i), "this item")
-                .with_help("give the Node objects as `kubectl get nodes -o json` prints them"),
-            ),
+            Err((is_node, why)) => {
+                if is_node {
+                    unreadable.push((i, why.clone()));
+                }
+                diags.push(
+                    Diagnostic::warning(
+                        GP732,
+                        format!("item {} of the list is skipped: {why}", i + 1),
+                    )
+                    .at(loc.item(i), "this item")
+                    .with_help("give the Node objects as `kubectl get nodes -o json` prints them"),
+                );
+            }
         }
     }
-    (out, loc, diags)
+    (out, loc, diags, unreadable)
 }
 
 fn first_line_len(text: &str) -> usize {
@@ -120,18 +155,24 @@ fn items(doc: &Value) -> Option<Vec<&Value>> {
     }
 }
 
-fn node(index: usize, v: &Value) -> Result<RawNode, String> {
-    let obj = v.as_object().ok_or("it is not an object")?;
+/// One item: a Node, or why not (and whether it is a Node all the same: one without
+/// `metadata` or a name, which the import then lists as left out).
+fn node(index: usize, v: &Value) -> Result<RawNode, (bool, String)> {
+    let obj = v
+        .as_object()
+        .ok_or((false, "it is not an object".to_string()))?;
     if let Some(kind) = obj.get("kind").and_then(Value::as_str) {
         if kind != "Node" {
-            return Err(format!("it is a `{kind}`, not a `Node`"));
+            return Err((false, format!("it is a `{kind}`, not a `Node`")));
         }
     }
-    let meta = v.get("metadata").ok_or("it has no `metadata`")?;
+    let meta = v
+        .get("metadata")
+        .ok_or((true, "it has no `metadata`".to_string()))?;
     let name = meta
         .get("name")
         .and_then(Value::as_str)
-        .ok_or("it has no `metadata.name`")?
+        .ok_or((true, "it has no `metadata.name`".to_string()))?
         .to_string();
     Ok(RawNode {
         index,

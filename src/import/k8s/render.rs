@@ -26,7 +26,7 @@ pub fn render(imp: &Import, header: &str) -> String {
     if !imp.without_gpus.is_empty() {
         let _ = writeln!(
             s,
-            "// {} node(s) without NVIDIA GPUs are left out: {}",
+            "// {} node(s) without NVIDIA GPUs are CPU-only classes: {}",
             imp.without_gpus.len(),
             comment(&crate::units::compress_names(&imp.without_gpus).join(", "))
         );
@@ -65,12 +65,12 @@ fn class(c: &Class, s: &mut String) {
         .as_deref()
         .map(|v| format!(", CUDA {v}"))
         .unwrap_or_default();
-    let _ = writeln!(
-        s,
-        "    // {} node(s): {}",
-        c.nodes,
-        comment(&format!("{}{family}{cuda}", products.join(", ")))
-    );
+    let what = if hw.gpus == 0 {
+        "no NVIDIA GPUs".to_string()
+    } else {
+        format!("{}{family}{cuda}", products.join(", "))
+    };
+    let _ = writeln!(s, "    // {} node(s): {}", c.nodes, comment(&what));
     if let Some(cpus) = hw.cpus {
         let _ = writeln!(
             s,
@@ -89,7 +89,9 @@ fn class(c: &Class, s: &mut String) {
         .as_deref()
         .map(|d| format!(" driver={}", quote(d)))
         .unwrap_or_default();
-    let _ = writeln!(s, "    gpus {} model={}{driver}", hw.gpus, quote(&hw.model));
+    if hw.gpus > 0 {
+        let _ = writeln!(s, "    gpus {} model={}{driver}", hw.gpus, quote(&hw.model));
+    }
     s.push_str("}\n\n");
 }
 
@@ -172,7 +174,7 @@ fn fabric(f: &Fabric, s: &mut String) {
     if !f.outside.is_empty() {
         let _ = writeln!(
             s,
-            "    // Without a leaf label, in no switch: {}",
+            "    // Without a leaf label, under a leaf of their own: {}",
             comment(&crate::units::compress_names(&f.outside).join(", "))
         );
     }

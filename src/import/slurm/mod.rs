@@ -24,6 +24,7 @@ pub mod conf;
 use crate::catalog::{self, GpuSpec};
 use crate::diag::Diagnostic;
 use crate::discover::kdl::quote;
+use crate::import::contract::Report;
 use crate::source::{FileId, SourceMap, Span};
 use conf::{Record, hostlist};
 use std::collections::{BTreeMap, BTreeSet};
@@ -99,13 +100,46 @@ struct Devices {
     mig: BTreeMap<u32, Vec<String>>,
 }
 
-/// Reads the files; the KDL text, or `None` when nothing could be imported.
+/// What the import saw of each node and why it left one out (for the contract's
+/// [`Report`]).
+#[derive(Default)]
+struct Ledger {
+    /// Every node of a `NodeName` line, with the GPUs its `Gres=` counts.
+    seen: Vec<(String, u64)>,
+    /// Why a node is not in the output: (code, reason).
+    why: BTreeMap<String, (String, String)>,
+}
+
+impl Ledger {
+    fn drop(&mut self, name: &str, code: &str, reason: String) {
+        self.why
+            .entry(name.to_string())
+            .or_insert_with(|| (code.to_string(), reason));
+    }
+}
+
+/// Reads the files; the KDL text (or `None` when nothing could be imported), the
+/// import report and the diagnostics.
 pub fn import(
     sources: &SourceMap,
     files: &Files,
     opts: &Options,
     header: &str,
-) -> (Option<String>, Vec<Diagnostic>) {
+) -> (Option<String>, Report, Vec<Diagnostic>) {
+    let mut ledger = Ledger::default();
+    let (text, diags, imported) = read_all(sources, files, opts, header, &mut ledger);
+    let mut report = Report::new("slurm");
+    report.reconcile(&ledger.seen, &imported, &ledger.why);
+    (text, report, diags)
+}
+
+fn read_all(
+    sources: &SourceMap,
+    files: &Files,
+    opts: &Options,
+    header: &str,
+    ledger: &mut Ledger,
+) -> (Option<String>, Vec<Diagnostic>, BTreeMap<String, u64>) {
     let mut diags = Vec::new();
     conf::reset_budget(crate::limits::current().names);
     let text = |f: FileId| sources.get(f).map_or("", |x| &*x.text).to_string();
@@ -117,23 +151,27 @@ pub fn import(
         .iter()
         .find_map(|r| r.value("clustername"))
         .map(|c| crate::import::names::sanitize(c, 40));
-    let nodes = read_nodes(&records, &mut diags);
+    let nodes = read_nodes(&records, &mut diags, ledger);
     if nodes.is_empty() {
         diags.push(
             Diagnostic::error(GP747, "slurm.conf declares no node with GPUs")
                 .at(Span::new(files.slurm, 0, 0), "in this file")
                 .with_help("give the cluster's slurm.conf (NodeName lines with Gres=gpu:...)"),
         );
-        return (None, diags);
+        return (None, diags, BTreeMap::new());
     }
     let gres_records = files
         .gres
         .map(|f| conf::records(f, &text(f), &mut diags))
         .unwrap_or_default();
     let devices = read_gres(&gres_records, &nodes, &mut diags);
-    let described = describe(&nodes, &devices, opts, &mut diags);
+    let described = describe(&nodes, &devices, opts, &mut diags, ledger);
+    let imported: BTreeMap<String, u64> = described
+        .iter()
+        .map(|d| (d.name.clone(), u64::from(d.hardware.gpus)))
+        .collect();
     if described.is_empty() {
-        return (None, diags);
+        return (None, diags, imported);
     }
     let partitions = partitions(&records, &described, &mut diags);
     let topo_records = files
@@ -147,7 +185,7 @@ pub fn import(
         &mut diags,
     );
     let out = render(header, cluster.as_deref(), &described, &partitions, &fabric);
-    (Some(out), diags)
+    (Some(out), diags, imported)
 }
 
 fn number(r: &Record, key: &str, diags: &mut Vec<Diagnostic>) -> Option<u64> {
@@ -166,7 +204,11 @@ fn number(r: &Record, key: &str, diags: &mut Vec<Diagnostic>) -> Option<u64> {
 }
 
 /// `NodeName` lines (with `NodeName=DEFAULT` applied) into nodes with GPUs, by name.
-fn read_nodes(records: &[Record], diags: &mut Vec<Diagnostic>) -> BTreeMap<String, Node> {
+fn read_nodes(
+    records: &[Record],
+    diags: &mut Vec<Diagnostic>,
+    ledger: &mut Ledger,
+) -> BTreeMap<String, Node> {
     let mut defaults: BTreeMap<String, String> = BTreeMap::new();
     let mut out: BTreeMap<String, Node> = BTreeMap::new();
     for r in records.iter().filter(|r| r.kind() == "nodename") {
@@ -219,7 +261,18 @@ fn read_nodes(records: &[Record], diags: &mut Vec<Diagnostic>) -> BTreeMap<Strin
             break;
         }
         let gres = gres_gpus(&full, diags);
+        let whole: u64 = gres
+            .iter()
+            .filter(|(t, _)| catalog_mig_profile(t).is_none())
+            .map(|(_, c)| u64::from(*c))
+            .sum();
+        for name in &names {
+            ledger.seen.push((name.clone(), whole));
+        }
         if gres.is_empty() {
+            for name in &names {
+                ledger.drop(name, GP747, "no `Gres=gpu` on its NodeName line".into());
+            }
             continue;
         }
         let gres_span = full.get("gres").map_or(r.span, |p| p.span);
@@ -240,6 +293,7 @@ fn read_nodes(records: &[Record], diags: &mut Vec<Diagnostic>) -> BTreeMap<Strin
         let memory_mib = number(&full, "realmemory", diags).filter(|m| *m > 1);
         for name in names {
             if let Err(e) = crate::units::validate_node_name(&name) {
+                ledger.drop(&name, GP741, e.to_string());
                 diags.push(
                     Diagnostic::warning(GP741, format!("node `{name}` is left out: {e}"))
                         .at(names_pair.span, "in this hostlist")
@@ -480,6 +534,7 @@ fn describe(
     devices: &BTreeMap<String, Devices>,
     opts: &Options,
     diags: &mut Vec<Diagnostic>,
+    ledger: &mut Ledger,
 ) -> Vec<Described> {
     let mut out = Vec::new();
     let mut warned = BTreeSet::new();
@@ -510,9 +565,11 @@ fn describe(
             }
         }
         if failed {
+            ledger.drop(&n.name, GP742, "a GPU type maps to no catalog model".into());
             continue;
         }
         if models.len() != 1 {
+            ledger.drop(&n.name, GP743, "GPUs of several models".into());
             diags.push(
                 Diagnostic::warning(
                     GP743,
@@ -542,6 +599,11 @@ fn describe(
             let down: Vec<u32> = (0..=max).filter(|i| !listed.contains(i)).collect();
             (max + 1, down)
         } else if has_mig {
+            ledger.drop(
+                &n.name,
+                GP745,
+                "MIG GRES that gres.conf does not place on GPUs".into(),
+            );
             diags.push(
                 Diagnostic::warning(
                     GP745,

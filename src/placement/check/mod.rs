@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod packed;
 mod policy;
+mod sharing;
 use policy::{check_priority, check_summary, check_teams};
 
 pub(super) const EPS: f64 = 1e-6;
@@ -42,6 +43,10 @@ pub enum Invariant {
     Share,
     /// Packed replicas within their node's CPU and memory and their GPUs' shares.
     Packed,
+    /// A node's GPUs shared by one device-plugin rule: shared classes of one sharing
+    /// factor; fractions carried by replicas with no whole-GPU work beside them, within
+    /// the replicas per GPU each allows, one strategy.
+    Sharing,
     /// One mode per node, matching what runs there and its declared pool.
     Mode,
     /// Team ceilings and quotas.
@@ -153,6 +158,7 @@ pub fn check(c: &Cluster, p: &Placement) -> Vec<Violation> {
     }
     k.subject = None;
     packed::check_packed(&mut k, p);
+    sharing::check_sharing(&mut k, p);
     check_layouts(&mut k, p);
     check_modes(&mut k, p);
     check_teams(&mut k);

@@ -44,6 +44,20 @@ pub(super) fn check_packed(k: &mut Walk, p: &Placement) {
         }
     }
     k.subject = None;
+    // A Slurm job takes a CPU: the pods of Slurm gangs count on their nodes' CPUs.
+    for wp in &p.workloads {
+        let Some(w) = c.workloads.iter().find(|w| w.name == wp.name) else {
+            continue;
+        };
+        if c.authority_of(w) != Some(crate::model::Authority::Slurm) {
+            continue;
+        }
+        for ng in wp.gangs.iter().flat_map(|g| &g.nodes) {
+            if let Some(&ni) = c.node_index.get(&ng.node) {
+                *t.cpu.entry(ni).or_default() += 1000;
+            }
+        }
+    }
     check_totals(k, &t);
 }
 
@@ -146,7 +160,7 @@ fn check_totals(k: &mut Walk, t: &Totals) {
                 Invariant::Packed,
                 ni,
                 format!(
-                    "node `{}`: packed replicas request {} CPU, it has {}",
+                    "node `{}`: packed replicas (and Slurm jobs, a CPU each) request {} CPU, it has {}",
                     c.nodes[ni].name,
                     used as f64 / 1000.0,
                     cap as f64 / 1000.0

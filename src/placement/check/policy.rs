@@ -98,14 +98,45 @@ pub(super) fn check_priority(k: &mut Walk, p: &Placement) {
             }
         }
     }
+    // Nodes the device plugin shares for fractions (`model::sharing`): no whole GPU
+    // there while fractions of that priority or above hold it, with the highest.
+    let mut shared: BTreeMap<NodeIdx, i64> = BTreeMap::new();
+    for other in &p.workloads {
+        let Some(w) = c.workloads.iter().find(|w| w.name == other.name) else {
+            continue;
+        };
+        if !(1..1000).contains(&w.packed_gpu_milli()) || c.fraction_slots(w).is_none() {
+            continue;
+        }
+        let v = value(&other.priority);
+        for e in &other.packed {
+            if let Some(&ni) = c.node_index.get(&e.node) {
+                let top = shared.entry(ni).or_insert(v);
+                *top = (*top).max(v);
+            }
+        }
+    }
     let levels: BTreeSet<i64> = classes.iter().map(|w| value(&w.priority)).collect();
     for mine in levels {
         // Lower-priority classes could give their share of a ceiling or quota back.
         let usage = usage(k, mine);
-        let avail = available(k, &whole, &held, mine);
+        let open: BTreeSet<NodeIdx> = whole
+            .iter()
+            .copied()
+            .filter(|n| shared.get(n).is_none_or(|v| *v < mine))
+            .collect();
+        let avail = available(k, &open, &held, mine);
+        let cpu = cpu_used(c, p, mine);
         for w in classes.iter().filter(|w| value(&w.priority) == mine) {
             k.subject = Some(w.span);
-            if let Some(domain) = fits_in(c, w, &usage, &avail) {
+            // A Slurm job takes a CPU: a node needs one free for each pod.
+            let slurm = c.authority_of(w) == Some(crate::model::Authority::Slurm);
+            let cpu_free = |ni: NodeIdx| {
+                !slurm
+                    || c.node_cpu_milli(ni)
+                        .is_none_or(|cap| cap >= cpu.get(&ni).copied().unwrap_or(0) + 1000)
+            };
+            if let Some(domain) = fits_in(c, w, &usage, &avail, &cpu_free) {
                 k.fail(Invariant::Priority, format!(
                     "higher-priority `{}` left out while lower-priority classes hold capacity (it fits in `{domain}`)",
                     w.name
@@ -113,6 +144,33 @@ pub(super) fn check_priority(k: &mut Walk, p: &Placement) {
             }
         }
     }
+}
+
+/// CPU (1/1000 cores) per node that work of priority `mine` or above holds: packed
+/// replicas' requests and a CPU per pod of Slurm gangs.
+fn cpu_used(c: &crate::model::Cluster, p: &Placement, mine: i64) -> BTreeMap<NodeIdx, u64> {
+    let mut out: BTreeMap<NodeIdx, u64> = BTreeMap::new();
+    for wp in &p.workloads {
+        let Some(w) = c.workloads.iter().find(|w| w.name == wp.name) else {
+            continue;
+        };
+        if c.priority(&w.priority).map(|x| x.value).unwrap_or(0) < mine {
+            continue;
+        }
+        for e in &wp.packed {
+            if let Some(&ni) = c.node_index.get(&e.node) {
+                *out.entry(ni).or_default() += w.cpu_milli * e.replicas as u64;
+            }
+        }
+        if c.authority_of(w) == Some(crate::model::Authority::Slurm) {
+            for ng in wp.gangs.iter().flat_map(|g| &g.nodes) {
+                if let Some(&ni) = c.node_index.get(&ng.node) {
+                    *out.entry(ni).or_default() += 1000;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Whole-GPU gang classes with replicas left out for capacity.
@@ -171,6 +229,7 @@ fn fits_in(
     w: &Workload,
     usage: &Usage,
     avail: &BTreeMap<(NodeIdx, &str), u32>,
+    cpu_free: &dyn Fn(NodeIdx) -> bool,
 ) -> Option<String> {
     let tier = w.required_tier.unwrap_or(Tier::Cluster);
     let (size, per) = gang_shape(c, w);
@@ -208,7 +267,7 @@ fn fits_in(
         // capacity when a gang may not straddle it.
         let mut sides: BTreeMap<Option<bool>, u32> = BTreeMap::new();
         for (ni, n) in &per_node {
-            if *n >= per {
+            if *n >= per && cpu_free(*ni) {
                 *sides.entry(c.gang_side(w, *ni)).or_default() += 1;
             }
         }

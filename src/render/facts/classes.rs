@@ -1,29 +1,30 @@
-//! Class facts: where each workload class runs (pool, model, the domain replica 0 is
-//! pinned to), what its pods ask for, and which taints they must tolerate.
+//! Class facts: what each class's pods ask for, and its *placement groups*: the gangs or
+//! replicas the plan put in one pool and GPU model, asking for the same thing, in one
+//! domain of the class's required tier. Every target renders one object per group, each
+//! selecting its group's nodes and carrying its share of the replicas, so that a class
+//! spread over several pools, models, MIG profiles, leaves or NVLink domains runs where
+//! the plan put each part (docs/render.md, "Placement groups").
 
-use super::{
-    ClassFacts, GPU_RESOURCE, NodeFacts, SCHEDULER_LABEL, SHARED_RESOURCE, TierFacts, Workloads,
-    mig_resource,
-};
-use crate::model::Cluster;
-use crate::model::WorkloadKind;
-use crate::model::{Taint, Tier, Workload};
+use super::groups::{self, Unit};
+use super::{Ask, ClassFacts, GroupFacts, NodeFacts, Pin, SCHEDULER_LABEL, TierFacts, Workloads};
+use crate::model::{Cluster, Taint, Tier, Workload, WorkloadKind};
 use crate::placement::{Placement, WorkloadPlacement};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The facts of every planned class, sorted by name.
+/// The facts of every planned class, sorted by name, with their groups named.
 pub(super) fn classes_of(
     c: &Cluster,
     plan: &Placement,
     nodes: &[NodeFacts],
     tiers: &[TierFacts],
     workload: &Workloads,
+    uncarried: &BTreeMap<String, Vec<String>>,
 ) -> Vec<ClassFacts> {
     let cx = ClassCx {
         c,
         by_name: nodes.iter().map(|n| (n.name.as_str(), n)).collect(),
-        pool_taints: pool_taints(nodes),
         tiers,
+        uncarried,
     };
     let mut out: Vec<ClassFacts> = plan
         .workloads
@@ -34,166 +35,176 @@ pub(super) fn classes_of(
         })
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
+    groups::name_all(&mut out);
     out
-}
-
-/// Tolerations per pool: every taint of its nodes, sorted, without duplicates
-/// (computed once, not per class).
-fn pool_taints(nodes: &[NodeFacts]) -> BTreeMap<&str, Vec<Taint>> {
-    let mut sets: BTreeMap<&str, BTreeSet<&Taint>> = BTreeMap::new();
-    for n in nodes {
-        sets.entry(n.pool.as_str()).or_default().extend(&n.taints);
-    }
-    sets.into_iter()
-        .map(|(pool, taints)| (pool, taints.into_iter().cloned().collect()))
-        .collect()
 }
 
 /// What every class's facts are computed from.
 struct ClassCx<'a> {
     c: &'a Cluster,
     by_name: BTreeMap<&'a str, &'a NodeFacts>,
-    pool_taints: BTreeMap<&'a str, Vec<Taint>>,
     tiers: &'a [TierFacts],
+    uncarried: &'a BTreeMap<String, Vec<String>>,
 }
 
 impl ClassCx<'_> {
     /// The facts of class `m` as planned in `w`.
     fn class(&self, w: &WorkloadPlacement, m: &Workload) -> ClassFacts {
-        let nf = first_node(w).and_then(|n| self.by_name.get(n).copied());
-        let (resource, per_pod) = resource_of(w, m);
-        let required = m.required_tier.map(|t| t.as_str().to_string());
-        let (pin_label, pin_value) = match (&required, nf) {
-            (Some(t), Some(n)) => self.pin(t, n),
-            _ => (None, None),
-        };
         let scheduler = self.c.authority_of(m);
-        // The pool's taints, less other schedulers' (a pool named after its mode may
-        // span schedulers), plus the class's own scheduler's.
-        let mut tolerations: Vec<Taint> = nf
-            .and_then(|n| self.pool_taints.get(n.pool.as_str()))
-            .cloned()
-            .unwrap_or_default();
-        tolerations.retain(|t| t.key != SCHEDULER_LABEL && t.key != super::CAPACITY_LABEL);
-        if self.c.has_spot() && self.c.may_use_spot(m) {
-            tolerations.push(super::spot_taint());
-            tolerations.sort();
+        let required = m.required_tier.map(|t| t.as_str().to_string());
+        let mut by_key: BTreeMap<groups::Key, groups::Acc> = BTreeMap::new();
+        for u in groups::units(w, m) {
+            let key = self.key(m, &u);
+            let acc = by_key.entry(key).or_default();
+            acc.count += u.count;
+            acc.nodes.extend(u.nodes.iter().map(|(n, _)| n.clone()));
         }
-        if let Some(a) = scheduler {
-            tolerations.push(Taint {
-                key: SCHEDULER_LABEL.into(),
-                value: Some(a.as_str().into()),
-                effect: "NoSchedule".into(),
-            });
-            tolerations.sort();
-        }
-        let nccl = if m.kind == WorkloadKind::Training {
-            let landed: BTreeSet<&str> = w
-                .gangs
-                .iter()
-                .flat_map(|g| g.nodes.iter())
-                .filter_map(|n| self.by_name.get(n.node.as_str()).map(|f| f.class.as_str()))
-                .collect();
-            if landed.is_empty() {
-                Vec::new()
-            } else {
-                crate::render::fabric::env_for(self.c, &landed)
-            }
-        } else {
-            Vec::new()
-        };
+        let groups = by_key
+            .into_iter()
+            .map(|(key, acc)| self.group(m, key, acc))
+            .collect();
         ClassFacts {
             name: w.name.clone(),
             scheduler,
-            nccl_mount: nccl.iter().any(|(k, _)| k == "NCCL_TOPO_FILE"),
-            nccl,
             kind: w.kind.clone(),
             team: w.team.clone(),
             priority: w.priority.clone(),
             replicas: w.replicas_requested,
             replicas_placed: w.replicas_placed,
-            pool: nf.map(|n| n.pool.clone()),
-            model: nf
-                .and_then(|n| n.model.clone())
-                .or_else(|| m.models.first().cloned()),
-            model_short: nf.and_then(|n| n.model_short.clone()),
-            resource,
-            per_pod,
-            pods: pods_of(w, m, per_pod),
             gang_gpus: m.gang_gpus,
             preemptible: m.preemptible,
             spot: self.c.may_use_spot(m),
             straddle: m.straddle,
             required,
             preferred: m.preferred_tier.map(|t| t.as_str().to_string()),
-            pin_label,
-            pin_value,
-            tolerations,
+            cpu_milli: m.cpu_milli,
+            memory: m.host_memory.0,
+            gpu_memory: m.memory.map(|b| b.0),
+            groups,
         }
     }
 
-    /// Where a class with required tier `tier` is pinned, given the node replica 0
-    /// landed on: `(label, value)` of that node's domain at the innermost tier at or
-    /// above `tier` (its hostname for `node`); none when the node has no such domain.
-    fn pin(&self, tier: &str, n: &NodeFacts) -> (Option<String>, Option<String>) {
-        if tier == "node" {
-            return (
-                Some("kubernetes.io/hostname".to_string()),
-                Some(n.name.clone()),
-            );
+    /// The group a unit belongs to: its nodes' pools and models, what each pod asks,
+    /// its pods and the domain it is pinned to.
+    fn key(&self, m: &Workload, u: &Unit) -> groups::Key {
+        let facts: Vec<&NodeFacts> = u
+            .nodes
+            .iter()
+            .filter_map(|(n, _)| self.by_name.get(n.as_str()).copied())
+            .collect();
+        groups::Key {
+            pools: facts.iter().map(|n| n.pool.clone()).collect(),
+            models: facts.iter().filter_map(|n| n.model.clone()).collect(),
+            ask: u.ask.clone(),
+            pods: u.nodes.len() as u32,
+            pin: self.pin(m, &facts),
         }
-        let want = Tier::parse(tier);
+    }
+
+    /// Where a gang of several pods must stay: the domain its nodes share at the
+    /// innermost tier at or above the class's required tier that they all have
+    /// (`nvlink`, `leaf`, `spine`, `core`); none for one pod, the node or cluster tier.
+    fn pin(&self, m: &Workload, nodes: &[&NodeFacts]) -> Option<Pin> {
+        let want = m.required_tier?;
+        if nodes.len() < 2 || matches!(want, Tier::Node | Tier::Cluster) {
+            return None;
+        }
         self.tiers
             .iter()
-            .find(|x| Tier::parse(&x.name) >= want)
-            .and_then(|x| {
-                n.domains
-                    .get(&x.name)
-                    .map(|v| (Some(x.label.clone()), Some(v.clone())))
+            .filter(|t| Tier::parse(&t.name).is_some_and(|x| x >= want))
+            .find_map(|t| {
+                let doms: BTreeSet<&String> = nodes
+                    .iter()
+                    .filter_map(|n| n.domains.get(&t.name))
+                    .collect();
+                match doms.into_iter().collect::<Vec<_>>()[..] {
+                    [one] if nodes.iter().all(|n| n.domains.contains_key(&t.name)) => Some(Pin {
+                        tier: t.name.clone(),
+                        label: t.label.clone(),
+                        value: one.clone(),
+                    }),
+                    _ => None,
+                }
             })
-            .unwrap_or((None, None))
     }
-}
 
-/// Where the class runs: the first node of replica 0, else of its first MIG instance,
-/// else of its first share.
-fn first_node(w: &WorkloadPlacement) -> Option<&str> {
-    w.gangs
-        .first()
-        .and_then(|g| g.nodes.first().map(|n| n.node.as_str()))
-        .or_else(|| w.mig_instances.first().map(|i| i.node.as_str()))
-        .or_else(|| w.shares.first().map(|s| s.node.as_str()))
-}
-
-/// The resource each pod asks for, and how many: a MIG instance, a shared-GPU replica,
-/// or whole GPUs (a training pod takes its gang's GPUs on one node).
-fn resource_of(w: &WorkloadPlacement, m: &Workload) -> (String, u32) {
-    if let Some(i) = w.mig_instances.first() {
-        (mig_resource(&i.profile), 1)
-    } else if !w.shares.is_empty() {
-        (SHARED_RESOURCE.to_string(), 1)
-    } else if m.kind == WorkloadKind::Training {
-        let per_node = w
-            .gangs
-            .first()
-            .and_then(|g| g.nodes.first())
-            .map(|n| n.gpus.len() as u32)
-            .unwrap_or_else(|| m.gpus_per_node.unwrap_or(m.gang_gpus.max(1)));
-        (GPU_RESOURCE.to_string(), per_node.max(1))
-    } else {
-        (GPU_RESOURCE.to_string(), m.gpus_per_replica.max(1))
+    /// A group's facts (named later by [`groups::name_all`]).
+    fn group(&self, m: &Workload, key: groups::Key, acc: groups::Acc) -> GroupFacts {
+        let nodes: Vec<&NodeFacts> = acc
+            .nodes
+            .iter()
+            .filter_map(|n| self.by_name.get(n.as_str()).copied())
+            .collect();
+        let tolerations = self.tolerations(m, &nodes);
+        let nccl = if m.kind == WorkloadKind::Training {
+            let landed: BTreeSet<&str> = nodes.iter().map(|n| n.class.as_str()).collect();
+            crate::render::fabric::env_for(self.c, &landed)
+        } else {
+            Vec::new()
+        };
+        let shared = matches!(key.ask, Ask::Shared { .. });
+        let model_shorts = nodes
+            .iter()
+            .filter_map(|n| n.model_short.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        GroupFacts {
+            name: String::new(),
+            pools: key.pools.into_iter().collect(),
+            models: key.models.into_iter().collect(),
+            model_shorts,
+            resource: key.ask.resource(),
+            per_pod: key.ask.amount(),
+            ask: key.ask,
+            pods: key.pods,
+            count: acc.count,
+            pin: key.pin,
+            hosts: if m.packed() {
+                acc.nodes.iter().cloned().collect()
+            } else {
+                Vec::new()
+            },
+            plugin_configs: if shared {
+                nodes
+                    .iter()
+                    .map(|n| n.plugin_config.clone())
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            k8s_carried: !self
+                .uncarried
+                .get(&m.name)
+                .is_some_and(|ns| ns.iter().any(|n| acc.nodes.contains(n))),
+            nodes: acc.nodes.into_iter().collect(),
+            tolerations,
+            nccl_mount: nccl.iter().any(|(k, _)| k == "NCCL_TOPO_FILE"),
+            nccl,
+        }
     }
-}
 
-/// Pods of one gang: the nodes of replica 0 (or the gang's GPUs over `per_pod`) for a
-/// training class, 1 otherwise.
-fn pods_of(w: &WorkloadPlacement, m: &Workload, per_pod: u32) -> u32 {
-    if m.kind != WorkloadKind::Training {
-        return 1;
+    /// Taints the pods must tolerate: every taint of the group's nodes but the
+    /// scheduler and capacity ones, plus the class's own scheduler's and, for a class
+    /// that may be interrupted, the spot taint.
+    fn tolerations(&self, m: &Workload, nodes: &[&NodeFacts]) -> Vec<Taint> {
+        let mut set: BTreeSet<Taint> = nodes
+            .iter()
+            .flat_map(|n| n.taints.iter().cloned())
+            .filter(|t| t.key != SCHEDULER_LABEL && t.key != super::CAPACITY_LABEL)
+            .collect();
+        if self.c.has_spot() && self.c.may_use_spot(m) {
+            set.insert(super::spot_taint());
+        }
+        if let Some(a) = self.c.authority_of(m) {
+            set.insert(Taint {
+                key: SCHEDULER_LABEL.into(),
+                value: Some(a.as_str().into()),
+                effect: "NoSchedule".into(),
+            });
+        }
+        set.into_iter().collect()
     }
-    w.gangs
-        .first()
-        .map(|g| g.nodes.len() as u32)
-        .unwrap_or_else(|| m.gang_gpus.div_ceil(per_pod.max(1)))
-        .max(1)
 }

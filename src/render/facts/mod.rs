@@ -19,7 +19,9 @@
 //! and the names a target must accept).
 
 mod classes;
+mod groups;
 mod nodes;
+mod sharing;
 mod teams;
 
 pub use nodes::Layout;
@@ -76,6 +78,16 @@ pub struct NodeFacts {
     pub memory_mib: Option<u64>,
     /// MIG GPUs: index -> profiles (largest first, driver names).
     pub mig: Layout,
+    /// How Slurm shares the node's GPUs when the plan puts shared or fractional
+    /// replicas on it: `shard` or `mps` (1000 per GPU; see `render::slurm`).
+    pub slurm_sharing: Option<&'static str>,
+}
+
+impl NodeFacts {
+    /// Whether the device plugin shares the node's GPUs (time-slicing or MPS replicas).
+    pub fn shares_gpus(&self) -> bool {
+        self.plugin_config.starts_with("time-slicing-") || self.plugin_config.starts_with("mps-")
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -86,6 +98,8 @@ pub struct PoolFacts {
     /// `nodes` compressed into hostlist ranges, comma-joined.
     pub range: String,
     pub models: Vec<String>,
+    /// Capacity labels of its nodes (`spot`, `on-demand`, ...; none undeclared).
+    pub capacities: Vec<String>,
     /// Highest priority rank of the classes placed in the pool (0 = none).
     pub rank: u32,
     pub preemptible: bool,
@@ -119,6 +133,92 @@ pub struct PriorityFacts {
     pub description: String,
 }
 
+/// What each pod of a placement group asks of its node's GPUs.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Ask {
+    /// Whole GPUs (`nvidia.com/gpu`; Slurm `gpu:<model>:<n>`).
+    Whole { gpus: u32 },
+    /// One MIG instance (`nvidia.com/mig-<profile>`; Slurm `gpu:<profile>:1`).
+    Mig { profile: String },
+    /// One replica of a GPU the device plugin shares (`nvidia.com/gpu.shared`); in
+    /// Slurm `thousandths` of one GPU as `gres/shard` (or `gres/mps` with `mps`).
+    Shared { thousandths: u32, mps: bool },
+    /// No GPU (a CPU-only replica).
+    Cpu,
+}
+
+impl Ask {
+    /// The Kubernetes resource a pod asks for (none for a CPU-only replica).
+    pub fn resource(&self) -> Option<String> {
+        match self {
+            Ask::Whole { .. } => Some(GPU_RESOURCE.to_string()),
+            Ask::Mig { profile } => Some(mig_resource(profile)),
+            Ask::Shared { .. } => Some(SHARED_RESOURCE.to_string()),
+            Ask::Cpu => None,
+        }
+    }
+
+    /// How many of [`Ask::resource`] a pod asks for.
+    pub fn amount(&self) -> u32 {
+        match self {
+            Ask::Whole { gpus } => *gpus,
+            Ask::Mig { .. } | Ask::Shared { .. } => 1,
+            Ask::Cpu => 0,
+        }
+    }
+}
+
+/// The fabric domain a group's gangs are pinned to.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Pin {
+    /// `nvlink`, `leaf`, `spine`, `core`.
+    pub tier: String,
+    /// The node label carrying it.
+    pub label: String,
+    pub value: String,
+}
+
+/// One placement group of a class: what one rendered object carries.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupFacts {
+    /// The object's name (a DNS label; the class's name when it has one group).
+    pub name: String,
+    /// Pools and GPU models of its nodes.
+    pub pools: Vec<String>,
+    pub models: Vec<String>,
+    pub model_shorts: Vec<String>,
+    pub ask: Ask,
+    /// The Kubernetes resource each pod asks for, and how many (`per_pod`).
+    pub resource: Option<String>,
+    pub per_pod: u32,
+    /// Pods of one gang (1 for replicas).
+    pub pods: u32,
+    /// Gangs (training, whole-GPU inference) or replicas the group carries.
+    pub count: u32,
+    /// The domain its gangs must stay in (multi-pod gangs with a required tier).
+    pub pin: Option<Pin>,
+    /// Packed classes: the nodes the plan packed the replicas on (selected by name).
+    pub hosts: Vec<String>,
+    /// Shared and fractional replicas: the device-plugin configurations of its nodes
+    /// (selected by the node label, so a replica never lands on a node shared more
+    /// finely than the plan gives it).
+    pub plugin_configs: Vec<String>,
+    /// Every node the group's units are on, sorted.
+    pub nodes: Vec<String>,
+    /// Taints the pods must tolerate (its nodes' taints and its scheduler's).
+    pub tolerations: Vec<Taint>,
+    /// Whether the Kubernetes targets carry the group (false only without declared
+    /// authorities, for fractions the device plugin cannot share as planned: left out
+    /// of k8s/, kueue/ and volcano/ with warning GP919).
+    pub k8s_carried: bool,
+    /// NCCL variables for a training group's pods (from the node classes it landed
+    /// on, see `render::fabric`); empty for other classes.
+    pub nccl: Vec<(String, String)>,
+    /// Whether the pods mount the node's NCCL files (`NCCL_TOPO_FILE` is set).
+    pub nccl_mount: bool,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct ClassFacts {
     pub name: String,
@@ -129,14 +229,6 @@ pub struct ClassFacts {
     pub priority: String,
     pub replicas: u32,
     pub replicas_placed: u32,
-    pub pool: Option<String>,
-    pub model: Option<String>,
-    pub model_short: Option<String>,
-    /// Resource each pod asks for, and how many.
-    pub resource: String,
-    pub per_pod: u32,
-    /// Pods of one gang (training), 1 otherwise.
-    pub pods: u32,
     pub gang_gpus: u32,
     pub preemptible: bool,
     /// The class may run on spot nodes ([`crate::model::Cluster::may_use_spot`]).
@@ -146,16 +238,14 @@ pub struct ClassFacts {
     /// Required / preferred tier (`nvlink`, `node`, `leaf`, ...).
     pub required: Option<String>,
     pub preferred: Option<String>,
-    /// Where replica 0 landed at the required tier: (label, value).
-    pub pin_label: Option<String>,
-    pub pin_value: Option<String>,
-    /// Taints the pods must tolerate (pool taint and the nodes' own).
-    pub tolerations: Vec<Taint>,
-    /// NCCL variables for a training class's pods (from the node classes it landed
-    /// on, see `render::fabric`); empty for other classes.
-    pub nccl: Vec<(String, String)>,
-    /// Whether the pods mount the node's NCCL files (`NCCL_TOPO_FILE` is set).
-    pub nccl_mount: bool,
+    /// Declared requests of one replica: CPU in millicores and host memory in bytes
+    /// (0: not declared).
+    pub cpu_milli: u64,
+    pub memory: u64,
+    /// GPU memory one replica (training: one GPU) needs, when declared.
+    pub gpu_memory: Option<u64>,
+    /// Its placement groups, in a fixed order.
+    pub groups: Vec<GroupFacts>,
 }
 
 #[derive(Clone)]
@@ -175,6 +265,10 @@ pub struct Facts<'a> {
     pub mig_configs: BTreeMap<String, Layout>,
     /// Device-plugin configurations: name -> (sharing strategy, replicas).
     pub plugin_configs: BTreeMap<String, (String, u32)>,
+    /// Fractional replicas the Kubernetes targets cannot carry: class -> nodes.
+    pub uncarried: BTreeMap<String, Vec<String>>,
+    /// Node name -> index into `nodes`.
+    node_at: BTreeMap<String, usize>,
 }
 
 /// The cluster's workload classes by name.
@@ -228,7 +322,8 @@ impl<'a> Facts<'a> {
         } = nodes::build(c, plan, &workload);
         let priorities = teams::priorities_of(c);
         let rank_of = |p: &str| teams::rank_of(&priorities, p);
-        let classes = classes::classes_of(c, plan, &nodes, &tiers, &workload);
+        let uncarried = sharing::uncarried_fractions(c, plan, &nodes, &workload);
+        let classes = classes::classes_of(c, plan, &nodes, &tiers, &workload, &uncarried);
         let pools = nodes::pools_of(&nodes, &classes, &rank_of);
         let teams = teams::teams_of(c, plan, &priorities, &rank_of);
         errors.extend(teams::name_errors(c, &teams, &priorities));
@@ -251,7 +346,28 @@ impl<'a> Facts<'a> {
             classes,
             mig_configs,
             plugin_configs,
-        })
+            uncarried,
+            node_at: BTreeMap::new(),
+        }
+        .indexed())
+    }
+
+    /// With `node_at` computed for the current `nodes`.
+    fn indexed(mut self) -> Self {
+        self.node_at = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.clone(), i))
+            .collect();
+        self
+    }
+
+    /// The facts of the named nodes this target has (in the given order).
+    pub fn nodes_named<'s>(&'s self, names: &'s [String]) -> impl Iterator<Item = &'s NodeFacts> {
+        names
+            .iter()
+            .filter_map(|n| self.node_at.get(n).map(|&i| &self.nodes[i]))
     }
 
     pub fn tier(&self, name: &str) -> Option<&TierFacts> {
@@ -334,7 +450,7 @@ impl<'a> Facts<'a> {
         f.pools = nodes::pools_of(&f.nodes, &f.classes, &rank_of);
         f.teams = teams::scoped(self.c, self.plan, &self.teams, &serves);
         f.serves = serves;
-        Some(f)
+        Some(f.indexed())
     }
 }
 

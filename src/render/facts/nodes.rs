@@ -6,7 +6,7 @@ use super::{
     PoolFacts, SCHEDULER_LABEL, Workloads, is_label_value, range, switch_tier_name, tier_label,
 };
 use crate::diag::Diagnostic;
-use crate::model::{Cluster, Isolation, Node, NodeClass, PoolMode, Taint};
+use crate::model::{Cluster, Node, NodeClass, PoolMode, Taint};
 use crate::placement::Placement;
 use crate::render::GP910;
 use std::collections::BTreeMap;
@@ -36,7 +36,8 @@ pub(super) fn build(c: &Cluster, plan: &Placement, workload: &Workloads) -> Buil
         c,
         pool_of: pools_by_node(plan),
         mig: MigConfigs::of(c, plan),
-        share: sharing_by_node(plan, workload),
+        share: super::sharing::sharing_by_node(c, plan, workload),
+        slurm_share: super::sharing::slurm_sharing(c, plan, workload),
     };
     let mut plugin_configs = PluginConfigs::new();
     plugin_configs.insert("default".into(), ("none".into(), 1));
@@ -147,43 +148,13 @@ fn layout_token(profiles: &[String]) -> String {
         .join("-")
 }
 
-/// How one node's GPUs are shared (the device plugin applies one strategy and one
-/// replica count per node).
-struct Sharing {
-    /// `time-slicing` or `mps`: the strategy of the first class shared on the node.
-    strategy: &'static str,
-    /// The largest sharing factor of the classes on the node.
-    replicas: u32,
-}
-
-/// Node -> its sharing, for the nodes that hold time-sliced or MPS replicas.
-fn sharing_by_node<'a>(plan: &'a Placement, workload: &Workloads) -> BTreeMap<&'a str, Sharing> {
-    let mut out: BTreeMap<&str, Sharing> = BTreeMap::new();
-    for w in &plan.workloads {
-        let Some(m) = workload.get(w.name.as_str()).copied() else {
-            continue;
-        };
-        let strategy = match m.share {
-            Some(Isolation::Mps) => "mps",
-            _ => "time-slicing",
-        };
-        for s in &w.shares {
-            let e = out.entry(s.node.as_str()).or_insert(Sharing {
-                strategy,
-                replicas: 1,
-            });
-            e.replicas = e.replicas.max(m.per_gpu.unwrap_or(1));
-        }
-    }
-    out
-}
-
 /// What every node's facts are computed from.
 struct NodeCx<'a> {
     c: &'a Cluster,
     pool_of: BTreeMap<&'a str, (&'a str, PoolMode)>,
     mig: MigConfigs<'a>,
-    share: BTreeMap<&'a str, Sharing>,
+    share: BTreeMap<&'a str, super::sharing::Sharing>,
+    slurm_share: BTreeMap<&'a str, &'static str>,
 }
 
 impl NodeCx<'_> {
@@ -240,6 +211,7 @@ impl NodeCx<'_> {
                 .get(n.name.as_str())
                 .cloned()
                 .unwrap_or_default(),
+            slurm_sharing: self.slurm_share.get(n.name.as_str()).copied(),
         }
     }
 
@@ -253,11 +225,13 @@ impl NodeCx<'_> {
         has_mig_config: bool,
         plugin_configs: &mut PluginConfigs,
     ) -> String {
-        if let Some(s) = self.share.get(n.name.as_str()) {
+        if let Some(s) = self.share.get(n.name.as_str()).filter(|s| s.replicas > 1) {
             let name = format!("{}-{}", s.strategy, s.replicas);
             plugin_configs.insert(name.clone(), (s.strategy.to_string(), s.replicas));
             name
         } else if has_mig_config || mode == PoolMode::Mig {
+            // Registered here too: a MIG node without instances still selects it.
+            plugin_configs.insert("mig-mixed".into(), ("mig".into(), 1));
             "mig-mixed".to_string()
         } else {
             "default".to_string()
@@ -373,6 +347,11 @@ pub(super) fn pools_of(
                         p.models.push(m.clone());
                     }
                 }
+                if let Some(cap) = n.labels.get(super::CAPACITY_LABEL) {
+                    if !p.capacities.contains(cap) {
+                        p.capacities.push(cap.clone());
+                    }
+                }
             }
             None => {
                 index.insert(&n.pool, pools.len());
@@ -382,6 +361,12 @@ pub(super) fn pools_of(
                     nodes: vec![n.name.clone()],
                     range: String::new(),
                     models: n.model.iter().cloned().collect(),
+                    capacities: n
+                        .labels
+                        .get(super::CAPACITY_LABEL)
+                        .cloned()
+                        .into_iter()
+                        .collect(),
                     rank: 0,
                     preemptible: false,
                 });
@@ -391,9 +376,10 @@ pub(super) fn pools_of(
     for p in &mut pools {
         p.range = range(&p.nodes);
         p.models.sort();
+        p.capacities.sort();
         for cl in classes
             .iter()
-            .filter(|cl| cl.pool.as_deref() == Some(&p.name))
+            .filter(|cl| cl.groups.iter().any(|g| g.pools.contains(&p.name)))
         {
             p.rank = p.rank.max(rank_of(&cl.priority));
             p.preemptible |= cl.preemptible;

@@ -71,7 +71,7 @@ pub(super) fn teams_of(
                 for i in &w.mig_instances {
                     *mig.entry(mig_resource(&i.profile)).or_insert(0) += 1;
                 }
-                shared += w.shares.iter().map(|s| s.replicas).sum::<u32>();
+                shared += shared_replicas(c, w);
             }
             let used: BTreeSet<&str> = own.iter().map(|w| w.priority.as_str()).collect();
             TeamFacts {
@@ -90,6 +90,23 @@ pub(super) fn teams_of(
             }
         })
         .collect()
+}
+
+/// Replicas of a class that ask for a shared GPU: its time-slice and MPS replicas and
+/// its fractional packed replicas.
+pub(super) fn shared_replicas(c: &Cluster, w: &crate::placement::WorkloadPlacement) -> u32 {
+    let shares: u32 = w.shares.iter().map(|s| s.replicas).sum();
+    let fraction = c
+        .workloads
+        .iter()
+        .find(|x| x.name == w.name)
+        .is_some_and(|x| (1..1000).contains(&x.packed_gpu_milli()));
+    let packed: u32 = if fraction {
+        w.packed.iter().map(|p| p.replicas).sum()
+    } else {
+        0
+    };
+    shares + packed
 }
 
 /// GP910 for every team that cannot be a namespace or queue name, then for every
@@ -197,7 +214,7 @@ pub(super) fn scoped(
                 for i in &w.mig_instances {
                     *t.mig.entry(mig_resource(&i.profile)).or_insert(0) += 1;
                 }
-                t.shared += w.shares.iter().map(|s| s.replicas).sum::<u32>();
+                t.shared += shared_replicas(c, w);
             }
             t
         })

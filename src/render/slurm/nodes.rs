@@ -21,14 +21,24 @@ pub(super) struct NodeLine {
 #[derive(Serialize)]
 pub(super) struct GresLine {
     nodes: String,
-    kind: String,
+    #[serde(flatten)]
+    file: GresFile,
+}
+
+/// One gres.conf line of a node, without NodeName.
+#[derive(Serialize, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct GresFile {
+    /// `gpu`, `shard` or `mps`.
+    name: &'static str,
+    /// The GPU's type (`gpu` only): its model or MIG profile.
+    kind: Option<String>,
+    /// Units (`shard`, `mps`).
+    count: Option<u32>,
     files: String,
+    /// `MultipleFiles=` (one MIG device) rather than `File=`.
     multiple: bool,
     cores: Option<String>,
 }
-
-/// One gres.conf line of a node, without NodeName: (type, files, MultipleFiles?, cores).
-type GresFile = (String, String, bool, Option<String>);
 
 /// The GRES type of a whole GPU of this node (the model's short name).
 fn gpu_type(n: &NodeFacts) -> &str {
@@ -48,11 +58,32 @@ fn node_gres(n: &NodeFacts) -> String {
             None => *counts.entry(gpu_type(n)).or_insert(0) += 1,
         }
     }
-    counts
-        .iter()
-        .map(|(t, k)| format!("gpu:{t}:{k}"))
-        .collect::<Vec<_>>()
-        .join(",")
+    let mut out: Vec<String> = counts.iter().map(|(t, k)| format!("gpu:{t}:{k}")).collect();
+    if let Some(kind) = n.slurm_sharing {
+        let whole = n.gpus.iter().filter(|g| !n.mig.contains_key(g)).count();
+        out.push(format!("{kind}:{}", whole * SHARES_PER_GPU as usize));
+    }
+    out.join(",")
+}
+
+/// `gres/shard` (or `gres/mps`) units per GPU of a shared Slurm node: a job's
+/// thousandths of one GPU (its fraction, or 1/per-gpu) are exact.
+pub(super) const SHARES_PER_GPU: u32 = 1000;
+
+/// The sharing GRES of a node (`shard`, `mps`), when Slurm shares its GPUs.
+pub(super) fn sharing_gres(_f: &Facts, n: &NodeFacts) -> Option<&'static str> {
+    n.slurm_sharing
+}
+
+/// `gpu` plus `shard` / `mps` when some node shares its GPUs.
+pub(super) fn gres_types(nodes: &[NodeFacts]) -> String {
+    let mut types = vec!["gpu"];
+    for kind in ["mps", "shard"] {
+        if nodes.iter().any(|n| n.slurm_sharing == Some(kind)) {
+            types.push(kind);
+        }
+    }
+    types.join(",")
 }
 
 /// [`node_gres`] of every node, in the nodes' order.
@@ -66,8 +97,18 @@ pub(super) fn tres(gres: &[String]) -> String {
     let mut types: Vec<String> = gres
         .iter()
         .flat_map(|g| g.split(','))
+        .filter(|g| g.starts_with("gpu:"))
         .filter_map(|g| g.split(':').nth(1).map(|t| format!("gres/gpu:{t}")))
         .collect();
+    for kind in ["mps", "shard"] {
+        if gres
+            .iter()
+            .flat_map(|g| g.split(','))
+            .any(|g| g.starts_with(&format!("{kind}:")))
+        {
+            types.push(format!("gres/{kind}"));
+        }
+    }
     types.sort();
     types.dedup();
     let mut tres = vec!["gres/gpu".to_string()];
@@ -89,12 +130,15 @@ fn group<'a, K: Ord>(keyed: impl IntoIterator<Item = (K, &'a str)>) -> Vec<(K, S
 }
 
 /// `NodeName` lines: CPU layout, memory, GRES (`gres`: the nodes' [`node_gres`]) and
-/// features (pool, model, leaf switch).
+/// features (pool, model, its NVLink domain and switches, capacity).
 pub(super) fn node_lines(nodes: &[NodeFacts], gres: &[String]) -> Vec<NodeLine> {
     let keyed = nodes.iter().zip(gres).map(|(n, gres)| {
         let mut features = vec![n.pool.as_str()];
         features.extend(n.model_short.as_deref());
-        features.extend(n.domains.get("leaf").map(String::as_str));
+        // Every fabric domain of the node, innermost first: a job pinned to one names it.
+        for t in ["nvlink", "leaf", "spine", "core"] {
+            features.extend(n.domains.get(t).map(String::as_str));
+        }
         // `spot`, `on-demand`, `reserved` once capacity is declared (jobs constrain on it).
         features.extend(
             n.labels
@@ -133,13 +177,10 @@ pub(super) fn gres_lines(f: &Facts) -> Vec<GresLine> {
     let keyed = f.nodes.iter().map(|n| (gres_files(f, n), n.name.as_str()));
     let mut out = Vec::new();
     for (lines, names) in group(keyed) {
-        for (kind, files, multiple, cores) in lines {
+        for file in lines {
             out.push(GresLine {
                 nodes: names.clone(),
-                kind,
-                files,
-                multiple,
-                cores,
+                file,
             });
         }
     }
@@ -169,7 +210,28 @@ fn gres_files(f: &Facts, n: &NodeFacts) -> Vec<GresFile> {
             .and_then(|id| class.and_then(|c| c.numa.iter().find(|x| x.id == id)))
             .filter(|x| !x.cores.is_empty())
             .map(|x| format_index_set(&x.cores));
-        out.push((gpu_type(n).to_string(), files, false, cores));
+        out.push(GresFile {
+            name: "gpu",
+            kind: Some(gpu_type(n).to_string()),
+            count: None,
+            files,
+            multiple: false,
+            cores,
+        });
+    }
+    // Shards (or MPS percent) of every whole GPU of a shared node, per GPU: a job's
+    // shares come from one GPU.
+    if let Some(kind) = n.slurm_sharing {
+        for g in n.gpus.iter().filter(|g| !n.mig.contains_key(g)) {
+            out.push(GresFile {
+                name: kind,
+                kind: None,
+                count: Some(SHARES_PER_GPU),
+                files: format!("/dev/nvidia{g}"),
+                multiple: false,
+                cores: None,
+            });
+        }
     }
     // MIG devices: GPU device file + GI and CI capability files. GI ids are the driver's
     // choice; gpuplan predicts them in creation order (largest first, from 1), which the
@@ -185,7 +247,14 @@ fn gres_files(f: &Facts, n: &NodeFacts) -> Vec<GresFile> {
                 "/dev/nvidia{g},/dev/nvidia-caps/nvidia-cap{gi_minor},/dev/nvidia-caps/nvidia-cap{}",
                 gi_minor + 1
             );
-            out.push((p.clone(), files, true, cores.clone()));
+            out.push(GresFile {
+                name: "gpu",
+                kind: Some(p.clone()),
+                count: None,
+                files,
+                multiple: true,
+                cores: cores.clone(),
+            });
         }
     }
     out

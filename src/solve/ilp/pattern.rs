@@ -8,6 +8,7 @@
 //! group is valid on each of its nodes; [`positions`] maps its GPU positions to one
 //! node's GPU indexes.
 
+use crate::model::sharing::Slots as Sharing;
 use crate::model::{Cluster, NodeIdx};
 use std::collections::BTreeMap;
 
@@ -36,6 +37,9 @@ pub struct Need {
     pub cpu: u64,
     /// Host memory in bytes.
     pub mem: u64,
+    /// The device-plugin sharing a fraction needs of its node (`None`: shares of any
+    /// size per GPU, see [`crate::model::sharing`]).
+    pub slots: Option<Sharing>,
 }
 
 /// The part of a node that whole-GPU work can use; equal on every node of a group.
@@ -50,6 +54,24 @@ pub struct NodeShape {
 }
 
 impl NodeShape {
+    /// Whether the node's CPUs can limit `need`: never when it takes no CPU or the node
+    /// declares none, nor when it takes at most one CPU per whole GPU and the node has
+    /// a CPU per GPU (a Slurm job's CPU beside whole-GPU work only: the GPUs run out
+    /// first).
+    pub fn cpu_binds(&self, need: &Need) -> bool {
+        match self.cpu {
+            None => false,
+            Some(_) if need.cpu == 0 => false,
+            Some(cpu) => {
+                let implied = need.milli == 0
+                    && need.gpus > 0
+                    && need.cpu <= 1000 * need.gpus as u64
+                    && cpu >= 1000 * self.gpus() as u64;
+                !implied
+            }
+        }
+    }
+
     pub fn of(c: &Cluster, n: NodeIdx) -> NodeShape {
         NodeShape {
             domains: domains(c, n).iter().map(|d| d.len() as u32).collect(),
@@ -150,12 +172,19 @@ pub fn fit(
     Some(Pattern { items, places })
 }
 
-/// Free GPU positions of a node, by NVLink domain, and the fractional load already on
-/// some positions.
+/// Free GPU positions of a node, by NVLink domain, the fractional load (and replicas)
+/// already on some positions, and what the node's device plugin must then do.
 #[derive(Clone, Debug, Default)]
 pub struct Slots {
     pub free: Vec<Vec<u16>>,
     pub frac: BTreeMap<u16, u32>,
+    /// Fractional replicas per position holding fractions.
+    pub count: BTreeMap<u16, u32>,
+    /// The node holds whole-GPU work.
+    pub whole: bool,
+    /// Once a fraction carried by device-plugin replicas is on the node: the sharing all
+    /// its GPUs get (`per_gpu`: the most replicas per GPU every fraction on it allows).
+    pub shared: Option<Sharing>,
 }
 
 impl Slots {
@@ -169,12 +198,21 @@ impl Slots {
                 .zip(&starts)
                 .map(|(size, s)| (*s..s + size).map(|p| p as u16).collect())
                 .collect(),
-            frac: BTreeMap::new(),
+            ..Slots::default()
         }
     }
 
-    /// Takes `positions` out of the free ones (whole GPUs), if they are all free.
+    /// Takes `positions` out of the free ones for whole-GPU work, if they are all free
+    /// and the node is not shared by the device plugin.
     pub fn take(&mut self, positions: &[u16]) -> bool {
+        if self.shared.is_some() || !self.take_free(positions) {
+            return false;
+        }
+        self.whole = true;
+        true
+    }
+
+    fn take_free(&mut self, positions: &[u16]) -> bool {
         if !positions
             .iter()
             .all(|p| self.free.iter().any(|d| d.contains(p)))
@@ -187,20 +225,52 @@ impl Slots {
         true
     }
 
-    /// Adds a fraction to `position` (free, or already holding fractions) if it fits.
-    pub fn add_fraction(&mut self, position: u16, milli: u32) -> bool {
-        if let Some(load) = self.frac.get_mut(&position) {
-            if *load + milli <= 1000 {
-                *load += milli;
-                return true;
+    /// The node's sharing once fractions needing `slots` join it, if they may: a node
+    /// shared by the device plugin holds no whole-GPU work, one strategy, at most the
+    /// smallest `per_gpu` of its fractions on any GPU, and no share of another carrier.
+    pub fn sharing_with(&self, slots: Option<Sharing>) -> Option<Option<Sharing>> {
+        match (self.shared, slots) {
+            (None, None) => Some(None),
+            (Some(_), None) => None,
+            (None, Some(s)) => {
+                let per_gpu_shares = !self.frac.is_empty();
+                let fits = self.count.values().all(|c| *c <= s.per_gpu);
+                (!self.whole && !per_gpu_shares && fits).then_some(Some(s))
             }
+            (Some(cur), Some(s)) => {
+                let per_gpu = cur.per_gpu.min(s.per_gpu);
+                let fits = self.count.values().all(|c| *c <= per_gpu);
+                (cur.mps == s.mps && fits).then_some(Some(Sharing {
+                    per_gpu,
+                    mps: cur.mps,
+                }))
+            }
+        }
+    }
+
+    /// Adds a fraction to `position` (free, or already holding fractions) if it fits.
+    pub fn add_fraction(&mut self, position: u16, need: &Need) -> bool {
+        let Some(shared) = self.sharing_with(need.slots) else {
             return false;
-        }
-        if self.take(&[position]) && milli <= 1000 {
+        };
+        let cap = shared.map(|s| s.per_gpu).unwrap_or(u32::MAX);
+        let milli = need.milli;
+        if let Some(load) = self.frac.get(&position).copied() {
+            let count = self.count.get(&position).copied().unwrap_or(0);
+            if load + milli > 1000 || count + 1 > cap {
+                return false;
+            }
+            self.frac.insert(position, load + milli);
+            self.count.insert(position, count + 1);
+        } else {
+            if milli > 1000 || cap == 0 || !self.take_free(&[position]) {
+                return false;
+            }
             self.frac.insert(position, milli);
-            return true;
+            self.count.insert(position, 1);
         }
-        false
+        self.shared = shared;
+        true
     }
 }
 
@@ -208,6 +278,17 @@ impl Slots {
 /// instance's positions.
 pub fn fit_in(mut slots: Slots, inst: &[Need]) -> Option<Vec<Vec<u16>>> {
     let whole: u32 = inst.iter().map(|n| n.gpus).sum();
+    // The node's sharing once every fraction is on it (no whole-GPU work beside a node
+    // the device plugin shares).
+    let mut shared = slots.shared;
+    let mut probe = slots.clone();
+    for n in inst.iter().filter(|n| n.milli > 0) {
+        shared = probe.sharing_with(n.slots)?;
+        probe.shared = shared;
+    }
+    if whole > 0 && (shared.is_some() || probe.shared.is_some()) {
+        return None;
+    }
     let free_total: usize = slots.free.iter().map(Vec::len).sum();
     if whole as usize > free_total {
         return None;
@@ -259,12 +340,16 @@ pub fn fit_in(mut slots: Slots, inst: &[Need]) -> Option<Vec<Vec<u16>>> {
     let frac: Vec<usize> = (0..inst.len()).filter(|&k| inst[k].milli > 0).collect();
     if !frac.is_empty() {
         let mut gpus: Vec<u16> = slots.frac.keys().copied().collect();
-        let loads: Vec<u32> = gpus.iter().map(|g| slots.frac[g]).collect();
+        let loads: Vec<(u32, u32)> = gpus
+            .iter()
+            .map(|g| (slots.frac[g], slots.count.get(g).copied().unwrap_or(0)))
+            .collect();
         let mut left: Vec<u16> = slots.free.iter().flatten().copied().collect();
         left.sort_unstable();
         gpus.extend(left);
         let sizes: Vec<u32> = frac.iter().map(|&k| inst[k].milli).collect();
-        let bins = pack_fractions(&sizes, &loads, gpus.len())?;
+        let cap = shared.map(|s| s.per_gpu).unwrap_or(u32::MAX);
+        let bins = pack_fractions(&sizes, &loads, cap, gpus.len())?;
         for (j, &k) in frac.iter().enumerate() {
             places[k] = vec![gpus[bins[j]]];
         }
@@ -312,21 +397,27 @@ fn assign_domains(sizes: &[u32], caps: &[u32]) -> Option<Vec<usize>> {
 }
 
 /// Packs fractions (1/1000 of a GPU) onto at most `gpus` GPUs, the first ones already
-/// loaded with `loads`; returns each fraction's GPU. First-fit decreasing, then an
-/// exhaustive search when that needs too many GPUs.
-fn pack_fractions(sizes: &[u32], loads: &[u32], gpus: usize) -> Option<Vec<usize>> {
+/// holding `loads` (thousandths, replicas), at most `cap` replicas per GPU; returns each
+/// fraction's GPU. First-fit decreasing, then an exhaustive search when that needs too
+/// many GPUs.
+fn pack_fractions(
+    sizes: &[u32],
+    loads: &[(u32, u32)],
+    cap: u32,
+    gpus: usize,
+) -> Option<Vec<usize>> {
     let mut order: Vec<usize> = (0..sizes.len()).collect();
     order.sort_by_key(|&k| (std::cmp::Reverse(sizes[k]), k));
     let total: u64 = sizes.iter().map(|s| *s as u64).sum();
     let room: u64 = loads
         .iter()
-        .map(|l| 1000 - (*l).min(1000) as u64)
+        .map(|(l, _)| 1000 - (*l).min(1000) as u64)
         .sum::<u64>()
         + (gpus.saturating_sub(loads.len())) as u64 * 1000;
-    if total > room {
+    if total > room || loads.iter().any(|(_, c)| *c > cap) {
         return None;
     }
-    let (used, mut bin) = first_fit(sizes, loads, &order);
+    let (used, mut bin) = first_fit(sizes, loads, cap, &order);
     if used <= gpus {
         return Some(bin);
     }
@@ -334,25 +425,36 @@ fn pack_fractions(sizes: &[u32], loads: &[u32], gpus: usize) -> Option<Vec<usize
     let mut st = Search {
         order: &order,
         sizes,
+        cap,
         gpus,
         budget: 200_000,
     };
     st.go(0, &mut load, &mut bin, total).then_some(bin)
 }
 
-/// First-fit decreasing (`order`: largest first) onto GPUs loaded with `loads`, opening
-/// new ones as needed: the GPUs used, and each fraction's GPU.
-fn first_fit(sizes: &[u32], loads: &[u32], order: &[usize]) -> (usize, Vec<usize>) {
-    let mut load: Vec<u32> = loads.to_vec();
+/// First-fit decreasing (`order`: largest first) onto GPUs holding `loads`, at most
+/// `cap` replicas each, opening new ones as needed: the GPUs used, and each fraction's
+/// GPU.
+fn first_fit(
+    sizes: &[u32],
+    loads: &[(u32, u32)],
+    cap: u32,
+    order: &[usize],
+) -> (usize, Vec<usize>) {
+    let mut load: Vec<(u32, u32)> = loads.to_vec();
     let mut bin = vec![0usize; sizes.len()];
     for &k in order {
-        match load.iter().position(|l| l + sizes[k] <= 1000) {
+        match load
+            .iter()
+            .position(|(l, c)| l + sizes[k] <= 1000 && *c < cap)
+        {
             Some(b) => {
-                load[b] += sizes[k];
+                load[b].0 += sizes[k];
+                load[b].1 += 1;
                 bin[k] = b;
             }
             None => {
-                load.push(sizes[k]);
+                load.push((sizes[k], 1));
                 bin[k] = load.len() - 1;
             }
         }
@@ -365,14 +467,16 @@ fn first_fit(sizes: &[u32], loads: &[u32], order: &[usize]) -> (usize, Vec<usize
 struct Search<'a> {
     order: &'a [usize],
     sizes: &'a [u32],
+    /// Replicas per GPU at most.
+    cap: u32,
     gpus: usize,
     budget: u32,
 }
 
 impl Search<'_> {
-    /// Places fractions `i..` given the GPUs' `load` and `left` thousandths still to
-    /// place; fills `bin` and says whether it succeeded.
-    fn go(&mut self, i: usize, load: &mut Vec<u32>, bin: &mut [usize], left: u64) -> bool {
+    /// Places fractions `i..` given the GPUs' `load` (thousandths, replicas) and `left`
+    /// thousandths still to place; fills `bin` and says whether it succeeded.
+    fn go(&mut self, i: usize, load: &mut Vec<(u32, u32)>, bin: &mut [usize], left: u64) -> bool {
         if i == self.order.len() {
             return true;
         }
@@ -380,28 +484,30 @@ impl Search<'_> {
             return false;
         }
         self.budget -= 1;
-        let room: u64 = load.iter().map(|l| (1000 - l) as u64).sum::<u64>()
+        let room: u64 = load.iter().map(|(l, _)| (1000 - l) as u64).sum::<u64>()
             + (self.gpus - load.len()) as u64 * 1000;
         if left > room {
             return false;
         }
         let k = self.order[i];
         let s = self.sizes[k];
-        let mut tried: Vec<u32> = Vec::new();
+        let mut tried: Vec<(u32, u32)> = Vec::new();
         for b in 0..load.len() {
-            if load[b] + s > 1000 || tried.contains(&load[b]) {
+            if load[b].0 + s > 1000 || load[b].1 >= self.cap || tried.contains(&load[b]) {
                 continue;
             }
             tried.push(load[b]);
-            load[b] += s;
+            load[b].0 += s;
+            load[b].1 += 1;
             bin[k] = b;
             if self.go(i + 1, load, bin, left - s as u64) {
                 return true;
             }
-            load[b] -= s;
+            load[b].0 -= s;
+            load[b].1 -= 1;
         }
-        if load.len() < self.gpus {
-            load.push(s);
+        if load.len() < self.gpus && self.cap > 0 {
+            load.push((s, 1));
             bin[k] = load.len() - 1;
             if self.go(i + 1, load, bin, left - s as u64) {
                 return true;
@@ -574,7 +680,7 @@ mod tests {
     fn exhaustive_fraction_packing_beats_first_fit() {
         // 500 400 300 300 300 200: FFD uses 3 GPUs (500+400, 300+300+300, 200)? It
         // fits 500+400, 300+300+300, 200 -> 3; the optimum is 2 (500+300+200, 400+300+300).
-        let bins = pack_fractions(&[500, 400, 300, 300, 300, 200], &[], 2).unwrap();
+        let bins = pack_fractions(&[500, 400, 300, 300, 300, 200], &[], u32::MAX, 2).unwrap();
         let mut load = [0u32; 2];
         for (k, b) in bins.iter().enumerate() {
             load[*b] += [500, 400, 300, 300, 300, 200][k];

@@ -107,7 +107,7 @@ pub fn enumerate(
 pub fn dp_exact(shape: &NodeShape, items: &[Item], need: &impl Fn(Item) -> Need) -> bool {
     items.iter().all(|i| {
         let n = need(*i);
-        n.milli == 0 && (n.cpu == 0 || shape.cpu.is_none()) && (n.mem == 0 || shape.mem.is_none())
+        n.milli == 0 && !shape.cpu_binds(&n) && (n.mem == 0 || shape.mem.is_none())
     })
 }
 
@@ -615,7 +615,12 @@ fn assemble(
 ) -> Option<Pattern> {
     let mut inst: Vec<(Item, Option<usize>)> = Vec::new();
     for (i, at, k) in chosen {
-        let frac = need(*i).milli > 0;
+        let n = need(*i);
+        if n.slots.is_some() {
+            // The device plugin's sharing is a rule of the whole node: `fit` checks it.
+            return None;
+        }
+        let frac = n.milli > 0;
         for _ in 0..*k {
             inst.push((*i, frac.then_some(*at)));
         }

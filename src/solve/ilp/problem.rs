@@ -77,6 +77,10 @@ pub struct Shape {
     pub models: Vec<String>,
     /// Workloads of this shape (indexes into `Cluster::workloads`).
     pub workloads: Vec<usize>,
+    /// CPU (1/1000 cores) each pod takes on its node: one for a Slurm job (every job
+    /// takes a CPU, beside packed jobs' requests), none on Kubernetes (the pods ask for
+    /// none). The shape's models carry the scheduler, so all its workloads agree.
+    pub cpu_per_pod: u64,
     /// Teams of the workloads' chains that have a per-model quota (the same for every
     /// workload of the shape, so its GPUs per model count against exactly these).
     pub quota_teams: Vec<String>,
@@ -92,6 +96,9 @@ pub struct Problem {
     pub shared: BTreeMap<usize, (bool, u32, Vec<String>)>,
     /// Packed demand (CPU, host memory, GPU share per node): workload -> models.
     pub packed: BTreeMap<usize, Vec<String>>,
+    /// The device-plugin sharing a fractional packed workload needs of its nodes
+    /// ([`Cluster::fraction_slots`]).
+    pub slots: BTreeMap<usize, crate::model::sharing::Slots>,
     /// GPU-equivalents of one replica, per workload and model.
     pub equiv: BTreeMap<(usize, String), f64>,
     /// Fixed MIG layouts: (node, gpu) -> catalog profiles.
@@ -114,6 +121,7 @@ impl Problem {
             mig: BTreeMap::new(),
             shared: BTreeMap::new(),
             packed: BTreeMap::new(),
+            slots: BTreeMap::new(),
             equiv: BTreeMap::new(),
             fixed_layouts,
             current_layouts,
@@ -170,6 +178,9 @@ impl Problem {
                     self.shared.insert(wi, (mps, per_gpu, models));
                 }
                 Usage::Packed { .. } => {
+                    if let Some(s) = c.fraction_slots(w) {
+                        self.slots.insert(wi, s);
+                    }
                     self.packed.insert(wi, models);
                 }
             }
@@ -335,6 +346,11 @@ fn gang_shape(
         modes,
         models: models.to_vec(),
         workloads: Vec::new(),
+        cpu_per_pod: if c.authority_of(w) == Some(crate::model::Authority::Slurm) {
+            1000
+        } else {
+            0
+        },
     };
     Some((key, shape))
 }

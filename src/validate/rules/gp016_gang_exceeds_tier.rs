@@ -79,7 +79,8 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         .model
         .workloads
         .iter()
-        .filter(|w| w.kind == WorkloadKind::Training && w.gang_gpus > 0)
+        // A class that accepts no model (its `memory` is too large): GP015.
+        .filter(|w| w.kind == WorkloadKind::Training && w.gang_gpus > 0 && !w.accepts_none())
     {
         let tier = w.required_tier.unwrap_or(Tier::Cluster);
         if domains.fits(w, tier) {

@@ -10,10 +10,12 @@ pub static RULE: Rule = Rule {
     docs: r#"
 **What.** A `training` class has no `gang`, a gang of 0 GPUs, `gpus-per-node=0`, a
 `gpus-per-node` that does not divide the gang size, or a `gpus-per-node` larger than any
-node of an acceptable GPU model has.
+node of an acceptable GPU model has. (Without `gpus-per-node` a gang takes, on each
+node, the most GPUs that divide it and fit the largest acceptable node.)
 
 **Why.** A gang takes the same number of GPUs on each of its nodes (what launchers such as
-`torchrun --nproc-per-node` assume); 12 GPUs at 8 per node is not a whole number of nodes.
+`torchrun --nproc-per-node` assume, and what one Job, Volcano task or sbatch `--gres`
+gives every pod); 12 GPUs at 8 per node is not a whole number of nodes.
 
 **Example.**
 ```text

@@ -11,7 +11,8 @@ pub static RULE: Rule = Rule {
 **What.** `replicas=0`; an `inference` class with neither `memory` nor `profile` (MIG) nor
 `gpus` (whole GPU); `profile` or `min-compute` with an isolation other than `mig`; `gpus`
 above 1 with a sharing isolation; `gpus 0` (a CPU-only replica) without `requests`;
-`fraction` outside 0%..100% (exclusive), or combined with `gpus`, MIG or MPS; a `dev` class without `share`, or `per-gpu=0`;
+`fraction` outside 0%..100% (exclusive), or combined with `gpus` or MIG (with
+`isolation "mps"` the fraction is carried by MPS, else by time-slicing); a `dev` class without `share`, or `per-gpu=0`;
 training-only settings on other kinds and vice versa are rejected by the language itself.
 
 **Why.** The planner sizes replicas from these values; without them it would have to guess.
@@ -74,8 +75,8 @@ fn check_inference(d: &WorkloadDecl, name: &str, out: &mut Diagnostics) {
                 Diagnostic::error(RULE.code, format!("{name}: {p}"))
                     .at(f.span, "GPU share")
                     .with_help(
-                        "write e.g. fraction \"50%\" alone; use gpus N for whole \
-                         GPUs, or isolation \"mig\" with memory for MIG",
+                        "write e.g. fraction \"50%\" (isolation \"mps\" to share by MPS); \
+                         use gpus N for whole GPUs, or isolation \"mig\" with memory for MIG",
                     ),
             );
         }
@@ -138,7 +139,7 @@ fn fraction_problem(d: &WorkloadDecl, value: f64, iso: &str) -> Option<String> {
         Some("a share of one GPU is above 0% and below 100%".to_string())
     } else if d.gpus_per_replica.is_some() {
         Some("`fraction` and `gpus` both size the replica".to_string())
-    } else if iso == "mig" || iso == "mps" {
+    } else if iso == "mig" {
         Some(format!(
             "`fraction` cannot be combined with isolation `{iso}`"
         ))

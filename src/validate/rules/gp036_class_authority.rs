@@ -9,10 +9,11 @@ pub static RULE: Rule = Rule {
     summary: "a class could run under several schedulers, or its scheduler owns no node it accepts",
     docs: r#"
 **What.** A workload class runs under exactly one scheduler: its `scheduler=`; else the
-cluster's default `scheduler` when that can run it; else the one authority owning nodes
-with a GPU model the class accepts. This rule fires when that leaves several candidates
-(no default, and nodes of several authorities accept it), or when the chosen scheduler
-owns no node with a GPU model the class accepts.
+cluster's default `scheduler` when it owns a node with a GPU model the class accepts and
+can run it; else the one authority owning nodes with a GPU model the class accepts. This
+rule fires when that leaves several candidates (nodes of several authorities accept it,
+none of them the default), or when the scheduler a class pins with `scheduler=` owns no
+node with a GPU model the class accepts.
 
 **Why.** A job is submitted to one scheduler. gpuplan never splits a class between
 schedulers: each would need its own submission and its own quota, and a gang split
@@ -25,8 +26,11 @@ pool "k8s" mode="whole-gpu" nodes="n-[03-04]" scheduler="volcano"
 inference "chat" team="t" priority="high" { gpus 1 }   // slurm or volcano?
 ```
 
+A class whose `models` exist only on nodes of one pool's scheduler runs under that
+scheduler, whatever the cluster's default.
+
 **Fix.** Pin the class: `scheduler="volcano"`, or narrow its `models`, or declare the
-cluster's default scheduler.
+cluster's default scheduler (it decides when it owns nodes the class accepts).
 "#,
     check: Some(check),
 };
@@ -56,10 +60,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
                         ),
                     )
                     .at(decl.name.span, "no scheduler chosen")
-                    .with_help(format!(
-                        "pin it with scheduler=\"{}\" (a class never spans two schedulers), or declare the cluster's default scheduler",
-                        names.first().copied().unwrap_or("kueue")
-                    )),
+                    .with_help(ambiguous_help(m, &names)),
                 );
             }
             ClassAuthority::Resolved(a) if !cands.is_empty() && !cands.contains(&a) => {
@@ -80,5 +81,19 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             }
             _ => {}
         }
+    }
+}
+
+/// How to settle a class that several schedulers could run: pin it, or declare a default
+/// (a declared default that owns none of its nodes does not decide).
+fn ambiguous_help(m: &crate::model::Cluster, names: &[&str]) -> String {
+    let first = names.first().copied().unwrap_or("kueue");
+    match m.scheduler {
+        Some(d) => format!(
+            "pin it with scheduler=\"{first}\" (a class never spans two schedulers), or narrow its `models`; the cluster's default, {d}, owns no node with a GPU model it accepts"
+        ),
+        None => format!(
+            "pin it with scheduler=\"{first}\" (a class never spans two schedulers), or declare the cluster's default scheduler"
+        ),
     }
 }

@@ -11,21 +11,21 @@ pub static RULE: Rule = Rule {
     docs: r#"
 **What.** A pool owned by `slurm` has `mode="time-slice"` or `mode="mps"`, or a class
 running under `slurm` shares GPUs (`share`/`isolation` `time-slice` or `mps`, or a
-`fraction`).
+`fraction`), while the cluster names a Slurm older than 22.05.
 
 **Why.** Kubernetes-managed nodes (`kubernetes`, `kueue`, `volcano`) get every mode from
-the NVIDIA device plugin: MIG (`mixed` strategy), time-slicing and MPS. gpuplan renders
-Slurm's GPUs as whole-GPU GRES and MIG instances (gres.conf, `MultipleFiles`); GPU
-sharing between Slurm jobs needs `gres/shard` or `gres/mps` with their own daemons and
-limits, which gpuplan does not render, so such a plan could not be applied.
+the NVIDIA device plugin: MIG (`mixed` strategy), time-slicing and MPS. Slurm shares a
+GPU between jobs with `gres/shard` (time-slicing and fractions) or `gres/mps`, which
+gpuplan renders (1000 per GPU, a job's thousandths from one GPU); `gres/shard` exists
+from Slurm 22.05, so an older Slurm can only run whole GPUs and MIG instances.
 
 **Example.**
 ```text
 pool "notebooks" mode="time-slice" nodes="n-[01-02]" scheduler="slurm"
 ```
 
-**Fix.** Own the pool with a Kubernetes scheduler (`scheduler="kueue"`), or use MIG
-(`share "mig"`) on Slurm nodes.
+**Fix.** Upgrade Slurm (`cluster { slurm version="22.05" }`), own the pool with a
+Kubernetes scheduler (`scheduler="kueue"`), or use MIG (`share "mig"`) on Slurm nodes.
 "#,
     check: Some(check),
 };
@@ -46,14 +46,17 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             v.dedup();
             v
         };
-        for a in owners.into_iter().filter(|a| !a.supports(mode)) {
+        for a in owners
+            .into_iter()
+            .filter(|a| !a.supports(mode, &m.slurm_version))
+        {
             out.push(
                 Diagnostic::error(
                     RULE.code,
-                    format!("pool `{}` is `{}`, which {a} cannot serve", p.name, p.mode),
+                    format!("pool `{}` is `{}`, which {a} {} cannot serve", p.name, p.mode, version(&m.slurm_version)),
                 )
                 .at(p.span, format!("{} under {a}", p.mode))
-                .with_help(format!("own the pool with a Kubernetes scheduler (scheduler=\"kueue\"), or use mode=\"mig\" or \"whole-gpu\" under {a}")),
+                .with_help(format!("Slurm shares GPUs (gres/shard) from 22.05: declare slurm version=\"22.05\" or later, own the pool with a Kubernetes scheduler (scheduler=\"kueue\"), or use mode=\"mig\" or \"whole-gpu\" under {a}")),
             );
         }
     }
@@ -64,7 +67,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             Usage::Packed { milli } if milli % 1000 != 0 => PoolMode::TimeSlice,
             _ => continue,
         };
-        if a.supports(mode) {
+        if a.supports(mode, &m.slurm_version) {
             continue;
         }
         let Some(decl) = cx.workload_decl(&w.name) else {
@@ -81,14 +84,23 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             Diagnostic::error(
                 RULE.code,
                 format!(
-                    "{} `{}` shares GPUs ({}), which {a} cannot serve",
+                    "{} `{}` shares GPUs ({}), which {a} {} cannot serve",
                     w.kind.as_str(),
                     w.name,
-                    mode.as_str()
+                    mode.as_str(),
+                    version(&m.slurm_version)
                 ),
             )
             .at(span, format!("sharing under {a}"))
-            .with_help(format!("run it under a Kubernetes scheduler (scheduler=\"kueue\"), or give it MIG instances (share \"mig\") under {a}")),
+            .with_help(format!("Slurm shares GPUs (gres/shard) from 22.05: declare slurm version=\"22.05\" or later, run it under a Kubernetes scheduler (scheduler=\"kueue\"), or give it MIG instances (share \"mig\") under {a}")),
         );
+    }
+}
+
+/// `21.08` for a version.
+fn version(v: &[u32]) -> String {
+    match v {
+        [a, b, ..] => format!("{a}.{b:02}"),
+        _ => v.iter().map(u32::to_string).collect::<Vec<_>>().join("."),
     }
 }

@@ -55,6 +55,8 @@ mod gp044_capacity;
 mod gp045_spot_class;
 mod gp046_storage;
 pub(crate) mod gp047_limits;
+mod gp048_fraction_carrier;
+mod gp049_slurm_job_cpus;
 
 use super::Rule;
 
@@ -111,4 +113,6 @@ pub static ALL: &[&Rule] = &[
     &gp045_spot_class::RULE,
     &gp046_storage::RULE,
     &gp047_limits::RULE,
+    &gp048_fraction_carrier::RULE,
+    &gp049_slurm_job_cpus::RULE,
 ];

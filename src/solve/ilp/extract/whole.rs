@@ -344,7 +344,7 @@ fn keep_layout(
                 continue;
             };
             let ok = if need.milli > 0 {
-                ps.len() == 1 && slots.add_fraction(ps[0], need.milli)
+                ps.len() == 1 && slots.add_fraction(ps[0], &need)
             } else if need.gpus as usize == ps.len() && need.gpus > 0 {
                 let one_domain = ps
                     .iter()

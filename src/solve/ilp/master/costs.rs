@@ -31,10 +31,32 @@ impl Master<'_> {
     }
 
     pub fn pattern_cost(&self, g: usize, pat: &Pattern, obj: &Objective) -> f64 {
-        pat.items
+        let items: f64 = pat
+            .items
             .iter()
             .map(|(i, k)| self.item_cost(g, *i, obj) * *k as f64)
-            .sum()
+            .sum();
+        items + self.shared_node_cost(g, pat, obj)
+    }
+
+    /// Compaction: a node holding fractions the device plugin carries is shared whole
+    /// (`model::sharing`): its GPUs no fraction uses are lost to whole-GPU work, 1 each
+    /// (as a shared GPU costs), plus the node-mode term; so fractions gather on few
+    /// nodes.
+    fn shared_node_cost(&self, g: usize, pat: &Pattern, obj: &Objective) -> f64 {
+        let Objective::Compact = obj else {
+            return 0.0;
+        };
+        let slotted = pat.items.iter().any(|(i, _)| match i {
+            Item::Packed { w } => self.p.slots.contains_key(&(*w as usize)),
+            _ => false,
+        });
+        if !slotted {
+            return 0.0;
+        }
+        let used: std::collections::BTreeSet<u16> = pat.places.iter().flatten().copied().collect();
+        let gpus = self.p.groups[g].shape.gpus() as usize;
+        gpus.saturating_sub(used.len()) as f64 + 0.01
     }
 
     /// A model's price relative to the dearest model, times 0.5 (0 without prices).

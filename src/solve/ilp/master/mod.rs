@@ -79,6 +79,10 @@ pub struct Master<'a> {
     pub patterns: Vec<Vec<PatternCol>>,
     seen: Vec<HashMap<Vec<(Item, u32)>, usize>>,
     pub n: BTreeMap<(usize, PoolMode), ColId>,
+    /// Shared nodes of a group serving one sharing factor (where a model and mode serve
+    /// several, see [`shared`]).
+    pub nf: BTreeMap<(usize, PoolMode, u32), ColId>,
+    factor_row: BTreeMap<(usize, PoolMode), RowId>,
     pub y: BTreeMap<(usize, usize, String), ColId>,
     pub b: BTreeMap<(usize, usize, String, u32), ColId>,
     pub a: BTreeMap<usize, ColId>,
@@ -147,6 +151,8 @@ impl<'a> Master<'a> {
             patterns: vec![Vec::new(); p.groups.len()],
             seen: vec![HashMap::new(); p.groups.len()],
             n: BTreeMap::new(),
+            nf: BTreeMap::new(),
+            factor_row: BTreeMap::new(),
             y: BTreeMap::new(),
             b: BTreeMap::new(),
             a: BTreeMap::new(),
@@ -247,6 +253,7 @@ pub fn need(c: &Cluster, p: &Problem, item: Item) -> Need {
             let per = sh.per_node.min(sh.gpus).max(1);
             Need {
                 gpus: if partial { sh.gpus % per } else { per },
+                cpu: sh.cpu_per_pod,
                 ..Need::default()
             }
         }
@@ -255,6 +262,7 @@ pub fn need(c: &Cluster, p: &Problem, item: Item) -> Need {
             Need {
                 gpus: sh.gpus,
                 nvlink: need_nvlink(&sh.modes[m as usize]),
+                cpu: sh.cpu_per_pod,
                 ..Need::default()
             }
         }
@@ -271,6 +279,7 @@ pub fn need(c: &Cluster, p: &Problem, item: Item) -> Need {
                 milli: if milli < 1000 { milli as u32 } else { 0 },
                 cpu: wl.cpu_milli,
                 mem: wl.host_memory.0,
+                slots: p.slots.get(&(w as usize)).copied(),
             }
         }
     }

@@ -26,7 +26,7 @@ impl Master<'_> {
                 && n.gpus.is_power_of_two()
                 && n.gpus <= total
                 && n.milli == 0
-                && (n.cpu == 0 || shape.cpu.is_none())
+                && !shape.cpu_binds(&n)
                 && (n.mem == 0 || shape.mem.is_none())
                 && (!n.nvlink || shape.domains.len() == 1)
                 && match i {

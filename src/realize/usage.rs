@@ -1,0 +1,33 @@
+//! What the planned units ask under a Kubernetes-family target, once matched to
+//! objects: the input of the node-capacity and quota checks.
+
+use super::objects::Object;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What one planned pod asks under a target (for node capacity and quotas).
+#[derive(Clone, Debug)]
+pub struct PodUse {
+    pub node: String,
+    pub requests: BTreeMap<String, i128>,
+    /// `cpu`/`memory` its template leaves unrequested.
+    pub unrequested: BTreeSet<String>,
+    pub tpl: Option<super::pods::Pod>,
+    /// What the plan gives it of a GPU.
+    pub gpu: super::units::Gpu,
+}
+
+/// One planned unit under a target: its class, the object that carries it (or the
+/// class's first object when none can), and what its pods ask.
+#[derive(Clone, Debug)]
+pub struct Use {
+    pub class: String,
+    pub team: String,
+    pub object: Option<usize>,
+    pub pods: Vec<PodUse>,
+}
+
+/// A target's objects and the use of every unit it owns.
+pub struct Carried {
+    pub objects: Vec<Object>,
+    pub uses: Vec<Use>,
+}
