@@ -1,0 +1,289 @@
+//! Nodes described for gpuplan: GRES types resolved to GPU models (`--model`, the
+//! catalog), GPU counts and down GPUs from gres.conf, MIG layouts and NUMA groups.
+
+use super::gres::{Devices, catalog_mig_profile, model_part};
+use super::nodes::Node;
+use super::{GP742, GP743, GP744, GP745, Ledger, Options};
+use crate::catalog::{self, GpuSpec};
+use crate::diag::Diagnostic;
+use crate::source::Span;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A node's GPUs once the model is known.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Hardware {
+    pub(super) model: String,
+    pub(super) gpus: u32,
+    pub(super) sockets: u32,
+    pub(super) cores: u32,
+    pub(super) threads: u32,
+    pub(super) memory_mib: Option<u64>,
+    /// NUMA groups from gres.conf `Cores`: (GPU indices, cores).
+    pub(super) numa: Vec<(Vec<u32>, String)>,
+}
+
+/// Resolves a GRES type: `--model`, then the catalog; warns on a family alias.
+fn resolve(
+    ty: &str,
+    opts: &Options,
+    span: Span,
+    diags: &mut Vec<Diagnostic>,
+    warned: &mut BTreeSet<String>,
+) -> Option<&'static GpuSpec> {
+    let base = model_part(ty);
+    let key = if base.is_empty() { "gpu" } else { base };
+    if let Some((_, id)) = opts.models.iter().find(|(t, _)| t == key || t == ty) {
+        return match catalog::lookup(id) {
+            Some(g) => Some(g),
+            None => {
+                if warned.insert(format!("bad {id}")) {
+                    diags.push(
+                        Diagnostic::error(
+                            GP742,
+                            format!("`--model {key}={id}`: `{id}` is not a catalog model"),
+                        )
+                        .with_help("name a model of docs/catalog.md, e.g. h100-sxm5-80gb"),
+                    );
+                }
+                None
+            }
+        };
+    }
+    let found = (!base.is_empty())
+        .then(|| catalog::identify(base))
+        .flatten();
+    match found {
+        Some(g) => {
+            let family: Vec<&str> = catalog::all()
+                .iter()
+                .filter(|x| x.short_name.eq_ignore_ascii_case(base))
+                .map(|x| x.id)
+                .collect();
+            if family.len() > 1 && warned.insert(base.to_string()) {
+                diags.push(
+                    Diagnostic::warning(
+                        GP744,
+                        format!(
+                            "GPU type `{base}` names a family ({}); `{}` is assumed",
+                            family.join(", "),
+                            g.id
+                        ),
+                    )
+                    .at(span, "this GPU type")
+                    .with_help(format!(
+                        "if the nodes have another part, pass `--model {base}=ID`"
+                    )),
+                );
+            }
+            Some(g)
+        }
+        None => {
+            if warned.insert(format!("unknown {key}")) {
+                let what = if base.is_empty() {
+                    "an untyped GPU GRES (`gpu:N`)".to_string()
+                } else {
+                    format!("GPU type `{base}`")
+                };
+                diags.push(
+                    Diagnostic::error(GP742, format!("{what} maps to no catalog model"))
+                        .at(span, "this Gres")
+                        .with_help(format!(
+                            "pass `--model {key}=ID` with a model of docs/catalog.md, e.g. `--model {key}=a100-sxm4-80gb`"
+                        )),
+                );
+            }
+            None
+        }
+    }
+}
+
+/// A node described for gpuplan.
+#[derive(Clone, Debug)]
+pub(super) struct Described {
+    pub(super) name: String,
+    pub(super) hardware: Hardware,
+    pub(super) down: Vec<u32>,
+    /// MIG layouts per GPU index (current).
+    pub(super) mig: BTreeMap<u32, Vec<String>>,
+}
+
+pub(super) fn describe(
+    nodes: &BTreeMap<String, Node>,
+    devices: &BTreeMap<String, Devices>,
+    opts: &Options,
+    diags: &mut Vec<Diagnostic>,
+    ledger: &mut Ledger,
+) -> Vec<Described> {
+    let mut out = Vec::new();
+    let mut warned = BTreeSet::new();
+    let none = Devices::default();
+    for n in nodes.values() {
+        let mut models: BTreeSet<&'static str> = BTreeSet::new();
+        let mut failed = false;
+        let d = devices.get(&n.name).unwrap_or(&none);
+        for (ty, _) in &n.gres {
+            // A bare MIG profile (`1g.10gb`) names no model: gres.conf's full type of
+            // the same profile does, when the node has one (AutoDetect=nvml writes it).
+            let full = if model_part(ty).is_empty() {
+                d.types
+                    .iter()
+                    .find(|t| {
+                        !model_part(t).is_empty()
+                            && catalog_mig_profile(t) == catalog_mig_profile(ty)
+                    })
+                    .map_or(ty.as_str(), String::as_str)
+            } else {
+                ty.as_str()
+            };
+            match resolve(full, opts, n.gres_span, diags, &mut warned) {
+                Some(g) => {
+                    models.insert(g.id);
+                }
+                None => failed = true,
+            }
+        }
+        if failed {
+            ledger.drop(&n.name, GP742, "a GPU type maps to no catalog model".into());
+            continue;
+        }
+        if models.len() != 1 {
+            ledger.drop(&n.name, GP743, "GPUs of several models".into());
+            diags.push(
+                Diagnostic::warning(
+                    GP743,
+                    format!(
+                        "node `{}` has GPUs of several models ({}); it is left out",
+                        n.name,
+                        models.into_iter().collect::<Vec<_>>().join(", ")
+                    ),
+                )
+                .at(n.span, "declared here")
+                .with_help(
+                    "gpuplan describes one GPU model per node class; declare this node by hand",
+                ),
+            );
+            continue;
+        }
+        let model = models.into_iter().next().unwrap_or_default().to_string();
+        let has_mig = n.gres.iter().any(|(t, _)| catalog_mig_profile(t).is_some());
+        let listed: BTreeSet<u32> = d.whole.keys().chain(d.mig.keys()).copied().collect();
+        let whole_count: u32 = n
+            .gres
+            .iter()
+            .filter(|(t, _)| catalog_mig_profile(t).is_none())
+            .map(|(_, c)| c)
+            .sum();
+        let (gpus, down) = if let Some(&max) = listed.iter().max() {
+            let down: Vec<u32> = (0..=max).filter(|i| !listed.contains(i)).collect();
+            (max + 1, down)
+        } else if has_mig {
+            ledger.drop(
+                &n.name,
+                GP745,
+                "MIG GRES that gres.conf does not place on GPUs".into(),
+            );
+            diags.push(
+                Diagnostic::warning(
+                    GP745,
+                    format!(
+                        "node `{}` has MIG GRES but gres.conf does not say which GPU holds which instance; it is left out",
+                        n.name
+                    ),
+                )
+                .at(n.span, "declared here")
+                .with_help("give gres.conf with File/MultipleFiles lines, or import the node with `gpuplan import nvidia-smi-xml`"),
+            );
+            continue;
+        } else {
+            (whole_count, Vec::new())
+        };
+        let mig = mig_layouts(n, d, &model, diags);
+        let numa = numa_groups(d, &down);
+        out.push(Described {
+            name: n.name.clone(),
+            hardware: Hardware {
+                model,
+                gpus,
+                sockets: n.sockets,
+                cores: n.cores,
+                threads: n.threads,
+                memory_mib: n.memory_mib,
+                numa,
+            },
+            down,
+            mig,
+        });
+    }
+    out
+}
+
+/// The MIG layouts gres.conf lists, checked by the catalog's placement rules.
+fn mig_layouts(
+    n: &Node,
+    d: &Devices,
+    model: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> BTreeMap<u32, Vec<String>> {
+    let Some(spec) = catalog::lookup(model).and_then(|g| g.mig) else {
+        return BTreeMap::new();
+    };
+    let mut out = BTreeMap::new();
+    for (gpu, profiles) in &d.mig {
+        let names: Vec<String> = profiles
+            .iter()
+            .map(|p| {
+                spec.profile_any_name(p)
+                    .map_or(p.clone(), |q| q.name.to_string())
+            })
+            .collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        match catalog::fits(spec, &refs) {
+            Ok(_) => {
+                let mut sorted = names.clone();
+                sorted.sort();
+                out.insert(*gpu, sorted);
+            }
+            Err(e) => diags.push(
+                Diagnostic::warning(
+                    GP745,
+                    format!("node `{}` GPU {gpu}: MIG devices {} do not form a layout of {model} ({e}); left out", n.name, names.join(", ")),
+                )
+                .at(n.span, "declared here")
+                .with_help("check gres.conf against `nvidia-smi mig -lgi` on the node"),
+            ),
+        }
+    }
+    out
+}
+
+/// NUMA groups: GPUs with the same `Cores`, in order of their first GPU. A GPU without
+/// a device file (down) joins the group of its nearest listed neighbour below (else
+/// above), so that a node with a failed GPU keeps its class (NUMA groups of GPU servers
+/// are runs of consecutive GPUs).
+fn numa_groups(d: &Devices, down: &[u32]) -> Vec<(Vec<u32>, String)> {
+    let mut by_cores: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+    for (i, cores) in &d.whole {
+        match cores {
+            Some(c) => by_cores.entry(c).or_default().push(*i),
+            None => return Vec::new(),
+        }
+    }
+    if by_cores.len() < 2 {
+        return Vec::new();
+    }
+    let mut groups: Vec<(Vec<u32>, String)> = by_cores
+        .into_iter()
+        .map(|(c, g)| (g, c.to_string()))
+        .collect();
+    for &g in down {
+        let near = |i: u32| groups.iter().position(|(v, _)| v.contains(&i));
+        let below = (0..g).rev().find_map(near);
+        let above = || (g + 1..g + 64).find_map(near);
+        if let Some(k) = below.or_else(above) {
+            groups[k].0.push(g);
+            groups[k].0.sort_unstable();
+        }
+    }
+    groups.sort();
+    groups
+}

@@ -1,0 +1,233 @@
+//! The KDL document written for an import.
+
+use super::describe::{Described, Hardware};
+use super::topology::Fabric;
+use crate::catalog;
+use crate::discover::kdl::quote;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+/// The KDL document.
+pub(super) fn render(
+    header: &str,
+    cluster: Option<&str>,
+    nodes: &[Described],
+    pools: &BTreeMap<String, Vec<String>>,
+    f: &Fabric,
+) -> String {
+    let mut s = String::new();
+    for line in header.lines() {
+        let _ = writeln!(s, "// {}", crate::fmt::comment(line));
+    }
+    s.push_str("//\n// slurm.conf does not say how GPUs, NICs and CPUs are wired: PCIe switches, compute\n");
+    s.push_str(
+        "// NICs and NVLink inside a node are left out. `gpuplan import nvidia-smi-topo` (or\n",
+    );
+    s.push_str("// `gpuplan discover` on one node of each class) fills them in.\n\n");
+    let _ = writeln!(
+        s,
+        "cluster {} {{\n    scheduler \"slurm\"\n}}\n",
+        quote(cluster.unwrap_or("slurm-cluster"))
+    );
+    // Classes from identical hardware, named after the model's short name and count.
+    let mut classes: BTreeMap<&Hardware, Vec<&Described>> = BTreeMap::new();
+    for n in nodes {
+        classes.entry(&n.hardware).or_default().push(n);
+    }
+    let mut used = BTreeSet::new();
+    let mut names: Vec<(String, &Hardware, Vec<&Described>)> = Vec::new();
+    for (hw, members) in classes {
+        let short = catalog::lookup(&hw.model).map_or("gpu", |g| g.short_name);
+        let base = crate::import::names::sanitize(&format!("{short}-x{}", hw.gpus), 63);
+        names.push((crate::import::names::unique(&base, &mut used), hw, members));
+    }
+    for (name, hw, members) in &names {
+        let _ = writeln!(s, "node-class {} {{", quote(name));
+        let _ = writeln!(
+            s,
+            "    cpu sockets={} cores-per-socket={} threads-per-core={}",
+            hw.sockets, hw.cores, hw.threads
+        );
+        if let Some(m) = hw.memory_mib {
+            let _ = writeln!(s, "    memory {}  // RealMemory", quote(&memory(m)));
+        }
+        let _ = writeln!(s, "    gpus {} model={}", hw.gpus, quote(&hw.model));
+        for (i, (gpus, cores)) in hw.numa.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "    numa {i} gpus={} cores={}  // gres.conf Cores",
+                quote(&crate::units::format_index_set(gpus)),
+                quote(cores)
+            );
+        }
+        s.push_str("}\n\n");
+        let list: Vec<String> = members.iter().map(|m| m.name.clone()).collect();
+        let down: Vec<&&Described> = members.iter().filter(|m| !m.down.is_empty()).collect();
+        for pattern in crate::units::compress_names(&list) {
+            // Expanded once per pattern: not once per down node.
+            let names: std::collections::BTreeSet<String> = crate::units::expand_pattern(&pattern)
+                .unwrap_or_default()
+                .into_iter()
+                .collect();
+            let inside: Vec<&&&Described> =
+                down.iter().filter(|m| names.contains(&m.name)).collect();
+            if inside.is_empty() {
+                let _ = writeln!(s, "nodes {} class={}", quote(&pattern), quote(name));
+                continue;
+            }
+            let _ = writeln!(s, "nodes {} class={} {{", quote(&pattern), quote(name));
+            for m in inside {
+                let _ = writeln!(
+                    s,
+                    "    node {} gpus-down={}  // no device file in gres.conf",
+                    quote(&m.name),
+                    quote(&crate::units::format_index_set(&m.down))
+                );
+            }
+            s.push_str("}\n");
+        }
+        s.push('\n');
+    }
+    let mut pool_names = BTreeSet::new();
+    for (part, members) in pools {
+        let pool = crate::import::names::unique(
+            &crate::import::names::sanitize(part, 63),
+            &mut pool_names,
+        );
+        let mode = match part.as_str() {
+            "mig" | "time-slice" | "mps" | "training" | "whole-gpu" => part.as_str(),
+            _ => {
+                if members
+                    .iter()
+                    .any(|m| nodes.iter().any(|n| &n.name == m && !n.mig.is_empty()))
+                {
+                    "mig"
+                } else {
+                    "whole-gpu"
+                }
+            }
+        };
+        let _ = writeln!(
+            s,
+            "pool {} mode={} nodes={}  // partition {}",
+            quote(&pool),
+            quote(mode),
+            quote(&crate::import::names::one_pattern(members)),
+            crate::fmt::comment(part)
+        );
+    }
+    if !pools.is_empty() {
+        s.push('\n');
+    }
+    render_fabric(&mut s, f);
+    let mig: Vec<&Described> = nodes.iter().filter(|n| !n.mig.is_empty()).collect();
+    if !mig.is_empty() {
+        s.push_str("\n// MIG as gres.conf lists it now: kept where it serves the plan.\nmig {\n");
+        let mut lines: BTreeMap<(Vec<String>, Vec<u32>), Vec<String>> = BTreeMap::new();
+        for n in mig {
+            let mut by_layout: BTreeMap<&Vec<String>, Vec<u32>> = BTreeMap::new();
+            for (g, l) in &n.mig {
+                by_layout.entry(l).or_default().push(*g);
+            }
+            for (l, gpus) in by_layout {
+                lines
+                    .entry((l.clone(), gpus))
+                    .or_default()
+                    .push(n.name.clone());
+            }
+        }
+        for ((layout, gpus), nodes) in lines {
+            let profiles: Vec<String> = layout.iter().map(|p| quote(p)).collect();
+            let _ = writeln!(
+                s,
+                "    layout {} nodes={} gpus={} current=#true",
+                profiles.join(" "),
+                quote(&crate::import::names::one_pattern(&nodes)),
+                quote(&crate::units::format_index_set(&gpus))
+            );
+        }
+        s.push_str("}\n");
+    }
+    s
+}
+
+fn memory(mib: u64) -> String {
+    if mib % (1024 * 1024) == 0 {
+        format!("{}TiB", mib / (1024 * 1024))
+    } else if mib % 1024 == 0 {
+        format!("{}GiB", mib / 1024)
+    } else {
+        format!("{mib}MiB")
+    }
+}
+
+fn render_fabric(s: &mut String, f: &Fabric) {
+    s.push_str("fabric {\n");
+    if f.no_topology {
+        s.push_str(
+            "    // No topology.conf: one leaf holds every node. Describe the real switches.\n",
+        );
+    }
+    for (name, members) in &f.nvlink {
+        let _ = writeln!(
+            s,
+            "    nvlink-domain {} nodes={}  // topology.conf block",
+            quote(name),
+            quote(&crate::import::names::one_pattern(members))
+        );
+    }
+    let is_child: BTreeSet<&String> = f.switches.values().flat_map(|(_, c, _)| c).collect();
+    let roots: Vec<&String> = f
+        .switches
+        .keys()
+        .filter(|k| !is_child.contains(k))
+        .collect();
+    for r in roots {
+        switch(s, f, r, 1);
+    }
+    if !f.orphans.is_empty() {
+        let name = if f.no_topology {
+            "all-nodes"
+        } else {
+            "unlisted"
+        };
+        let _ = writeln!(
+            s,
+            "    leaf {} nodes={}",
+            quote(name),
+            quote(&crate::import::names::one_pattern(&f.orphans))
+        );
+    }
+    s.push_str("}\n");
+}
+
+fn switch(s: &mut String, f: &Fabric, name: &str, depth: usize) {
+    let Some((tier, children, members)) = f.switches.get(name) else {
+        return;
+    };
+    let pad = "    ".repeat(depth);
+    match tier {
+        0 => {
+            if !members.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "{pad}leaf {} nodes={}",
+                    quote(name),
+                    quote(&crate::import::names::one_pattern(members))
+                );
+            }
+        }
+        t => {
+            let word = if *t == 1 { "spine" } else { "core" };
+            // A spine (or core) with nothing under it is left out.
+            if children.iter().all(|c| !f.switches.contains_key(c)) {
+                return;
+            }
+            let _ = writeln!(s, "{pad}{word} {} {{", quote(name));
+            for c in children {
+                switch(s, f, c, depth + 1);
+            }
+            let _ = writeln!(s, "{pad}}}");
+        }
+    }
+}

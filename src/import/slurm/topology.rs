@@ -1,0 +1,155 @@
+//! topology.conf: switches (tree) and blocks into gpuplan's fabric.
+
+use super::conf::{Record, hostlist};
+use super::describe::Described;
+use super::{GP741, GP744, GP746};
+use crate::diag::Diagnostic;
+use crate::source::Span;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The fabric: leaves (with spines and cores above) and multi-node NVLink domains.
+#[derive(Default)]
+pub(super) struct Fabric {
+    /// Switch name -> (tier, children switches, nodes).
+    pub(super) switches: BTreeMap<String, (u8, Vec<String>, Vec<String>)>,
+    pub(super) nvlink: Vec<(String, Vec<String>)>,
+    /// Nodes under no leaf, put under one catch-all leaf.
+    pub(super) orphans: Vec<String>,
+    pub(super) no_topology: bool,
+}
+
+pub(super) fn fabric(
+    records: &[Record],
+    nodes: &[Described],
+    have_file: bool,
+    diags: &mut Vec<Diagnostic>,
+) -> Fabric {
+    let known: BTreeSet<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+    let multi_node: BTreeSet<&str> = nodes
+        .iter()
+        .filter(|n| n.hardware.model.starts_with("gb"))
+        .map(|n| n.name.as_str())
+        .collect();
+    let mut f = Fabric {
+        no_topology: !have_file,
+        ..Fabric::default()
+    };
+    let expand = |r: &Record, key: &str, diags: &mut Vec<Diagnostic>| -> Vec<String> {
+        let Some(p) = r.get(key) else {
+            return Vec::new();
+        };
+        hostlist(&p.value).unwrap_or_else(|e| {
+            diags.push(
+                Diagnostic::warning(GP741, format!("`{}`: {e}", p.value))
+                    .at(p.span, "this hostlist")
+                    .with_help("write names as Slurm hostlists"),
+            );
+            Vec::new()
+        })
+    };
+    let mut raw: BTreeMap<String, (Vec<String>, Vec<String>, Span)> = BTreeMap::new();
+    for r in records {
+        match r.kind() {
+            "switchname" => {
+                let name = crate::import::names::sanitize(r.value("switchname").unwrap_or(""), 63);
+                let members: Vec<String> = expand(r, "nodes", diags)
+                    .into_iter()
+                    .filter(|n| known.contains(n.as_str()))
+                    .collect();
+                let children: Vec<String> = expand(r, "switches", diags)
+                    .iter()
+                    .map(|s| crate::import::names::sanitize(s, 63))
+                    .collect();
+                raw.insert(name, (children, members, r.span));
+            }
+            "blockname" => {
+                let name = crate::import::names::sanitize(r.value("blockname").unwrap_or(""), 63);
+                let members: Vec<String> = expand(r, "nodes", diags)
+                    .into_iter()
+                    .filter(|n| known.contains(n.as_str()))
+                    .collect();
+                if members.is_empty() {
+                    continue;
+                }
+                if members.iter().all(|m| multi_node.contains(m.as_str())) {
+                    f.nvlink.push((name.clone(), members.clone()));
+                }
+                raw.entry(format!("{name}-leaf"))
+                    .or_insert((Vec::new(), members, r.span));
+            }
+            _ => {}
+        }
+    }
+    // Heights: leaves 0, then 1 + the highest child.
+    fn height(
+        s: &str,
+        raw: &BTreeMap<String, (Vec<String>, Vec<String>, Span)>,
+        depth: usize,
+    ) -> usize {
+        match raw.get(s) {
+            Some((children, _, _)) if !children.is_empty() && depth < 16 => children
+                .iter()
+                .map(|c| 1 + height(c, raw, depth + 1))
+                .max()
+                .unwrap_or(0),
+            _ => 0,
+        }
+    }
+    let mut placed: BTreeSet<String> = BTreeSet::new();
+    for (name, (children, members, span)) in &raw {
+        let h = height(name, &raw, 0);
+        if h > 2 {
+            diags.push(
+                Diagnostic::warning(
+                    GP746,
+                    format!("switch `{name}` is {h} levels above its nodes; gpuplan has leaf, spine and core, so it is left out"),
+                )
+                .at(*span, "this switch")
+                .with_help("describe deeper fabrics by hand (docs/language.md `fabric`)"),
+            );
+            continue;
+        }
+        if !children.is_empty() && !members.is_empty() {
+            diags.push(
+                Diagnostic::warning(
+                    GP746,
+                    format!(
+                        "switch `{name}` has both nodes and switches; its switches are ignored"
+                    ),
+                )
+                .at(*span, "this switch")
+                .with_help("a gpuplan leaf holds nodes, a spine holds leaves"),
+            );
+        }
+        let children = if members.is_empty() {
+            children.clone()
+        } else {
+            Vec::new()
+        };
+        let tier = if members.is_empty() { h as u8 } else { 0 };
+        if tier == 0 {
+            placed.extend(members.iter().cloned());
+        }
+        f.switches
+            .insert(name.clone(), (tier, children, members.clone()));
+    }
+    f.orphans = known
+        .iter()
+        .filter(|n| !placed.contains(**n))
+        .map(|n| n.to_string())
+        .collect();
+    if !f.orphans.is_empty() && have_file {
+        diags.push(
+            Diagnostic::warning(
+                GP744,
+                format!(
+                    "{} node(s) are under no switch of topology.conf ({}); one leaf `unlisted` holds them",
+                    f.orphans.len(),
+                    crate::units::compress_names(&f.orphans).join(",")
+                ),
+            )
+            .with_help("gpuplan needs every node under a leaf; put them where they are cabled"),
+        );
+    }
+    f
+}
