@@ -518,8 +518,10 @@ pub enum ImportKind {
     Slurm {
         /// slurm.conf, or the folder that holds it (e.g. /etc/slurm).
         path: PathBuf,
-        /// Map a GRES GPU type to a catalog model, e.g. `--model a100=a100-sxm4-40gb`;
-        /// `gpu=ID` for untyped `gpu:N` GRES (repeatable).
+        /// Map a GRES GPU type to a catalog model (`--model a100=a100-sxm4-40gb`) or to
+        /// the name of a `gpu-model` you declare (`--model m60=tesla-m60`); `gpu=ID` for
+        /// untyped `gpu:N` GRES (repeatable). Without it, a type outside the catalog is
+        /// declared as a `gpu-model` named after it, for you to complete.
         #[arg(long = "model", value_name = "TYPE=ID", value_parser = parse_assignment)]
         models: Vec<(String, String)>,
         /// Output: gpuplan KDL, or the import report and what was read as JSON.

@@ -192,8 +192,8 @@ pub const ALL: &[Code] = &[
     code(
         "GP742",
         "import",
-        "a Slurm GPU type maps to no catalog model",
-        "pass `--model TYPE=ID` (or `--model gpu=ID` for untyped `gpu:N`)",
+        "a Slurm GPU type is not in the catalog: it is declared as a `gpu-model` named after it (memory only when the type names it), or `--model` maps it to a name the catalog lacks",
+        "complete the declared `gpu-model` (memory= or base=), or map the type with `--model TYPE=ID` (`--model gpu=ID` for untyped `gpu:N`)",
     ),
     code(
         "GP743",
@@ -230,6 +230,12 @@ pub const ALL: &[Code] = &[
         "import",
         "an `Include` of slurm.conf is not beside it and is skipped",
         "copy the included file into slurm.conf's folder",
+    ),
+    code(
+        "GP749",
+        "import",
+        "`--model TYPE=ID` of `import slurm` names neither a catalog model nor a valid model name",
+        "give a catalog id (docs/catalog.md) or a lowercase name of letters, digits and `-` that you declare as a `gpu-model`",
     ),
     code(
         "GP750",

@@ -206,21 +206,11 @@ fn bad_input_gives_coded_diagnostics_never_a_panic() {
         all.extend_from_slice(args);
         import(&all)
     };
-    // An unknown GPU type: GP742 at the Gres, with the flag to fix it; the flag works.
-    let conf = "NodeName=n[1-2] CPUs=8 Gres=gpu:mystery9000:2\n";
-    let (code, _, err) = case("unknown", conf, &[]);
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("GP742") && err.contains("--model mystery9000=ID"),
-        "{err}"
-    );
-    assert!(err.contains("slurm.conf:1"), "{err}");
-    let (code, out, err) = case("mapped", conf, &["--model", "mystery9000=l40s-48gb"]);
+    // An unknown GPU type is declared (see `unknown_gpu_types_are_declared_not_refused`);
+    // untyped `gpu:N` too, as `untyped-gpu`, with the flag that maps it in the hint.
+    let (code, out, err) = case("untyped", "NodeName=n1 Gres=gpu:4\n", &[]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("model=\"l40s-48gb\""));
-    // Untyped gpu:N needs `--model gpu=ID`.
-    let (code, _, err) = case("untyped", "NodeName=n1 Gres=gpu:4\n", &[]);
-    assert_eq!(code, 1);
+    assert!(out.contains("gpus 4 model=\"untyped-gpu\""), "{out}");
     assert!(err.contains("--model gpu=ID"), "{err}");
     // A broken hostlist, a non-number, garbage: diagnostics, and no node -> GP747.
     let (code, _, err) = case(
@@ -359,4 +349,58 @@ fn mangled_files_never_panic() {
         }
     }
     assert!(cases > 100, "{cases}");
+}
+
+/// Issue 30, case 2: a GPU type outside the catalog (M60, RTX 2080 of a published site)
+/// no longer aborts the import: it becomes a declared `gpu-model` (without memory, so a
+/// placeholder comment and GP006 from `validate`), flagged in the report; `--model`
+/// maps a type to a catalog id or to the name of a model the user declares.
+#[test]
+fn unknown_gpu_types_are_declared_not_refused() {
+    let s = Scratch::new("slurm-unknown-types");
+    let conf = "NodeName=cortex-[01-05] Sockets=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=257860 Gres=gpu:m60:8\nNodeName=n1 Gres=gpu:rtx_a6000_48gb:2\n";
+    std::fs::write(s.path("slurm.conf"), conf).unwrap();
+    let dir = s.path("");
+    let (code, out, err) = import(&[dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("gpu-model \"m60\" // memory unknown: set memory=\"...\" (or base=\"...\")"),
+        "{out}"
+    );
+    assert!(out.contains("gpus 8 model=\"m60\""), "{out}");
+    assert!(
+        out.contains("gpu-model \"rtx-a6000-48gb\" memory=\"48GiB\""),
+        "{out}"
+    );
+    assert!(err.contains("GP742") && err.contains("declared as gpu-model `m60`"), "{err}");
+    assert!(err.contains("flagged") && err.contains("gpu model m60"), "{err}");
+    // The output is fmt-clean; `validate` flags the placeholder with GP006.
+    std::fs::write(s.path("out.kdl"), &out).unwrap();
+    let (code, fmt_out, _) = s.run(&["fmt", "--check", "out.kdl"]);
+    assert_eq!((code, fmt_out.as_str()), (0, ""));
+    let (code, _, verr) = s.run(&["validate", "out.kdl"]);
+    assert_ne!(code, 0);
+    assert!(verr.contains("GP006") && verr.contains("m60"), "{verr}");
+    // JSON: the declared model is a flagged gpu-model item.
+    let (_, json, _) = import(&[dir.to_str().unwrap(), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let flagged = v["report"]["flagged"].as_array().unwrap();
+    assert!(
+        flagged
+            .iter()
+            .any(|f| f["kind"] == "gpu-model" && f["name"] == "m60" && f["code"] == "GP742"),
+        "{json}"
+    );
+    // `--model` to a catalog id, or to a model the user declares (flagged, not emitted).
+    let (code, out, _) = import(&[dir.to_str().unwrap(), "--model", "m60=l40s-48gb"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("gpus 8 model=\"l40s-48gb\"") && !out.contains("gpu-model \"m60\""));
+    let (code, out, err) = import(&[dir.to_str().unwrap(), "--model", "m60=tesla-m60"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("gpus 8 model=\"tesla-m60\""), "{out}");
+    assert!(err.contains("gpu-model \"tesla-m60\""), "{err}");
+    // A mapping that cannot be a model name: GP749, the nodes left out.
+    let (code, _, err) = import(&[dir.to_str().unwrap(), "--model", "m60=Tesla M60!"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("GP749"), "{err}");
 }

@@ -3,10 +3,10 @@
 
 use super::gres::{Devices, catalog_mig_profile, model_part};
 use super::nodes::Node;
-use super::{GP742, GP743, GP744, GP745, Ledger, Options};
-use crate::catalog::{self, GpuSpec};
+use super::models::Resolver;
+use super::{GP743, GP745, GP749, Ledger, Options};
+use crate::catalog;
 use crate::diag::Diagnostic;
-use crate::source::Span;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A node's GPUs once the model is known.
@@ -20,81 +20,6 @@ pub(super) struct Hardware {
     pub(super) memory_mib: Option<u64>,
     /// NUMA groups from gres.conf `Cores`: (GPU indices, cores).
     pub(super) numa: Vec<(Vec<u32>, String)>,
-}
-
-/// Resolves a GRES type: `--model`, then the catalog; warns on a family alias.
-fn resolve(
-    ty: &str,
-    opts: &Options,
-    span: Span,
-    diags: &mut Vec<Diagnostic>,
-    warned: &mut BTreeSet<String>,
-) -> Option<&'static GpuSpec> {
-    let base = model_part(ty);
-    let key = if base.is_empty() { "gpu" } else { base };
-    if let Some((_, id)) = opts.models.iter().find(|(t, _)| t == key || t == ty) {
-        return match catalog::lookup(id) {
-            Some(g) => Some(g),
-            None => {
-                if warned.insert(format!("bad {id}")) {
-                    diags.push(
-                        Diagnostic::error(
-                            GP742,
-                            format!("`--model {key}={id}`: `{id}` is not a catalog model"),
-                        )
-                        .with_help("name a model of docs/catalog.md, e.g. h100-sxm5-80gb"),
-                    );
-                }
-                None
-            }
-        };
-    }
-    let found = (!base.is_empty())
-        .then(|| catalog::identify(base))
-        .flatten();
-    match found {
-        Some(g) => {
-            let family: Vec<&str> = catalog::all()
-                .iter()
-                .filter(|x| x.short_name.eq_ignore_ascii_case(base))
-                .map(|x| x.id)
-                .collect();
-            if family.len() > 1 && warned.insert(base.to_string()) {
-                diags.push(
-                    Diagnostic::warning(
-                        GP744,
-                        format!(
-                            "GPU type `{base}` names a family ({}); `{}` is assumed",
-                            family.join(", "),
-                            g.id
-                        ),
-                    )
-                    .at(span, "this GPU type")
-                    .with_help(format!(
-                        "if the nodes have another part, pass `--model {base}=ID`"
-                    )),
-                );
-            }
-            Some(g)
-        }
-        None => {
-            if warned.insert(format!("unknown {key}")) {
-                let what = if base.is_empty() {
-                    "an untyped GPU GRES (`gpu:N`)".to_string()
-                } else {
-                    format!("GPU type `{base}`")
-                };
-                diags.push(
-                    Diagnostic::error(GP742, format!("{what} maps to no catalog model"))
-                        .at(span, "this Gres")
-                        .with_help(format!(
-                            "pass `--model {key}=ID` with a model of docs/catalog.md, e.g. `--model {key}=a100-sxm4-80gb`"
-                        )),
-                );
-            }
-            None
-        }
-    }
 }
 
 /// A node described for gpuplan.
@@ -111,14 +36,14 @@ pub(super) fn describe(
     nodes: &BTreeMap<String, Node>,
     devices: &BTreeMap<String, Devices>,
     opts: &Options,
+    resolver: &mut Resolver,
     diags: &mut Vec<Diagnostic>,
     ledger: &mut Ledger,
 ) -> Vec<Described> {
     let mut out = Vec::new();
-    let mut warned = BTreeSet::new();
     let none = Devices::default();
     for n in nodes.values() {
-        let mut models: BTreeSet<&'static str> = BTreeSet::new();
+        let mut models: BTreeSet<String> = BTreeSet::new();
         let mut failed = false;
         let d = devices.get(&n.name).unwrap_or(&none);
         for (ty, _) in &n.gres {
@@ -135,15 +60,19 @@ pub(super) fn describe(
             } else {
                 ty.as_str()
             };
-            match resolve(full, opts, n.gres_span, diags, &mut warned) {
+            match resolver.resolve(full, opts, n.gres_span, diags) {
                 Some(g) => {
-                    models.insert(g.id);
+                    models.insert(g);
                 }
                 None => failed = true,
             }
         }
         if failed {
-            ledger.drop(&n.name, GP742, "a GPU type maps to no catalog model".into());
+            ledger.drop(
+                &n.name,
+                GP749,
+                "`--model` maps a GPU type to an invalid model name".into(),
+            );
             continue;
         }
         if models.len() != 1 {
@@ -164,7 +93,7 @@ pub(super) fn describe(
             );
             continue;
         }
-        let model = models.into_iter().next().unwrap_or_default().to_string();
+        let model = models.into_iter().next().unwrap_or_default();
         let has_mig = n.gres.iter().any(|(t, _)| catalog_mig_profile(t).is_some());
         let listed: BTreeSet<u32> = d.whole.keys().chain(d.mig.keys()).copied().collect();
         let whole_count: u32 = n

@@ -1,6 +1,7 @@
 //! The KDL document written for an import.
 
 use super::describe::{Described, Hardware};
+use super::models::Declared;
 use super::topology::Fabric;
 use crate::catalog;
 use crate::discover::kdl::quote;
@@ -11,6 +12,7 @@ use std::fmt::Write;
 pub(super) fn render(
     header: &str,
     cluster: Option<&str>,
+    declared: &[Declared],
     nodes: &[Described],
     pools: &BTreeMap<String, Vec<String>>,
     f: &Fabric,
@@ -29,6 +31,7 @@ pub(super) fn render(
         "cluster {} {{\n    scheduler \"slurm\"\n}}\n",
         quote(cluster.unwrap_or("slurm-cluster"))
     );
+    declarations(&mut s, declared);
     // Classes from identical hardware, named after the model's short name and count.
     let mut classes: BTreeMap<&Hardware, Vec<&Described>> = BTreeMap::new();
     for n in nodes {
@@ -37,7 +40,7 @@ pub(super) fn render(
     let mut used = BTreeSet::new();
     let mut names: Vec<(String, &Hardware, Vec<&Described>)> = Vec::new();
     for (hw, members) in classes {
-        let short = catalog::lookup(&hw.model).map_or("gpu", |g| g.short_name);
+        let short = catalog::lookup(&hw.model).map_or(hw.model.as_str(), |g| g.short_name);
         let base = crate::import::names::sanitize(&format!("{short}-x{}", hw.gpus), 63);
         names.push((crate::import::names::unique(&base, &mut used), hw, members));
     }
@@ -228,6 +231,36 @@ fn switch(s: &mut String, f: &Fabric, name: &str, depth: usize) {
                 switch(s, f, c, depth + 1);
             }
             let _ = writeln!(s, "{pad}}}");
+        }
+    }
+}
+
+/// `gpu-model` declarations for GRES types outside the catalog: memory when the type
+/// names it, else a placeholder comment (`validate` refuses the model, GP006, until
+/// memory= or base= is set).
+fn declarations(s: &mut String, declared: &[Declared]) {
+    for m in declared {
+        let _ = writeln!(
+            s,
+            "// Not in the catalog: GRES type `{}` of slurm.conf. Add nvlink-gen, price-per-hour.",
+            crate::fmt::comment(&m.slurm_type)
+        );
+        match m.memory_gib {
+            Some(g) => {
+                let _ = writeln!(
+                    s,
+                    "gpu-model {} memory={}  // from the type's name: check it\n",
+                    quote(&m.name),
+                    quote(&format!("{g}GiB"))
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "gpu-model {}  // memory unknown: set memory=\"...\" (or base=\"...\")\n",
+                    quote(&m.name)
+                );
+            }
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod conf;
 mod describe;
 mod emit;
 mod gres;
+mod models;
 mod nodes;
 mod partitions;
 mod topology;
@@ -46,6 +47,8 @@ pub const GP745: &str = "GP745";
 pub const GP746: &str = "GP746";
 /// GP747: no slurm.conf, or it describes no node with GPUs.
 pub const GP747: &str = "GP747";
+/// GP749: `--model TYPE=ID` names neither a catalog model nor a valid model name.
+pub const GP749: &str = "GP749";
 
 /// The files of one import, loaded into the source map by the command.
 pub struct Files {
@@ -92,6 +95,9 @@ pub fn import(
     let (text, diags, imported) = read_all(sources, files, opts, header, &mut ledger);
     let mut report = Report::new("slurm");
     report.reconcile(&ledger.seen, &imported, &ledger.why);
+    for f in ledger.flags {
+        report.flag(f);
+    }
     (text, report, diags)
 }
 
@@ -127,7 +133,9 @@ fn read_all(
         .map(|f| conf::records(f, &text(f), &mut diags))
         .unwrap_or_default();
     let devices = gres::read_gres(&gres_records, &nodes, &mut diags);
-    let described = describe::describe(&nodes, &devices, opts, &mut diags, ledger);
+    let mut resolver = models::Resolver::default();
+    let described = describe::describe(&nodes, &devices, opts, &mut resolver, &mut diags, ledger);
+    ledger.flags.append(&mut resolver.flags);
     let imported: BTreeMap<String, u64> = described
         .iter()
         .map(|d| (d.name.clone(), u64::from(d.hardware.gpus)))
@@ -146,6 +154,14 @@ fn read_all(
         files.topology.is_some(),
         &mut diags,
     );
-    let out = emit::render(header, cluster.as_deref(), &described, &partitions, &fabric);
+    let declared: Vec<models::Declared> = resolver.declared.into_values().collect();
+    let out = emit::render(
+        header,
+        cluster.as_deref(),
+        &declared,
+        &described,
+        &partitions,
+        &fabric,
+    );
     (Some(out), diags, imported)
 }
