@@ -404,3 +404,42 @@ fn unknown_gpu_types_are_declared_not_refused() {
     assert_eq!(code, 1);
     assert!(err.contains("GP749"), "{err}");
 }
+
+/// Issue 30, case 3: NodeName lines without `Gres=` (the CPU nodes of a published site,
+/// tests/fixtures/slurm/huji-phoenix) are imported with their CPUs, memory, partitions
+/// and switches, in GPU-less classes, flagged "GPU count unknown" (GP752), never left
+/// out nor silently given 0 GPUs.
+#[test]
+fn nodes_without_gres_are_imported_and_flagged() {
+    let (code, out, err) = import(&["tests/fixtures/slurm/huji-phoenix"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("GP752") && err.contains("GPU count unknown"), "{err}");
+    for node in ["sulfur-[01-16]", "cb-[05-20]", "eye-[01-04]", "oxygen-[01-08]"] {
+        assert!(out.contains(&format!("nodes \"{node}\"")), "{node}: {out}");
+    }
+    assert!(out.contains("node-class \"no-gres-8cpu\""), "{out}");
+    assert!(out.contains("// GPU count unknown"), "{out}");
+    assert!(err.contains("51 of 51 node(s)"), "{err}");
+    let (_, json, _) = import(&["tests/fixtures/slurm/huji-phoenix", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(
+        v["report"]["flagged"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "node" && f["code"] == "GP752"),
+        "{json}"
+    );
+    // gres.conf GPUs without `Gres=` in slurm.conf: imported from gres.conf, GP753.
+    let s = Scratch::new("slurm-gres-only");
+    std::fs::write(s.path("slurm.conf"), "NodeName=g1 CPUs=16\n").unwrap();
+    std::fs::write(
+        s.path("gres.conf"),
+        "NodeName=g1 Name=gpu Type=l40s File=/dev/nvidia[0-3]\n",
+    )
+    .unwrap();
+    let (code, out, err) = import(&[s.path("").to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("GP753"), "{err}");
+    assert!(out.contains("gpus 4 model=\"l40s-48gb\""), "{out}");
+}

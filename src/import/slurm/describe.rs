@@ -4,7 +4,7 @@
 use super::gres::{Devices, catalog_mig_profile, model_part};
 use super::nodes::Node;
 use super::models::Resolver;
-use super::{GP743, GP745, GP749, Ledger, Options};
+use super::{GP743, GP745, GP749, GP753, Ledger, Options};
 use crate::catalog;
 use crate::diag::Diagnostic;
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,6 +30,56 @@ pub(super) struct Described {
     pub(super) down: Vec<u32>,
     /// MIG layouts per GPU index (current).
     pub(super) mig: BTreeMap<u32, Vec<String>>,
+    /// Neither slurm.conf (`Gres=gpu`) nor gres.conf says what GPUs it has: imported
+    /// without GPUs and flagged.
+    pub(super) unknown_gpus: bool,
+}
+
+/// The node's GPU GRES: slurm.conf's `Gres=gpu`, else (GP753) the GPU devices gres.conf
+/// lists for it, by type; `None` when neither says anything.
+fn gres_of(n: &Node, d: &Devices, diags: &mut Vec<Diagnostic>) -> Option<Vec<(String, u32)>> {
+    if !n.gres.is_empty() {
+        return Some(n.gres.clone());
+    }
+    if d.whole.is_empty() {
+        return None;
+    }
+    let count = d.whole.len() as u32;
+    let ty = match d.types.iter().collect::<Vec<_>>().as_slice() {
+        [one] => (*one).clone(),
+        _ => String::new(),
+    };
+    diags.push(
+        Diagnostic::warning(
+            GP753,
+            format!(
+                "node `{}`: gres.conf lists {count} GPU device(s) but its NodeName line has no `Gres=gpu`; the GPUs of gres.conf are imported",
+                n.name
+            ),
+        )
+        .at(n.span, "no Gres=gpu here")
+        .with_help("add `Gres=gpu:TYPE:N` to the NodeName line: slurmctld schedules no GPU it does not declare"),
+    );
+    Some(vec![(ty, count)])
+}
+
+/// A node neither file gives GPUs: its CPUs and memory, no GPU count (flagged).
+fn without_gpus(n: &Node) -> Described {
+    Described {
+        name: n.name.clone(),
+        hardware: Hardware {
+            model: String::new(),
+            gpus: 0,
+            sockets: n.sockets,
+            cores: n.cores,
+            threads: n.threads,
+            memory_mib: n.memory_mib,
+            numa: Vec::new(),
+        },
+        down: Vec::new(),
+        mig: BTreeMap::new(),
+        unknown_gpus: true,
+    }
 }
 
 pub(super) fn describe(
@@ -46,7 +96,11 @@ pub(super) fn describe(
         let mut models: BTreeSet<String> = BTreeSet::new();
         let mut failed = false;
         let d = devices.get(&n.name).unwrap_or(&none);
-        for (ty, _) in &n.gres {
+        let Some(gres) = gres_of(n, d, diags) else {
+            out.push(without_gpus(n));
+            continue;
+        };
+        for (ty, _) in &gres {
             // A bare MIG profile (`1g.10gb`) names no model: gres.conf's full type of
             // the same profile does, when the node has one (AutoDetect=nvml writes it).
             let full = if model_part(ty).is_empty() {
@@ -94,10 +148,9 @@ pub(super) fn describe(
             continue;
         }
         let model = models.into_iter().next().unwrap_or_default();
-        let has_mig = n.gres.iter().any(|(t, _)| catalog_mig_profile(t).is_some());
+        let has_mig = gres.iter().any(|(t, _)| catalog_mig_profile(t).is_some());
         let listed: BTreeSet<u32> = d.whole.keys().chain(d.mig.keys()).copied().collect();
-        let whole_count: u32 = n
-            .gres
+        let whole_count: u32 = gres
             .iter()
             .filter(|(t, _)| catalog_mig_profile(t).is_none())
             .map(|(_, c)| c)
@@ -141,6 +194,7 @@ pub(super) fn describe(
             },
             down,
             mig,
+            unknown_gpus: false,
         });
     }
     out

@@ -40,8 +40,13 @@ pub(super) fn render(
     let mut used = BTreeSet::new();
     let mut names: Vec<(String, &Hardware, Vec<&Described>)> = Vec::new();
     for (hw, members) in classes {
-        let short = catalog::lookup(&hw.model).map_or(hw.model.as_str(), |g| g.short_name);
-        let base = crate::import::names::sanitize(&format!("{short}-x{}", hw.gpus), 63);
+        let base = if hw.gpus == 0 {
+            format!("no-gres-{}cpu", hw.sockets * hw.cores * hw.threads)
+        } else {
+            let short = catalog::lookup(&hw.model).map_or(hw.model.as_str(), |g| g.short_name);
+            format!("{short}-x{}", hw.gpus)
+        };
+        let base = crate::import::names::sanitize(&base, 63);
         names.push((crate::import::names::unique(&base, &mut used), hw, members));
     }
     for (name, hw, members) in &names {
@@ -54,7 +59,11 @@ pub(super) fn render(
         if let Some(m) = hw.memory_mib {
             let _ = writeln!(s, "    memory {}  // RealMemory", quote(&memory(m)));
         }
-        let _ = writeln!(s, "    gpus {} model={}", hw.gpus, quote(&hw.model));
+        if hw.gpus == 0 {
+            s.push_str("    // GPU count unknown: no Gres=gpu in slurm.conf, no GPU in gres.conf. If these\n    // nodes have GPUs, add `gpus N model=\"...\"`.\n");
+        } else {
+            let _ = writeln!(s, "    gpus {} model={}", hw.gpus, quote(&hw.model));
+        }
         for (i, (gpus, cores)) in hw.numa.iter().enumerate() {
             let _ = writeln!(
                 s,

@@ -47,6 +47,11 @@ pub const GP745: &str = "GP745";
 pub const GP746: &str = "GP746";
 /// GP747: no slurm.conf, or it describes no node with GPUs.
 pub const GP747: &str = "GP747";
+/// GP752: nodes without GPU information: imported with CPUs, memory, partitions and
+/// switches; their GPU count is unknown (flagged).
+pub const GP752: &str = "GP752";
+/// GP753: gres.conf and slurm.conf disagree about a node's GPUs.
+pub const GP753: &str = "GP753";
 /// GP749: `--model TYPE=ID` names neither a catalog model nor a valid model name.
 pub const GP749: &str = "GP749";
 
@@ -122,9 +127,9 @@ fn read_all(
     let nodes = nodes::read_nodes(&records, &mut diags, ledger);
     if nodes.is_empty() {
         diags.push(
-            Diagnostic::error(GP747, "slurm.conf declares no node with GPUs")
+            Diagnostic::error(GP747, "slurm.conf declares no node")
                 .at(Span::new(files.slurm, 0, 0), "in this file")
-                .with_help("give the cluster's slurm.conf (NodeName lines with Gres=gpu:...)"),
+                .with_help("give the cluster's slurm.conf (its NodeName lines, or the file they are `Include`d from)"),
         );
         return (None, diags, BTreeMap::new());
     }
@@ -136,6 +141,7 @@ fn read_all(
     let mut resolver = models::Resolver::default();
     let described = describe::describe(&nodes, &devices, opts, &mut resolver, &mut diags, ledger);
     ledger.flags.append(&mut resolver.flags);
+    unknown_gpus(&described, &mut diags, ledger);
     let imported: BTreeMap<String, u64> = described
         .iter()
         .map(|d| (d.name.clone(), u64::from(d.hardware.gpus)))
@@ -164,4 +170,33 @@ fn read_all(
         &fabric,
     );
     (Some(out), diags, imported)
+}
+
+/// One warning and one flagged item for the nodes imported without GPU information.
+fn unknown_gpus(described: &[describe::Described], diags: &mut Vec<Diagnostic>, ledger: &mut Ledger) {
+    let names: Vec<String> = described
+        .iter()
+        .filter(|d| d.unknown_gpus)
+        .map(|d| d.name.clone())
+        .collect();
+    if names.is_empty() {
+        return;
+    }
+    let list = crate::units::compress_names(&names).join(",");
+    diags.push(
+        Diagnostic::warning(
+            GP752,
+            format!(
+                "{} node(s) have no `Gres=gpu` in slurm.conf and no GPU in gres.conf ({list}): imported with their CPUs, memory, partitions and switches; their GPU count is unknown",
+                names.len()
+            ),
+        )
+        .with_help("if they have GPUs, add `gpus N model=\"...\"` to their node-class (or `Gres=gpu:TYPE:N` to slurm.conf and import again)"),
+    );
+    ledger.flags.push(crate::import::contract::Item::new(
+        crate::import::contract::ItemKind::Node,
+        crate::import::names::one_pattern(&names),
+        GP752,
+        "no Gres=gpu nor gres.conf GPUs: imported without GPUs; GPU count unknown",
+    ));
 }

@@ -3,7 +3,7 @@
 
 use super::conf::{self, Record, hostlist};
 use super::gres::catalog_mig_profile;
-use super::{GP741, GP747, Ledger};
+use super::{GP741, Ledger};
 use crate::diag::Diagnostic;
 use crate::source::Span;
 use std::collections::BTreeMap;
@@ -103,12 +103,6 @@ pub(super) fn read_nodes(
             .sum();
         for name in &names {
             ledger.seen.push((name.clone(), whole));
-        }
-        if gres.is_empty() {
-            for name in &names {
-                ledger.drop(name, GP747, "no `Gres=gpu` on its NodeName line".into());
-            }
-            continue;
         }
         let gres_span = full.get("gres").map_or(r.span, |p| p.span);
         let boards = number(&full, "boards", diags).unwrap_or(1).max(1);
