@@ -196,12 +196,6 @@ pub const ALL: &[Code] = &[
         "complete the declared `gpu-model` (memory= or base=), or map the type with `--model TYPE=ID` (`--model gpu=ID` for untyped `gpu:N`)",
     ),
     code(
-        "GP743",
-        "import",
-        "a Slurm node with GPUs cannot be described (several GPU models) and is left out",
-        "declare the node by hand",
-    ),
-    code(
         "GP744",
         "import",
         "an assumption of the Slurm import to check (a family alias, overlapping partitions, nodes under no switch)",
@@ -222,8 +216,8 @@ pub const ALL: &[Code] = &[
     code(
         "GP747",
         "import",
-        "slurm.conf declares no node with GPUs",
-        "give the cluster's slurm.conf with its NodeName ... Gres=gpu lines",
+        "slurm.conf declares no node",
+        "give the cluster's slurm.conf with its NodeName lines (or the file they are `Include`d from)",
     ),
     code(
         "GP748",
@@ -248,6 +242,36 @@ pub const ALL: &[Code] = &[
         "import",
         "a node or GPUs of the source are not in the output and the importer stated no reason (a bug of the importer)",
         "please report it with the input; the node is listed as left out",
+    ),
+    code(
+        "GP752",
+        "import",
+        "Slurm nodes without GPU information (no `Gres=gpu`, no GPU in gres.conf) are imported with their CPUs, memory, partitions and switches; their GPU count is unknown",
+        "if they have GPUs, add `gpus N model=\"...\"` to their node-class, or `Gres=gpu:TYPE:N` to slurm.conf and import again",
+    ),
+    code(
+        "GP753",
+        "import",
+        "gres.conf and slurm.conf disagree about a node's GPUs (a count, GPUs only gres.conf lists)",
+        "make `Gres=` and gres.conf agree: slurmd drains a node whose GPUs do not match",
+    ),
+    code(
+        "GP754",
+        "import",
+        "a hostlist of slurm.conf (partition, NodeSet), gres.conf or topology.conf names nodes no `NodeName` line declares; they are not imported",
+        "declare them with a NodeName line or remove them: slurmctld refuses undeclared nodes",
+    ),
+    code(
+        "GP755",
+        "import",
+        "topology.conf puts a node under two switches; it is kept under the first and the import is incomplete",
+        "a node is cabled to one leaf: remove it from one of the two switch lines",
+    ),
+    code(
+        "GP756",
+        "import",
+        "every node of slurm.conf is left out, so nothing is written; the message counts the reasons by code",
+        "fix what the other diagnostics say (`gpuplan explain CODE`)",
     ),
     code(
         "GP760",

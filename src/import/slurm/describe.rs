@@ -4,7 +4,7 @@
 use super::gres::{Devices, catalog_mig_profile, model_part};
 use super::nodes::Node;
 use super::models::Resolver;
-use super::{GP743, GP745, GP749, GP753, Ledger, Options};
+use super::{GP745, GP749, GP753, Ledger, Options};
 use crate::catalog;
 use crate::diag::Diagnostic;
 use std::collections::{BTreeMap, BTreeSet};
@@ -12,7 +12,10 @@ use std::collections::{BTreeMap, BTreeSet};
 /// A node's GPUs once the model is known.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct Hardware {
-    pub(super) model: String,
+    /// GPU models with their counts, in the order of the GPU indices (one line of
+    /// `gpus` each; several on a node with GPUs of several types).
+    pub(super) lines: Vec<(String, u32)>,
+    /// All the node's GPUs.
     pub(super) gpus: u32,
     pub(super) sockets: u32,
     pub(super) cores: u32,
@@ -33,6 +36,8 @@ pub(super) struct Described {
     /// Neither slurm.conf (`Gres=gpu`) nor gres.conf says what GPUs it has: imported
     /// without GPUs and flagged.
     pub(super) unknown_gpus: bool,
+    /// The pool mode its sharing GRES (shard, mps) asks for.
+    pub(super) sharing: Option<&'static str>,
 }
 
 /// The node's GPU GRES: slurm.conf's `Gres=gpu`, else (GP753) the GPU devices gres.conf
@@ -64,21 +69,22 @@ fn gres_of(n: &Node, d: &Devices, diags: &mut Vec<Diagnostic>) -> Option<Vec<(St
 }
 
 /// A node neither file gives GPUs: its CPUs and memory, no GPU count (flagged).
-fn without_gpus(n: &Node) -> Described {
+fn without_gpus(n: &Node, d: &Devices) -> Described {
     Described {
         name: n.name.clone(),
         hardware: Hardware {
-            model: String::new(),
+            lines: Vec::new(),
             gpus: 0,
             sockets: n.sockets,
             cores: n.cores,
             threads: n.threads,
-            memory_mib: n.memory_mib,
+            memory_mib: n.memory_mib.map(rounded_mib),
             numa: Vec::new(),
         },
         down: Vec::new(),
         mig: BTreeMap::new(),
         unknown_gpus: true,
+        sharing: sharing(n, d),
     }
 }
 
@@ -93,77 +99,137 @@ pub(super) fn describe(
     let mut out = Vec::new();
     let none = Devices::default();
     for n in nodes.values() {
-        let mut models: BTreeSet<String> = BTreeSet::new();
-        let mut failed = false;
         let d = devices.get(&n.name).unwrap_or(&none);
         let Some(gres) = gres_of(n, d, diags) else {
-            out.push(without_gpus(n));
+            out.push(without_gpus(n, d));
             continue;
         };
-        for (ty, _) in &gres {
-            // A bare MIG profile (`1g.10gb`) names no model: gres.conf's full type of
-            // the same profile does, when the node has one (AutoDetect=nvml writes it).
-            let full = if model_part(ty).is_empty() {
-                d.types
-                    .iter()
-                    .find(|t| {
-                        !model_part(t).is_empty()
-                            && catalog_mig_profile(t) == catalog_mig_profile(ty)
-                    })
-                    .map_or(ty.as_str(), String::as_str)
-            } else {
-                ty.as_str()
-            };
-            match resolver.resolve(full, opts, n.gres_span, diags) {
-                Some(g) => {
-                    models.insert(g);
-                }
-                None => failed = true,
-            }
-        }
-        if failed {
+        let Some(mut lines) = model_lines(n, d, &gres, opts, resolver, diags) else {
             ledger.drop(
                 &n.name,
                 GP749,
                 "`--model` maps a GPU type to an invalid model name".into(),
             );
             continue;
-        }
-        if models.len() != 1 {
-            ledger.drop(&n.name, GP743, "GPUs of several models".into());
-            diags.push(
-                Diagnostic::warning(
-                    GP743,
-                    format!(
-                        "node `{}` has GPUs of several models ({}); it is left out",
-                        n.name,
-                        models.into_iter().collect::<Vec<_>>().join(", ")
-                    ),
-                )
-                .at(n.span, "declared here")
-                .with_help(
-                    "gpuplan describes one GPU model per node class; declare this node by hand",
-                ),
-            );
-            continue;
-        }
-        let model = models.into_iter().next().unwrap_or_default();
+        };
         let has_mig = gres.iter().any(|(t, _)| catalog_mig_profile(t).is_some());
-        let listed: BTreeSet<u32> = d.whole.keys().chain(d.mig.keys()).copied().collect();
-        let whole_count: u32 = gres
-            .iter()
-            .filter(|(t, _)| catalog_mig_profile(t).is_none())
-            .map(|(_, c)| c)
-            .sum();
-        let (gpus, down) = if let Some(&max) = listed.iter().max() {
-            let down: Vec<u32> = (0..=max).filter(|i| !listed.contains(i)).collect();
-            (max + 1, down)
-        } else if has_mig {
+        let whole_count: u32 = lines.iter().map(|(_, c)| c).sum();
+        let Some((gpus, down)) = count(n, d, whole_count, has_mig, diags) else {
             ledger.drop(
                 &n.name,
                 GP745,
                 "MIG GRES that gres.conf does not place on GPUs".into(),
             );
+            continue;
+        };
+        // The last GPU type takes what gres.conf lists beyond slurm.conf's counts.
+        let others: u32 = lines.iter().rev().skip(1).map(|(_, c)| c).sum();
+        if let Some(last) = lines.last_mut() {
+            last.1 = gpus.saturating_sub(others);
+        }
+        let mig = mig_layouts(n, d, &lines[0].0, diags);
+        let numa = numa_groups(d, &down);
+        out.push(Described {
+            name: n.name.clone(),
+            hardware: Hardware {
+                lines,
+                gpus,
+                sockets: n.sockets,
+                cores: n.cores,
+                threads: n.threads,
+                memory_mib: n.memory_mib.map(rounded_mib),
+                numa,
+            },
+            down,
+            mig,
+            unknown_gpus: false,
+            sharing: sharing(n, d),
+        });
+    }
+    out
+}
+
+/// RealMemory (MiB) rounded as the Kubernetes importer rounds memory: whole GiB, down
+/// to a 32nd of their power of two (257860 MiB -> 248 GiB), so that identical servers
+/// whose kernels keep a few MiB more or less share a class; under 1 GiB, as written.
+pub(super) fn rounded_mib(mib: u64) -> u64 {
+    if mib < 1024 {
+        return mib;
+    }
+    crate::import::k8s::node::coarse_gib(mib / 1024) * 1024
+}
+
+/// The pool mode the node's sharing GRES asks for: `mps` (Name=mps), `time-slice`
+/// (Name=shard); none for whole GPUs.
+fn sharing(n: &Node, d: &Devices) -> Option<&'static str> {
+    let has = |s: &str| n.sharing.contains(s) || d.sharing.contains(s);
+    if has("mps") {
+        Some("mps")
+    } else if has("shard") {
+        Some("time-slice")
+    } else {
+        None
+    }
+}
+
+/// The node's GPU models with their whole-GPU counts, in the order of their GPU
+/// indices (gres.conf's device files by type, else slurm.conf's order); one line per
+/// model. `None` when `--model` maps a type to an invalid name (GP749).
+fn model_lines(
+    n: &Node,
+    d: &Devices,
+    gres: &[(String, u32)],
+    opts: &Options,
+    resolver: &mut Resolver,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<(String, u32)>> {
+    // (model, count, first gres.conf index of its type)
+    let mut lines: Vec<(String, u32, u32)> = Vec::new();
+    for (ty, c) in gres {
+        // A bare MIG profile (`1g.10gb`) names no model: gres.conf's full type of
+        // the same profile does, when the node has one (AutoDetect=nvml writes it).
+        let full = if model_part(ty).is_empty() {
+            d.types
+                .iter()
+                .find(|t| {
+                    !model_part(t).is_empty() && catalog_mig_profile(t) == catalog_mig_profile(ty)
+                })
+                .map_or(ty.as_str(), String::as_str)
+        } else {
+            ty.as_str()
+        };
+        let model = resolver.resolve(full, opts, n.gres_span, diags)?;
+        let whole = if catalog_mig_profile(ty).is_some() { 0 } else { *c };
+        let first = d
+            .typed
+            .iter()
+            .find(|(_, t)| t.eq_ignore_ascii_case(ty))
+            .map_or(u32::MAX, |(i, _)| *i);
+        match lines.iter_mut().find(|l| l.0 == model) {
+            Some(l) => {
+                l.1 += whole;
+                l.2 = l.2.min(first);
+            }
+            None => lines.push((model, whole, first)),
+        }
+    }
+    lines.sort_by_key(|l| l.2);
+    Some(lines.into_iter().map(|(m, c, _)| (m, c)).collect())
+}
+
+/// The GPU count and the down GPUs: gres.conf's device files when it lists them (a GPU
+/// without its file is down), checked against slurm.conf's count (GP753), else
+/// slurm.conf's count. `None` for MIG GRES gres.conf does not place (GP745).
+fn count(
+    n: &Node,
+    d: &Devices,
+    whole_count: u32,
+    has_mig: bool,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<(u32, Vec<u32>)> {
+    let listed: BTreeSet<u32> = d.whole.keys().chain(d.mig.keys()).copied().collect();
+    let Some(&max) = listed.iter().max() else {
+        if has_mig {
             diags.push(
                 Diagnostic::warning(
                     GP745,
@@ -175,29 +241,26 @@ pub(super) fn describe(
                 .at(n.span, "declared here")
                 .with_help("give gres.conf with File/MultipleFiles lines, or import the node with `gpuplan import nvidia-smi-xml`"),
             );
-            continue;
-        } else {
-            (whole_count, Vec::new())
-        };
-        let mig = mig_layouts(n, d, &model, diags);
-        let numa = numa_groups(d, &down);
-        out.push(Described {
-            name: n.name.clone(),
-            hardware: Hardware {
-                model,
-                gpus,
-                sockets: n.sockets,
-                cores: n.cores,
-                threads: n.threads,
-                memory_mib: n.memory_mib,
-                numa,
-            },
-            down,
-            mig,
-            unknown_gpus: false,
-        });
+            return None;
+        }
+        return Some((whole_count, Vec::new()));
+    };
+    let gpus = (max + 1).max(whole_count);
+    if whole_count > 0 && whole_count != max + 1 && !has_mig {
+        diags.push(
+            Diagnostic::warning(
+                GP753,
+                format!(
+                    "node `{}`: slurm.conf counts {whole_count} GPU(s), gres.conf's device files go up to /dev/nvidia{max}; {gpus} GPUs are imported, those without a device file down",
+                    n.name
+                ),
+            )
+            .at(n.gres_span, "this count")
+            .with_help("make Gres= and gres.conf agree (slurmd drains a node whose GPUs do not match)"),
+        );
     }
-    out
+    let down: Vec<u32> = (0..gpus).filter(|i| !listed.contains(i)).collect();
+    Some((gpus, down))
 }
 
 /// The MIG layouts gres.conf lists, checked by the catalog's placement rules.

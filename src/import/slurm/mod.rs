@@ -37,8 +37,6 @@ use std::collections::BTreeMap;
 pub const GP741: &str = "GP741";
 /// GP742: a GPU type maps to no catalog model; `--model TYPE=ID` is needed.
 pub const GP742: &str = "GP742";
-/// GP743: a node with GPUs cannot be described (several GPU models, no GPU count).
-pub const GP743: &str = "GP743";
 /// GP744: an assumption the reader should check (family alias, partitions, leaves).
 pub const GP744: &str = "GP744";
 /// GP745: MIG devices that cannot be told per GPU.
@@ -52,6 +50,12 @@ pub const GP747: &str = "GP747";
 pub const GP752: &str = "GP752";
 /// GP753: gres.conf and slurm.conf disagree about a node's GPUs.
 pub const GP753: &str = "GP753";
+/// GP754: a hostlist names nodes no NodeName line declares.
+pub const GP754: &str = "GP754";
+/// GP755: topology.conf puts a node under two switches.
+pub const GP755: &str = "GP755";
+/// GP756: every node of slurm.conf is left out.
+pub const GP756: &str = "GP756";
 /// GP749: `--model TYPE=ID` names neither a catalog model nor a valid model name.
 pub const GP749: &str = "GP749";
 
@@ -78,6 +82,10 @@ struct Ledger {
     pub(super) seen: Vec<(String, u64)>,
     /// Why a node is not in the output: (code, reason).
     pub(super) why: BTreeMap<String, (String, String)>,
+    /// In the output, to be completed or checked (declared models...).
+    flags: Vec<crate::import::contract::Item>,
+    /// Not in the output and not a node (a switch...).
+    left: Vec<crate::import::contract::Item>,
 }
 
 impl Ledger {
@@ -102,6 +110,9 @@ pub fn import(
     report.reconcile(&ledger.seen, &imported, &ledger.why);
     for f in ledger.flags {
         report.flag(f);
+    }
+    for i in ledger.left {
+        report.leave_out(i);
     }
     (text, report, diags)
 }
@@ -147,19 +158,23 @@ fn read_all(
         .map(|d| (d.name.clone(), u64::from(d.hardware.gpus)))
         .collect();
     if described.is_empty() {
+        diags.push(all_left_out(files.slurm, ledger));
         return (None, diags, imported);
     }
-    let partitions = partitions::partitions(&records, &described, &mut diags);
+    let mut partitions = partitions::partitions(&records, &nodes, &described, &mut diags);
+    ledger.flags.append(&mut partitions.flags);
     let topo_records = files
         .topology
         .map(|f| conf::records(f, &text(f), &mut diags))
         .unwrap_or_default();
-    let fabric = topology::fabric(
+    let mut fabric = topology::fabric(
         &topo_records,
+        &nodes,
         &described,
         files.topology.is_some(),
         &mut diags,
     );
+    ledger.left.append(&mut fabric.left_out);
     let declared: Vec<models::Declared> = resolver.declared.into_values().collect();
     let out = emit::render(
         header,
@@ -199,4 +214,53 @@ fn unknown_gpus(described: &[describe::Described], diags: &mut Vec<Diagnostic>, 
         GP752,
         "no Gres=gpu nor gres.conf GPUs: imported without GPUs; GPU count unknown",
     ));
+}
+
+/// GP754: names of a hostlist that no `NodeName` line declares (slurmctld refuses
+/// them); said once per hostlist, never dropped in silence.
+fn undeclared(
+    names: &[String],
+    declared: impl Fn(&str) -> bool,
+    what: &str,
+    span: Span,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let missing: Vec<String> = names.iter().filter(|n| !declared(n)).cloned().collect();
+    if missing.is_empty() {
+        return;
+    }
+    diags.push(
+        Diagnostic::warning(
+            GP754,
+            format!(
+                "{what} names {} node(s) no NodeName line declares ({}); they are not imported",
+                missing.len(),
+                crate::units::compress_names(&missing).join(",")
+            ),
+        )
+        .at(span, "these nodes are not declared")
+        .with_help("declare them with a NodeName line, or remove them (slurmctld refuses undeclared nodes)"),
+    );
+}
+
+/// GP756: the error when every node is left out, with the reasons by code.
+fn all_left_out(file: FileId, ledger: &Ledger) -> Diagnostic {
+    let mut by_code: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
+    for (code, reason) in ledger.why.values() {
+        let e = by_code.entry(code.as_str()).or_insert((0, reason.as_str()));
+        e.0 += 1;
+    }
+    let why: Vec<String> = by_code
+        .iter()
+        .map(|(code, (n, reason))| format!("{n} by {code} ({reason})"))
+        .collect();
+    Diagnostic::error(
+        GP756,
+        format!(
+            "every node of slurm.conf is left out, so nothing is written: {}",
+            why.join("; ")
+        ),
+    )
+    .at(Span::new(file, 0, 0), "in this file")
+    .with_help("fix what the diagnostics above say (`gpuplan explain CODE`)")
 }

@@ -6,7 +6,7 @@ use super::gres::catalog_mig_profile;
 use super::{GP741, Ledger};
 use crate::diag::Diagnostic;
 use crate::source::Span;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One node as slurm.conf and gres.conf describe it.
 #[derive(Clone, Debug)]
@@ -21,6 +21,10 @@ pub(super) struct Node {
     pub(super) gres: Vec<(String, u32)>,
     /// The span of the line's `Gres=` pair.
     pub(super) gres_span: Span,
+    /// `Features=` (or `Feature=`), for `NodeSet=... Feature=`.
+    pub(super) features: BTreeSet<String>,
+    /// Sharing GRES of its `Gres=` (`shard`, `mps`).
+    pub(super) sharing: BTreeSet<String>,
 }
 
 fn number(r: &Record, key: &str, diags: &mut Vec<Diagnostic>) -> Option<u64> {
@@ -120,6 +124,19 @@ pub(super) fn read_nodes(
             _ => (1, 1, 1),
         };
         let memory_mib = number(&full, "realmemory", diags).filter(|m| *m > 1);
+        let sharing: BTreeSet<String> = full
+            .value("gres")
+            .unwrap_or("")
+            .split(',')
+            .filter_map(|e| e.split(':').next())
+            .map(|k| k.trim().to_ascii_lowercase())
+            .filter(|k| k == "shard" || k == "mps")
+            .collect();
+        let features: BTreeSet<String> = full
+            .value("features")
+            .or_else(|| full.value("feature"))
+            .map(|f| f.split(',').map(|x| x.trim().to_string()).collect())
+            .unwrap_or_default();
         for name in names {
             if let Err(e) = crate::units::validate_node_name(&name) {
                 ledger.drop(&name, GP741, e.to_string());
@@ -141,6 +158,8 @@ pub(super) fn read_nodes(
                     memory_mib,
                     gres: gres.clone(),
                     gres_span,
+                    features: features.clone(),
+                    sharing: sharing.clone(),
                 },
             );
         }

@@ -2,8 +2,10 @@
 
 use super::conf::{Record, hostlist};
 use super::describe::Described;
-use super::{GP741, GP744, GP746};
+use super::nodes::Node;
+use super::{GP741, GP744, GP746, GP755};
 use crate::diag::Diagnostic;
+use crate::import::contract::{Item, ItemKind};
 use crate::source::Span;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -16,10 +18,13 @@ pub(super) struct Fabric {
     /// Nodes under no leaf, put under one catch-all leaf.
     pub(super) orphans: Vec<String>,
     pub(super) no_topology: bool,
+    /// What topology.conf says that the output cannot (a node under a second switch).
+    pub(super) left_out: Vec<Item>,
 }
 
 pub(super) fn fabric(
     records: &[Record],
+    declared: &BTreeMap<String, Node>,
     nodes: &[Described],
     have_file: bool,
     diags: &mut Vec<Diagnostic>,
@@ -27,7 +32,7 @@ pub(super) fn fabric(
     let known: BTreeSet<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
     let multi_node: BTreeSet<&str> = nodes
         .iter()
-        .filter(|n| n.hardware.model.starts_with("gb"))
+        .filter(|n| n.hardware.lines.iter().any(|(m, _)| m.starts_with("gb")))
         .map(|n| n.name.as_str())
         .collect();
     let mut f = Fabric {
@@ -38,14 +43,19 @@ pub(super) fn fabric(
         let Some(p) = r.get(key) else {
             return Vec::new();
         };
-        hostlist(&p.value).unwrap_or_else(|e| {
+        let names = hostlist(&p.value).unwrap_or_else(|e| {
             diags.push(
                 Diagnostic::warning(GP741, format!("`{}`: {e}", p.value))
                     .at(p.span, "this hostlist")
                     .with_help("write names as Slurm hostlists"),
             );
             Vec::new()
-        })
+        });
+        if key == "nodes" {
+            let what = format!("topology.conf `{}`", r.pairs[0].value);
+            super::undeclared(&names, |x| declared.contains_key(x), &what, p.span, diags);
+        }
+        names
     };
     let mut raw: BTreeMap<String, (Vec<String>, Vec<String>, Span)> = BTreeMap::new();
     for r in records {
@@ -95,7 +105,7 @@ pub(super) fn fabric(
             _ => 0,
         }
     }
-    let mut placed: BTreeSet<String> = BTreeSet::new();
+    let mut placed: BTreeMap<String, String> = BTreeMap::new();
     for (name, (children, members, span)) in &raw {
         let h = height(name, &raw, 0);
         if h > 2 {
@@ -127,15 +137,24 @@ pub(super) fn fabric(
             Vec::new()
         };
         let tier = if members.is_empty() { h as u8 } else { 0 };
+        let mut members = members.clone();
         if tier == 0 {
-            placed.extend(members.iter().cloned());
+            members.retain(|m| match placed.get(m) {
+                None => {
+                    placed.insert(m.clone(), name.clone());
+                    true
+                }
+                Some(first) => {
+                    twice(name, m, first, *span, diags, &mut f.left_out);
+                    false
+                }
+            });
         }
-        f.switches
-            .insert(name.clone(), (tier, children, members.clone()));
+        f.switches.insert(name.clone(), (tier, children, members));
     }
     f.orphans = known
         .iter()
-        .filter(|n| !placed.contains(**n))
+        .filter(|n| !placed.contains_key(**n))
         .map(|n| n.to_string())
         .collect();
     if !f.orphans.is_empty() && have_file {
@@ -152,4 +171,30 @@ pub(super) fn fabric(
         );
     }
     f
+}
+
+/// GP755: a node under a second leaf (gpuplan cables a node to one leaf, GP009): kept
+/// under the first (by switch name), the second switch's claim left out.
+fn twice(
+    leaf: &str,
+    node: &str,
+    first: &str,
+    span: Span,
+    diags: &mut Vec<Diagnostic>,
+    left_out: &mut Vec<Item>,
+) {
+    diags.push(
+        Diagnostic::warning(
+            GP755,
+            format!("topology.conf puts node `{node}` under switch `{leaf}` and under switch `{first}`: kept under `{first}` only, so the import is incomplete"),
+        )
+        .at(span, "the second switch of this node")
+        .with_help("a node is cabled to one leaf switch: remove it from one of the two lines"),
+    );
+    left_out.push(Item::new(
+        ItemKind::Switch,
+        leaf,
+        GP755,
+        format!("node `{node}` is also under `{first}`; kept there only"),
+    ));
 }
