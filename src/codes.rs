@@ -274,6 +274,12 @@ pub const ALL: &[Code] = &[
         "fix what the other diagnostics say (`gpuplan explain CODE`)",
     ),
     code(
+        "GP757",
+        "import",
+        "`Include` files of slurm.conf nested deeper than 8 levels or more than 64 files; the rest are skipped",
+        "flatten the site's includes into fewer files",
+    ),
+    code(
         "GP760",
         "fmt",
         "a file `gpuplan fmt` was given does not parse (the syntax errors follow)",

@@ -552,3 +552,40 @@ fn undeclared_nodes_two_switches_and_all_left_out_are_coded() {
     assert_eq!(code, 1);
     assert!(err.contains("GP756") && err.contains("GP749"), "{err}");
 }
+
+/// Issue 30, Slurm coverage: `Include` files take the place of their line (so
+/// `NodeName=DEFAULT` applies in slurmctld's order), nested includes are read, a cycle
+/// stops, an include outside the folder is refused (GP748); shard and MPS GRES make the
+/// pool time-slice and mps; a GPU type gres.conf does not list is GP753.
+#[test]
+fn includes_sharing_and_type_mismatches() {
+    let s = Scratch::new("slurm-includes");
+    std::fs::write(
+        s.path("slurm.conf"),
+        "NodeName=DEFAULT CPUs=4\nInclude a.conf\nNodeName=DEFAULT CPUs=8\nNodeName=late Gres=gpu:l40s:2,shard:8\nInclude ../../etc/passwd\nPartitionName=p Nodes=early,late\n",
+    )
+    .unwrap();
+    std::fs::write(s.path("a.conf"), "Include b.conf\nNodeName=early Gres=gpu:l40s:2\n").unwrap();
+    std::fs::write(s.path("b.conf"), "Include a.conf\nNodeName=deep Gres=gpu:l40s:2\n").unwrap();
+    let dir = s.path("");
+    let (code, out, err) = import(&[dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("GP748"), "{err}");
+    assert!(out.contains("cores-per-socket=4") && out.contains("cores-per-socket=8"), "{out}");
+    let class_of = |node: &str| {
+        out.lines()
+            .find(|l| l.starts_with(&format!("nodes \"{node}\"")) || l.contains(&format!("\"{node}\" class")))
+            .map(str::to_string)
+    };
+    assert!(class_of("deep").is_some(), "nested include: {out}");
+    assert!(out.contains("mode=\"time-slice\""), "shard: {out}");
+    // MPS from gres.conf; a type gres.conf does not list.
+    std::fs::write(
+        s.path("gres.conf"),
+        "Name=gpu Type=a100 File=/dev/nvidia[0-1]\nName=mps Count=200 File=/dev/nvidia[0-1]\n",
+    )
+    .unwrap();
+    let (_, out, err) = import(&[dir.to_str().unwrap()]);
+    assert!(out.contains("mode=\"mps\""), "mps: {out}");
+    assert!(err.contains("GP753") && err.contains("`l40s`"), "{err}");
+}

@@ -202,32 +202,7 @@ fn slurm(path: &Path, models: &[(String, String)], to: &Target, out: &Output) ->
     };
     let slurm = sources.add(shown(&conf), slurm_text.clone());
     let mut diags = Vec::new();
-    let mut includes = Vec::new();
-    let mut scratch = Vec::new();
-    for r in sl::conf::records(slurm, &slurm_text, &mut scratch) {
-        let Some(p) = r.get("include") else { continue };
-        // Only the file name counts: includes are looked up beside slurm.conf.
-        let name = Path::new(&p.value).file_name().map(Path::new);
-        let Some(name) = name.filter(|n| !n.as_os_str().is_empty()) else {
-            continue;
-        };
-        let file = dir.join(name);
-        match crate::load::read_one(&file) {
-            Ok(t) => includes.push(sources.add(shown(&file), t)),
-            Err(_) => diags.push(
-                Diagnostic::warning(
-                    GP748,
-                    format!(
-                        "`Include {}`: no `{}` beside slurm.conf; skipped",
-                        p.value,
-                        name.display()
-                    ),
-                )
-                .at(p.span, "this include")
-                .with_help("copy the included file into the same folder as slurm.conf"),
-            ),
-        }
-    }
+    let includes = super::slurm_includes::load(&dir, slurm, &mut sources, &mut diags);
     let mut optional = |name: &str| {
         let f = dir.join(name);
         f.is_file()
@@ -250,7 +225,7 @@ fn slurm(path: &Path, models: &[(String, String)], to: &Target, out: &Output) ->
     let (text, mut report, more) = sl::import(&sources, &files, &opts, &header);
     diags.extend(more);
     for (f, kind) in std::iter::once((files.slurm, "slurm.conf"))
-        .chain(files.includes.iter().map(|&f| (f, "slurm.conf Include")))
+        .chain(files.includes.iter().map(|(_, f)| (*f, "slurm.conf Include")))
         .chain(files.gres.map(|f| (f, "gres.conf")))
         .chain(files.topology.map(|f| (f, "topology.conf")))
     {

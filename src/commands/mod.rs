@@ -18,6 +18,7 @@ mod plan;
 mod render;
 mod report;
 mod show;
+mod slurm_includes;
 mod validate;
 
 pub use crate::cli::{parse_gap, parse_time_limit};

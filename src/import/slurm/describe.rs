@@ -205,6 +205,21 @@ fn model_lines(
             .iter()
             .find(|(_, t)| t.eq_ignore_ascii_case(ty))
             .map_or(u32::MAX, |(i, _)| *i);
+        if first == u32::MAX && whole > 0 && !d.typed.is_empty() && !ty.is_empty() {
+            let listed: Vec<&str> = d.types.iter().map(String::as_str).collect();
+            diags.push(
+                Diagnostic::warning(
+                    GP753,
+                    format!(
+                        "node `{}`: slurm.conf's GPU type `{ty}` is not among the types gres.conf lists for it ({})",
+                        n.name,
+                        listed.join(", ")
+                    ),
+                )
+                .at(n.gres_span, "this type")
+                .with_help("use the same Type= in gres.conf as in Gres= (slurmd refuses a node whose types differ)"),
+            );
+        }
         match lines.iter_mut().find(|l| l.0 == model) {
             Some(l) => {
                 l.1 += whole;

@@ -63,7 +63,9 @@ pub const GP749: &str = "GP749";
 pub struct Files {
     pub slurm: FileId,
     /// Files named by `Include` lines, found in the same folder.
-    pub includes: Vec<FileId>,
+    /// Files named by `Include` lines (nested too), found in the same folder: (the
+    /// file name, its file); their records take the place of the `Include` line.
+    pub includes: Vec<(String, FileId)>,
     pub gres: Option<FileId>,
     pub topology: Option<FileId>,
 }
@@ -127,10 +129,7 @@ fn read_all(
     let mut diags = Vec::new();
     conf::reset_budget(crate::limits::current().names);
     let text = |f: FileId| sources.get(f).map_or("", |x| &*x.text).to_string();
-    let mut records = conf::records(files.slurm, &text(files.slurm), &mut diags);
-    for &f in &files.includes {
-        records.extend(conf::records(f, &text(f), &mut diags));
-    }
+    let records = with_includes(files.slurm, files, &text, &mut Vec::new(), &mut diags);
     let cluster = records
         .iter()
         .find_map(|r| r.value("clustername"))
@@ -263,4 +262,33 @@ fn all_left_out(file: FileId, ledger: &Ledger) -> Diagnostic {
     )
     .at(Span::new(file, 0, 0), "in this file")
     .with_help("fix what the diagnostics above say (`gpuplan explain CODE`)")
+}
+
+/// The records of `file` with each `Include` line replaced by the records of the file it
+/// names (nested, each file at most once on the way down: a cycle stops there), so that
+/// `NodeName=DEFAULT` lines apply in the order slurmctld reads them.
+fn with_includes(
+    file: FileId,
+    files: &Files,
+    text: &dyn Fn(FileId) -> String,
+    stack: &mut Vec<FileId>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<conf::Record> {
+    stack.push(file);
+    let mut out = Vec::new();
+    for r in conf::records(file, &text(file), diags) {
+        let included = (r.kind() == "include")
+            .then(|| {
+                let name = r.value("include")?.rsplit(['/', '\\']).next()?;
+                files.includes.iter().find(|(n, _)| n == name).map(|(_, f)| *f)
+            })
+            .flatten()
+            .filter(|f| !stack.contains(f) && stack.len() <= 8);
+        match included {
+            Some(f) => out.extend(with_includes(f, files, text, stack, diags)),
+            None => out.push(r),
+        }
+    }
+    stack.pop();
+    out
 }
