@@ -231,7 +231,10 @@ fn bad_input_gives_coded_diagnostics_never_a_panic() {
         "NodeName=n[1- Gres=gpu:h100:8\nNodeName=m1 CPUs=lots Gres=gpu:h100:x\nthis is not slurm\n",
         &[],
     );
-    assert_eq!(code, 1, "the unreadable NodeName hostlist is an error: {err}");
+    assert_eq!(
+        code, 1,
+        "the unreadable NodeName hostlist is an error: {err}"
+    );
     for c in ["GP741", "GP740", "GP752"] {
         assert!(err.contains(c), "{c}: {err}");
     }
@@ -393,8 +396,14 @@ fn unknown_gpu_types_are_declared_not_refused() {
         out.contains("gpu-model \"mystery-48gb\" memory=\"48GiB\""),
         "{out}"
     );
-    assert!(err.contains("GP742") && err.contains("declared as gpu-model `m60`"), "{err}");
-    assert!(err.contains("flagged") && err.contains("gpu model m60"), "{err}");
+    assert!(
+        err.contains("GP742") && err.contains("declared as gpu-model `m60`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("flagged") && err.contains("gpu model m60"),
+        "{err}"
+    );
     // The output is fmt-clean; `validate` flags the placeholder with GP006.
     std::fs::write(s.path("out.kdl"), &out).unwrap();
     let (code, fmt_out, _) = s.run(&["fmt", "--check", "out.kdl"]);
@@ -434,8 +443,16 @@ fn unknown_gpu_types_are_declared_not_refused() {
 fn nodes_without_gres_are_imported_and_flagged() {
     let (code, out, err) = import(&["tests/fixtures/slurm/huji-phoenix"]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("GP752") && err.contains("GPU count unknown"), "{err}");
-    for node in ["sulfur-[01-16]", "cb-[05-20]", "eye-[01-04]", "oxygen-[01-08]"] {
+    assert!(
+        err.contains("GP752") && err.contains("GPU count unknown"),
+        "{err}"
+    );
+    for node in [
+        "sulfur-[01-16]",
+        "cb-[05-20]",
+        "eye-[01-04]",
+        "oxygen-[01-08]",
+    ] {
         assert!(out.contains(&format!("nodes \"{node}\"")), "{node}: {out}");
     }
     assert!(out.contains("node-class \"no-gres-8cpu\""), "{out}");
@@ -565,16 +582,30 @@ fn includes_sharing_and_type_mismatches() {
         "NodeName=DEFAULT CPUs=4\nInclude a.conf\nNodeName=DEFAULT CPUs=8\nNodeName=late Gres=gpu:l40s:2,shard:8\nInclude ../../etc/passwd\nPartitionName=p Nodes=early,late\n",
     )
     .unwrap();
-    std::fs::write(s.path("a.conf"), "Include b.conf\nNodeName=early Gres=gpu:l40s:2\n").unwrap();
-    std::fs::write(s.path("b.conf"), "Include a.conf\nNodeName=deep Gres=gpu:l40s:2\n").unwrap();
+    std::fs::write(
+        s.path("a.conf"),
+        "Include b.conf\nNodeName=early Gres=gpu:l40s:2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        s.path("b.conf"),
+        "Include a.conf\nNodeName=deep Gres=gpu:l40s:2\n",
+    )
+    .unwrap();
     let dir = s.path("");
     let (code, out, err) = import(&[dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("GP748"), "{err}");
-    assert!(out.contains("cores-per-socket=4") && out.contains("cores-per-socket=8"), "{out}");
+    assert!(
+        out.contains("cores-per-socket=4") && out.contains("cores-per-socket=8"),
+        "{out}"
+    );
     let class_of = |node: &str| {
         out.lines()
-            .find(|l| l.starts_with(&format!("nodes \"{node}\"")) || l.contains(&format!("\"{node}\" class")))
+            .find(|l| {
+                l.starts_with(&format!("nodes \"{node}\""))
+                    || l.contains(&format!("\"{node}\" class"))
+            })
             .map(str::to_string)
     };
     assert!(class_of("deep").is_some(), "nested include: {out}");

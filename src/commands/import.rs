@@ -225,7 +225,12 @@ fn slurm(path: &Path, models: &[(String, String)], to: &Target, out: &Output) ->
     let (text, mut report, more) = sl::import(&sources, &files, &opts, &header);
     diags.extend(more);
     for (f, kind) in std::iter::once((files.slurm, "slurm.conf"))
-        .chain(files.includes.iter().map(|(_, f)| (*f, "slurm.conf Include")))
+        .chain(
+            files
+                .includes
+                .iter()
+                .map(|(_, f)| (*f, "slurm.conf Include")),
+        )
         .chain(files.gres.map(|f| (f, "gres.conf")))
         .chain(files.topology.map(|f| (f, "topology.conf")))
     {

@@ -29,7 +29,9 @@ pub fn load(
     let mut queue = vec![(slurm, 0usize)];
     let mut scratch = Vec::new();
     while let Some((file, depth)) = queue.pop() {
-        let text = sources.get(file).map_or(String::new(), |f| f.text.to_string());
+        let text = sources
+            .get(file)
+            .map_or(String::new(), |f| f.text.to_string());
         for r in conf::records(file, &text, &mut scratch) {
             let Some(p) = r.get("include") else { continue };
             // Only the file name counts: includes are looked up beside slurm.conf.

@@ -2,8 +2,8 @@
 //! catalog), GPU counts and down GPUs from gres.conf, MIG layouts and NUMA groups.
 
 use super::gres::{Devices, catalog_mig_profile, model_part};
-use super::nodes::Node;
 use super::models::Resolver;
+use super::nodes::Node;
 use super::{GP745, GP749, GP753, Ledger, Options};
 use crate::catalog;
 use crate::diag::Diagnostic;
@@ -199,7 +199,11 @@ fn model_lines(
             ty.as_str()
         };
         let model = resolver.resolve(full, opts, n.gres_span, diags)?;
-        let whole = if catalog_mig_profile(ty).is_some() { 0 } else { *c };
+        let whole = if catalog_mig_profile(ty).is_some() {
+            0
+        } else {
+            *c
+        };
         let first = d
             .typed
             .iter()

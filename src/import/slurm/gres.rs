@@ -42,7 +42,13 @@ pub(super) fn read_gres(
         let targets: Vec<String> = match r.get("nodename") {
             Some(p) => match hostlist(&p.value) {
                 Ok(n) => {
-                    super::undeclared(&n, |x| nodes.contains_key(x), "gres.conf NodeName", p.span, diags);
+                    super::undeclared(
+                        &n,
+                        |x| nodes.contains_key(x),
+                        "gres.conf NodeName",
+                        p.span,
+                        diags,
+                    );
                     n
                 }
                 Err(e) => {
@@ -61,7 +67,10 @@ pub(super) fn read_gres(
         };
         if name != "gpu" {
             for t in targets.iter().filter(|t| nodes.contains_key(*t)) {
-                out.entry(t.clone()).or_default().sharing.insert(name.clone());
+                out.entry(t.clone())
+                    .or_default()
+                    .sharing
+                    .insert(name.clone());
             }
             continue;
         }

@@ -187,7 +187,11 @@ fn read_all(
 }
 
 /// One warning and one flagged item for the nodes imported without GPU information.
-fn unknown_gpus(described: &[describe::Described], diags: &mut Vec<Diagnostic>, ledger: &mut Ledger) {
+fn unknown_gpus(
+    described: &[describe::Described],
+    diags: &mut Vec<Diagnostic>,
+    ledger: &mut Ledger,
+) {
     let names: Vec<String> = described
         .iter()
         .filter(|d| d.unknown_gpus)
@@ -280,7 +284,11 @@ fn with_includes(
         let included = (r.kind() == "include")
             .then(|| {
                 let name = r.value("include")?.rsplit(['/', '\\']).next()?;
-                files.includes.iter().find(|(n, _)| n == name).map(|(_, f)| *f)
+                files
+                    .includes
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, f)| *f)
             })
             .flatten()
             .filter(|f| !stack.contains(f) && stack.len() <= 8);

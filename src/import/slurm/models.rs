@@ -150,8 +150,12 @@ impl Resolver {
             )),
         );
         let reason = match memory_gib {
-            Some(_) => format!("GRES type `{key}` is not in the catalog: declared with the memory its name gives; check it"),
-            None => format!("GRES type `{key}` is not in the catalog: declared without memory; set memory= (or base=) before `validate` accepts it"),
+            Some(_) => format!(
+                "GRES type `{key}` is not in the catalog: declared with the memory its name gives; check it"
+            ),
+            None => format!(
+                "GRES type `{key}` is not in the catalog: declared without memory; set memory= (or base=) before `validate` accepts it"
+            ),
         };
         self.flags
             .push(Item::new(ItemKind::GpuModel, name.clone(), GP742, reason));
@@ -185,7 +189,12 @@ pub(super) fn declared_name(key: &str) -> String {
 /// GPU memory named by a GRES type: a `NNgb` word (`nvidia_rtx_a6000_48gb` -> 48).
 pub(super) fn memory_of(ty: &str) -> Option<u64> {
     ty.split(['_', '-', '.'])
-        .filter_map(|w| w.to_ascii_lowercase().strip_suffix("gb")?.parse::<u64>().ok())
+        .filter_map(|w| {
+            w.to_ascii_lowercase()
+                .strip_suffix("gb")?
+                .parse::<u64>()
+                .ok()
+        })
         .find(|g| (1..=4096).contains(g))
 }
 

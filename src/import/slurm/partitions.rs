@@ -97,7 +97,10 @@ fn split_top(s: &str) -> Vec<&str> {
         }
     }
     out.push(&s[start..]);
-    out.into_iter().map(str::trim).filter(|x| !x.is_empty()).collect()
+    out.into_iter()
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .collect()
 }
 
 /// Pools from partitions: node -> partition (first: default, then by name).
@@ -170,7 +173,8 @@ fn assign(
                 "partition {name} overlaps: nodes of it are in pool(s) {} (a gpuplan node is in one pool)",
                 pools.join(", ")
             );
-            out.flags.push(Item::new(ItemKind::Pool, name.clone(), GP744, note.clone()));
+            out.flags
+                .push(Item::new(ItemKind::Pool, name.clone(), GP744, note.clone()));
             out.notes.insert(name.clone(), note);
         }
     }
