@@ -4,6 +4,9 @@
 mod common;
 
 use common::{gpuplan, load_dir, load_text};
+use gpuplan::model::PoolMode;
+use gpuplan::render::{self, Target};
+use gpuplan::solve::SolverKind;
 
 const FIXTURE: &str = "tests/fixtures/mixed-gpus";
 
@@ -111,4 +114,95 @@ fn validate_and_show_print_the_mixed_gpus() {
     );
     let c = load_dir(FIXTURE);
     assert_eq!(c.nodes.len(), 8);
+}
+
+/// The fixture's nodes' GPUs of each model: "tesla" are 0-1, "kepler" 2-3.
+const TESLA: [u32; 2] = [0, 1];
+const KEPLER: [u32; 2] = [2, 3];
+
+#[test]
+fn the_planner_keeps_each_class_on_the_gpus_of_its_model() {
+    let c = load_dir(FIXTURE);
+    for solver in [SolverKind::Ilp, SolverKind::Greedy] {
+        let p = common::plan(&c, solver);
+        let w = |name: &str| p.workloads.iter().find(|w| w.name == name).unwrap();
+        for name in ["finetune", "ocr", "embed"] {
+            assert_eq!(
+                w(name).replicas_placed,
+                w(name).replicas_requested,
+                "{solver:?} {name}: {:?}",
+                w(name).unplaced
+            );
+        }
+        for g in &w("finetune").gangs {
+            assert_eq!(g.nodes.len(), 1, "{solver:?}: {g:?}");
+            assert_eq!(g.nodes[0].gpus, TESLA, "{solver:?}: {g:?}");
+        }
+        for g in &w("ocr").gangs {
+            assert!(g.nodes[0].gpus.iter().all(|x| KEPLER.contains(x)), "{g:?}");
+        }
+        for i in &w("embed").mig_instances {
+            assert!(TESLA.contains(&i.gpu), "{solver:?}: {i:?}");
+            assert!(["tux6", "tux7"].contains(&i.node.as_str()), "{i:?}");
+        }
+        for l in &p.mig_layouts {
+            assert!(TESLA.contains(&l.gpu) && l.model == "tesla", "{l:?}");
+        }
+        // One pool entry per node, no planner-only pool; the MIG pool's nodes are MIG.
+        assert_eq!(p.pools.len(), 8, "{:?}", p.pools);
+        for np in &p.pools {
+            let mig = np.node == "tux6" || np.node == "tux7";
+            assert_eq!(np.mode == PoolMode::Mig, mig, "{np:?}");
+            assert_eq!(np.pool.as_deref(), mig.then_some("mig"), "{np:?}");
+        }
+    }
+}
+
+#[test]
+fn slurm_renders_one_gres_type_per_model_with_its_device_files() {
+    let c = load_dir(FIXTURE);
+    let p = common::plan(&c, SolverKind::Ilp);
+    let files = render::render(&c, &p, &[Target::Slurm], &render::Options::default())
+        .expect("renders")
+        .files;
+    let text = |suffix: &str| {
+        files
+            .iter()
+            .find(|(path, _)| path.ends_with(suffix))
+            .map(|(_, t)| t.clone())
+            .unwrap_or_else(|| panic!("no {suffix}"))
+    };
+    let conf = text("slurm.conf");
+    assert!(
+        conf.contains("NodeName=tux[0-5] ")
+            && conf.contains("Gres=gpu:kepler:2,gpu:tesla:2 Features=whole-gpu,tesla,kepler,")
+            && conf.contains("NodeName=tux6 ")
+            && conf.contains("Gres=gpu:1g.10gb:14,gpu:kepler:2 Features=mig,tesla,kepler,"),
+        "{conf}"
+    );
+    let gres = text("gres.conf");
+    if std::env::var("MIXED_DEBUG").is_ok() {
+        eprintln!("{conf}\n{gres}");
+        for (path, t) in files.iter().filter(|(p, _)| p.contains("/workloads/")) {
+            eprintln!("=== {path}\n{t}");
+        }
+    }
+    for line in [
+        "NodeName=tux[0-5,7] Name=gpu Type=kepler File=/dev/nvidia2 Cores=0-15",
+        "NodeName=tux[0-5,7] Name=gpu Type=kepler File=/dev/nvidia3 Cores=16-31",
+        "NodeName=tux[0-5,7] Name=gpu Type=tesla File=/dev/nvidia0 Cores=0-15",
+        "NodeName=tux[0-5,7] Name=gpu Type=tesla File=/dev/nvidia1 Cores=16-31",
+        "NodeName=tux6 Name=gpu Type=kepler File=/dev/nvidia2 Cores=0-15",
+        "NodeName=tux6 Name=gpu Type=1g.10gb MultipleFiles=/dev/nvidia1,",
+    ] {
+        assert!(gres.contains(line), "{line}\n{gres}");
+    }
+    // The jobs ask for the type of the GPUs they were planned on.
+    let jobs: String = files
+        .iter()
+        .filter(|(path, _)| path.contains("/workloads/"))
+        .map(|(_, t)| t.as_str())
+        .collect();
+    assert!(jobs.contains("gpu:tesla:2"), "{jobs}");
+    assert!(jobs.contains("gpu:kepler:1"), "{jobs}");
 }

@@ -11,6 +11,7 @@ mod build;
 pub mod capacity;
 pub mod cost;
 mod mig;
+pub mod mixed;
 mod pool_mode;
 pub mod sharing;
 pub mod sizing;
