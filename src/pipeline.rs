@@ -274,15 +274,22 @@ pub fn place(
     // With scheduling authorities or CUDA requirements, plan on the view that keeps
     // every class on the nodes that can run it (its scheduler's, a driver its CUDA runs
     // on); the placement gets the user's model names back at the end.
+    // Nodes with GPUs of several models are planned as one node per model (a gang
+    // member or replica uses GPUs of one model); the placement gets the nodes back.
+    let mixed = crate::model::mixed::split(model);
+    let user = model;
+    let model = mixed.as_ref().map_or(model, |(v, _)| v);
     let view = model
         .needs_view()
         .then(|| crate::model::authority::solver_view(model));
-    let user = model;
     let model = view.as_ref().unwrap_or(model);
     // Names back, and the spot and checkpoint figures of the placement the user gets.
     let restore = |mut p: Placement| {
         if view.is_some() {
             p.restore_model_names();
+        }
+        if let Some((_, parts)) = &mixed {
+            p.merge_parts(parts, user);
         }
         p.economics = placement::economics::compute(user, &p);
         p

@@ -84,9 +84,8 @@ fn human(m: &crate::model::Cluster) -> String {
         let count = m.nodes.iter().filter(|n| &n.class == name).count();
         let _ = writeln!(
             s,
-            "  class {name}: {count} nodes x {} {}",
-            c.gpu_count,
-            c.gpu_model.as_deref().unwrap_or("-")
+            "  class {name}: {count} nodes x {}",
+            c.gpus_text()
         );
     }
     for t in crate::model::Tier::ALL {

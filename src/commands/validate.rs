@@ -21,9 +21,10 @@ pub fn run(paths: &[PathBuf], format: Format, out: &Output) -> u8 {
                 .as_ref()
                 .map(|m| {
                     format!(
-                        ": {} nodes, {} GPUs, {} workload classes",
+                        ": {} nodes, {} GPUs{}, {} workload classes",
                         m.nodes.len(),
                         m.nodes.iter().map(|n| n.gpus.len()).sum::<usize>(),
+                        mixed_summary(m),
                         m.workloads.len()
                     )
                 })
@@ -43,4 +44,20 @@ pub fn run(paths: &[PathBuf], format: Format, out: &Output) -> u8 {
         }
     }
     u8::from(errors > 0)
+}
+
+/// ` (mixed nodes: 8 a100-sxm4-80gb + 2 t4-16gb in class x; ...)` when a node class
+/// carries GPUs of several models, else nothing.
+fn mixed_summary(m: &crate::model::Cluster) -> String {
+    let mixed: Vec<String> = m
+        .classes
+        .values()
+        .filter(|c| c.is_mixed())
+        .map(|c| format!("{} in class {}", c.gpus_text(), c.name))
+        .collect();
+    if mixed.is_empty() {
+        String::new()
+    } else {
+        format!(" (mixed nodes: {})", mixed.join("; "))
+    }
 }

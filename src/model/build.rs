@@ -153,7 +153,7 @@ fn apply_nvlink(d: &GpuModelDecl, m: &mut GpuModel) {
 fn referenced_models(spec: &Spec) -> Vec<&str> {
     let mut referenced: Vec<&str> = Vec::new();
     for c in &spec.classes {
-        if let Some(m) = c.gpus.as_ref().and_then(|g| g.model.as_ref()) {
+        for m in c.gpus.iter().filter_map(|g| g.model.as_ref()) {
             referenced.push(&m.value);
         }
     }
@@ -202,7 +202,7 @@ fn build_class(spec: &Spec, d: &ClassDecl) -> NodeClass {
     let mut taints = Vec::new();
     taint_list(&d.taints, &mut taints);
     let cpu = d.cpu.as_ref();
-    let gpus = d.gpus.as_ref();
+    let groups = gpu_groups(spec, d);
     let nics = d.nics.as_ref();
     NodeClass {
         name: d.name.value.clone(),
@@ -212,13 +212,9 @@ fn build_class(spec: &Spec, d: &ClassDecl) -> NodeClass {
         cores_per_socket: value_or(cpu.and_then(|c| c.cores_per_socket.as_ref()), 1),
         threads_per_core: value_or(cpu.and_then(|c| c.threads_per_core.as_ref()), 1),
         memory: d.memory.as_ref().map(|m| m.value),
-        gpu_count: gpus
-            .and_then(|g| g.count.as_ref())
-            .map(|c| c.value.min(crate::units::MAX_INDEX + 1))
-            .unwrap_or(0),
-        gpu_model: gpus
-            .and_then(|g| g.model.as_ref())
-            .and_then(|m| canonical_model(spec, &m.value)),
+        gpu_count: groups.last().map_or(0, |g| g.first + g.count),
+        gpu_model: groups.first().and_then(|g| g.model.clone()),
+        gpu_groups: groups,
         nvlink_domains: d.nvlink_domains.iter().map(|s| s.value.clone()).collect(),
         numa: d.numa.iter().filter_map(numa).collect(),
         pcie_switches: d.pcie_switches.iter().filter_map(pcie_switch).collect(),
@@ -233,15 +229,52 @@ fn build_class(spec: &Spec, d: &ClassDecl) -> NodeClass {
             .and_then(|n| n.socket_ifname.as_ref())
             .map(|s| s.value.clone()),
         gid_index: nics.and_then(|n| n.gid_index.as_ref()).map(|s| s.value),
-        gpu_bus_ids: bus_ids(gpus.and_then(|g| g.bus_ids.as_ref())),
+        gpu_bus_ids: gpu_bus_ids(d),
         nic_bus_ids: bus_ids(nics.and_then(|n| n.bus_ids.as_ref())),
-        driver: gpus
-            .and_then(|g| g.driver.as_ref())
+        driver: d
+            .gpus
+            .iter()
+            .find_map(|g| g.driver.as_ref())
             .map(|d| d.value.clone()),
         capacity: capacity_terms(&d.capacity),
         labels,
         taints,
     }
+}
+
+/// A class's `gpus` lines as index groups, in order; the total is capped at
+/// `MAX_INDEX + 1` (GP047 reports more).
+fn gpu_groups(spec: &Spec, d: &ClassDecl) -> Vec<GpuGroup> {
+    let cap = crate::units::MAX_INDEX + 1;
+    let mut first = 0u32;
+    let mut out = Vec::new();
+    for g in &d.gpus {
+        let count = g.count.as_ref().map_or(0, |c| c.value).min(cap - first);
+        out.push(GpuGroup {
+            model: g
+                .model
+                .as_ref()
+                .and_then(|m| canonical_model(spec, &m.value)),
+            first,
+            count,
+        });
+        first += count;
+    }
+    out
+}
+
+/// The declared GPU bus ids of every `gpus` line, in index order; empty unless every
+/// line with GPUs declares them.
+fn gpu_bus_ids(d: &ClassDecl) -> Vec<String> {
+    let mut out = Vec::new();
+    for g in &d.gpus {
+        let ids = bus_ids(g.bus_ids.as_ref());
+        if ids.is_empty() && g.count.as_ref().is_some_and(|c| c.value > 0) {
+            return Vec::new();
+        }
+        out.extend(ids);
+    }
+    out
 }
 
 /// A class's or range's `capacity`, `price-per-hour` and `interruptions`.
@@ -395,7 +428,7 @@ fn class_gpus(c: &NodeClass) -> Vec<Gpu> {
             let pcie = c.pcie_switches.iter().find(|p| p.gpus.contains(&i));
             Gpu {
                 index: i,
-                model: c.gpu_model.clone(),
+                model: c.model_of(i).map(str::to_string),
                 nvlink_domain: None,
                 numa: c.numa.iter().find(|n| n.gpus.contains(&i)).map(|n| n.id),
                 pcie_switch: pcie.map(|p| p.name.clone()),

@@ -11,13 +11,14 @@ mod build;
 pub mod capacity;
 pub mod cost;
 mod mig;
+pub mod mixed;
 mod pool_mode;
 pub mod sharing;
 pub mod sizing;
 pub mod topology;
 
 pub use authority::{Authority, ClassAuthority};
-pub use build::build;
+pub use build::{build, canonical_model};
 pub use cost::{Capacity, CapacityTerms, SpotFit, Storage, StorageScope};
 pub use mig::{CurrentLayouts, current_mig_layouts};
 pub use pool_mode::PoolMode;
@@ -201,8 +202,13 @@ pub struct NodeClass {
     pub cores_per_socket: u32,
     pub threads_per_core: u32,
     pub memory: Option<Bytes>,
+    /// GPUs per node, of every model.
     pub gpu_count: u32,
+    /// The model of the class's first `gpus` line: the class's model when it has one
+    /// (see [`NodeClass::gpu_groups`] and [`NodeClass::model_of`] for mixed classes).
     pub gpu_model: Option<String>,
+    /// The `gpus` lines in order, one per model: GPU indexes run across them.
+    pub gpu_groups: Vec<GpuGroup>,
     /// Node-local NVLink domains (GPU index sets).
     pub nvlink_domains: Vec<Vec<u32>>,
     pub numa: Vec<Numa>,
@@ -226,6 +232,43 @@ pub struct NodeClass {
     pub capacity: CapacityTerms,
     pub labels: BTreeMap<String, String>,
     pub taints: Vec<Taint>,
+}
+
+/// One `gpus` line of a node class: `count` GPUs of `model` (canonical name; `None`
+/// when it does not resolve), indexes `first..first + count`.
+#[derive(Clone, Debug, Serialize)]
+pub struct GpuGroup {
+    pub model: Option<String>,
+    pub first: u32,
+    pub count: u32,
+}
+
+impl NodeClass {
+    /// Whether the class carries GPUs of more than one `gpus` line (mixed models).
+    pub fn is_mixed(&self) -> bool {
+        self.gpu_groups.len() > 1
+    }
+
+    /// The model of GPU `index` (by the `gpus` line its index falls in).
+    pub fn model_of(&self, index: u32) -> Option<&str> {
+        self.gpu_groups
+            .iter()
+            .find(|g| index >= g.first && index - g.first < g.count)
+            .and_then(|g| g.model.as_deref())
+    }
+
+    /// `8 a100-sxm4-80gb + 2 t4-16gb`: the class's GPUs for people.
+    pub fn gpus_text(&self) -> String {
+        if self.gpu_groups.is_empty() {
+            return "0 -".into();
+        }
+        let parts: Vec<String> = self
+            .gpu_groups
+            .iter()
+            .map(|g| format!("{} {}", g.count, g.model.as_deref().unwrap_or("-")))
+            .collect();
+        parts.join(" + ")
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -15,6 +15,7 @@ pub mod check;
 pub mod economics;
 pub(crate) use accounting::round4;
 mod explain;
+mod mixed;
 pub mod previous;
 pub mod view;
 

@@ -183,6 +183,12 @@ fn topology(c: &Cluster, k: &NodeClass) -> NodeTopo {
             })
             .map(|p| p.name.clone())
     };
+    // Each GPU's own model: a mixed class has several.
+    let spec_of = |g: u32| {
+        k.model_of(g)
+            .and_then(|m| c.models.get(m))
+            .and_then(|m| m.catalog)
+    };
     let link_speed = match spec.map(|s| s.architecture) {
         Some("hopper") | Some("blackwell") => "32.0 GT/s PCIe",
         Some("turing") | Some("volta") | Some("pascal") => "8.0 GT/s PCIe",
@@ -211,8 +217,8 @@ fn topology(c: &Cluster, k: &NodeClass) -> NodeTopo {
                 index: g,
                 numa: numa_of_gpu(g),
                 pcie_switch: switch_of(Some(g), None),
-                sm: spec.map(|s| sm_of(s.architecture)).unwrap_or(0),
-                pci_device: spec
+                sm: spec_of(g).map(|s| sm_of(s.architecture)).unwrap_or(0),
+                pci_device: spec_of(g)
                     .and_then(|s| s.pci_device_ids.first().copied())
                     .unwrap_or(0),
                 bus_id: k.gpu_bus_ids.get(g as usize).cloned(),

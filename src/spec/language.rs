@@ -385,8 +385,8 @@ pub static NODES: &[NodeDef] = &[
     },
     NodeDef {
         id: "node-class/gpus",
-        summary: "How many GPUs, of which model.",
-        args: &[a("count", Ty::Int, "GPUs per node")],
+        summary: "How many GPUs, of which model; one line per model on a node with several (GPU indexes run across the lines in order).",
+        args: &[a("count", Ty::Int, "GPUs of this model per node")],
         props: &[
             p_req(
                 "model",
@@ -396,7 +396,7 @@ pub static NODES: &[NodeDef] = &[
             p(
                 "bus-ids",
                 Ty::Str,
-                "PCI bus ids of the GPUs in index order, comma-separated (`nvidia-smi --query-gpu=pci.bus_id`), for NCCL's topology file",
+                "PCI bus ids of this line's GPUs in index order, comma-separated (`nvidia-smi --query-gpu=pci.bus_id`), for NCCL's topology file",
             ),
             p(
                 "driver",
@@ -405,7 +405,7 @@ pub static NODES: &[NodeDef] = &[
             ),
         ],
         children: &[],
-        repeatable: false,
+        repeatable: true,
     },
     NodeDef {
         id: "node-class/nvlink-domain",

@@ -155,7 +155,9 @@ pub struct ClassDecl {
     pub span: Span,
     pub cpu: Option<CpuDecl>,
     pub memory: Option<S<Bytes>>,
-    pub gpus: Option<GpusDecl>,
+    /// The `gpus` lines, one per GPU model, in order: GPU indexes run across them (the
+    /// first line's GPUs are 0..N-1, the next line's continue at N).
+    pub gpus: Vec<GpusDecl>,
     pub nvlink_domains: Vec<S<Vec<u32>>>,
     pub numa: Vec<NumaDecl>,
     pub pcie_switches: Vec<PcieDecl>,
@@ -163,6 +165,16 @@ pub struct ClassDecl {
     pub labels: Vec<LabelDecl>,
     pub taints: Vec<TaintDecl>,
     pub capacity: CapacityDecl,
+}
+
+impl ClassDecl {
+    /// GPUs per node: the counts of every `gpus` line, added up (saturating).
+    pub fn gpu_total(&self) -> u32 {
+        self.gpus
+            .iter()
+            .filter_map(|g| g.count.as_ref())
+            .fold(0u32, |t, c| t.saturating_add(c.value))
+    }
 }
 
 #[derive(Clone, Debug)]

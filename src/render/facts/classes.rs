@@ -94,7 +94,7 @@ impl ClassCx<'_> {
             .collect();
         groups::Key {
             pools: facts.iter().map(|n| n.pool.clone()).collect(),
-            models: facts.iter().filter_map(|n| n.model.clone()).collect(),
+            models: unit_models(&self.by_name, u),
             ask: u.ask.clone(),
             pods: u.nodes.len() as u32,
             pin: self.pin(m, &facts),
@@ -143,9 +143,11 @@ impl ClassCx<'_> {
             Vec::new()
         };
         let shared = matches!(key.ask, Ask::Shared { .. });
-        let model_shorts = nodes
+        // The GRES types of the GPUs the group uses (one node may have several models).
+        let model_shorts = key
+            .models
             .iter()
-            .filter_map(|n| n.model_short.clone())
+            .filter_map(|m| self.c.models.get(m).map(|gm| gm.short_name.clone()))
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
@@ -207,4 +209,19 @@ impl ClassCx<'_> {
         }
         set.into_iter().collect()
     }
+}
+
+/// The GPU models a unit's GPUs are of (each node's model for a unit without GPUs).
+fn unit_models(by_name: &BTreeMap<&str, &NodeFacts>, u: &Unit) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (name, gpus) in &u.nodes {
+        let Some(n) = by_name.get(name.as_str()) else {
+            continue;
+        };
+        if gpus.is_empty() {
+            out.extend(n.model.clone());
+        }
+        out.extend(gpus.iter().filter_map(|g| n.gpu_models.get(g).map(|m| m.0.clone())));
+    }
+    out
 }

@@ -63,6 +63,9 @@ pub struct NodeFacts {
     pub mode: PoolMode,
     pub model: Option<String>,
     pub model_short: Option<String>,
+    /// Each usable GPU's model and its short name (the Slurm GRES type): a node whose
+    /// class has several `gpus` lines has several.
+    pub gpu_models: BTreeMap<u32, (String, String)>,
     /// Usable GPU indexes (`gpus-down` and cordoned nodes excluded).
     pub gpus: Vec<u32>,
     /// Domain per tier name (`leaf` -> switch name ...), for the tiers the node has.

@@ -196,6 +196,13 @@ impl NodeCx<'_> {
             model_short: spec.map(|m| m.short_name.clone()),
             model,
             gpus: n.usable_gpus().map(|g| g.index).collect(),
+            gpu_models: n
+                .usable_gpus()
+                .filter_map(|g| {
+                    let m = c.models.get(g.model.as_deref()?)?;
+                    Some((g.index, (m.name.clone(), m.short_name.clone())))
+                })
+                .collect(),
             domains,
             labels,
             taints: taints_of(n, class, pool, authority),

@@ -398,10 +398,12 @@ fn memory(f: &Facts, c: &ClassFacts, g: &GroupFacts) -> Option<u64> {
 
 /// The share of one GPU a MIG profile takes: its memory slices over the GPU's.
 fn mig_share(f: &Facts, n: &super::facts::NodeFacts, profile: &str) -> f64 {
+    // The node's model with this profile (a node may have GPUs of several models).
     n.model
-        .as_ref()
-        .and_then(|m| f.c.models.get(m))
-        .and_then(|m| {
+        .iter()
+        .chain(n.gpu_models.values().map(|m| &m.0))
+        .filter_map(|m| f.c.models.get(m))
+        .find_map(|m| {
             let spec = m.mig?;
             let p = m.mig_profile(profile)?;
             Some(p.memory_slices as f64 / spec.memory_slices.max(1) as f64)

@@ -40,9 +40,14 @@ pub(super) struct GresFile {
     cores: Option<String>,
 }
 
-/// The GRES type of a whole GPU of this node (the model's short name).
-fn gpu_type(n: &NodeFacts) -> &str {
-    n.model_short.as_deref().unwrap_or("gpu")
+/// The GRES type of whole GPU `g` of this node (its model's short name: a node with
+/// GPUs of several models has several types).
+fn gpu_type(n: &NodeFacts, g: u32) -> &str {
+    n.gpu_models
+        .get(&g)
+        .map(|m| m.1.as_str())
+        .or(n.model_short.as_deref())
+        .unwrap_or("gpu")
 }
 
 /// `gpu:h100:8,gpu:1g.10gb:14` for a node: whole GPUs by model, MIG devices by profile.
@@ -55,7 +60,7 @@ fn node_gres(n: &NodeFacts) -> String {
                     *counts.entry(p).or_insert(0) += 1;
                 }
             }
-            None => *counts.entry(gpu_type(n)).or_insert(0) += 1,
+            None => *counts.entry(gpu_type(n, *g)).or_insert(0) += 1,
         }
     }
     let mut out: Vec<String> = counts.iter().map(|(t, k)| format!("gpu:{t}:{k}")).collect();
@@ -135,6 +140,12 @@ pub(super) fn node_lines(nodes: &[NodeFacts], gres: &[String]) -> Vec<NodeLine> 
     let keyed = nodes.iter().zip(gres).map(|(n, gres)| {
         let mut features = vec![n.pool.as_str()];
         features.extend(n.model_short.as_deref());
+        // A node with GPUs of several models has each model's feature.
+        for (_, short) in n.gpu_models.values() {
+            if !features.contains(&short.as_str()) {
+                features.push(short.as_str());
+            }
+        }
         // Every fabric domain of the node, innermost first: a job pinned to one names it.
         for t in ["nvlink", "leaf", "spine", "core"] {
             features.extend(n.domains.get(t).map(String::as_str));
@@ -192,15 +203,15 @@ fn gres_files(f: &Facts, n: &NodeFacts) -> Vec<GresFile> {
     let class = f.c.classes.get(&n.class);
     let numa_of = |g: u32| class.and_then(|c| c.numa.iter().find(|x| x.gpus.contains(&g)));
     let mut out = Vec::new();
-    // Whole GPUs, grouped by NUMA node (one Cores= per group).
-    let mut by_numa: BTreeMap<Option<u32>, Vec<u32>> = BTreeMap::new();
+    // Whole GPUs, grouped by type and NUMA node (one Type= and Cores= per line).
+    let mut by_numa: BTreeMap<(&str, Option<u32>), Vec<u32>> = BTreeMap::new();
     for g in n.gpus.iter().filter(|g| !n.mig.contains_key(g)) {
         by_numa
-            .entry(numa_of(*g).map(|x| x.id))
+            .entry((gpu_type(n, *g), numa_of(*g).map(|x| x.id)))
             .or_default()
             .push(*g);
     }
-    for (numa, gpus) in by_numa {
+    for ((kind, numa), gpus) in by_numa {
         let files = if gpus.len() == 1 {
             format!("/dev/nvidia{}", gpus[0])
         } else {
@@ -212,7 +223,7 @@ fn gres_files(f: &Facts, n: &NodeFacts) -> Vec<GresFile> {
             .map(|x| format_index_set(&x.cores));
         out.push(GresFile {
             name: "gpu",
-            kind: Some(gpu_type(n).to_string()),
+            kind: Some(kind.to_string()),
             count: None,
             files,
             multiple: false,

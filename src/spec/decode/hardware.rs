@@ -39,13 +39,17 @@ pub(super) fn node_class(v: &NodeView) -> Option<ClassDecl> {
             threads_per_core: c.prop_u32("threads-per-core"),
         }),
         memory: v.child("memory").and_then(|c| c.arg_bytes(0)),
-        gpus: v.child("gpus").map(|c| GpusDecl {
-            span: c.head_span(),
-            count: c.arg_u32(0),
-            model: c.prop_str("model"),
-            bus_ids: c.prop_str("bus-ids"),
-            driver: c.prop_version("driver"),
-        }),
+        gpus: v
+            .children_named("gpus")
+            .iter()
+            .map(|c| GpusDecl {
+                span: c.head_span(),
+                count: c.arg_u32(0),
+                model: c.prop_str("model"),
+                bus_ids: c.prop_str("bus-ids"),
+                driver: c.prop_version("driver"),
+            })
+            .collect(),
         nvlink_domains: v
             .children_named("nvlink-domain")
             .iter()

@@ -103,7 +103,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         }
     }
     for c in &cx.spec.classes {
-        if let Some(m) = c.gpus.as_ref().and_then(|g| g.model.as_ref()) {
+        for m in c.gpus.iter().filter_map(|g| g.model.as_ref()) {
             report(cx, m, &format!("node class `{}`", c.name.value), out);
         }
     }

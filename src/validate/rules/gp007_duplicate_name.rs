@@ -79,6 +79,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
     dup("pool", names(&s.pools, |x| &x.name), out);
     for c in &s.classes {
         dup_class_parts(c, out);
+        dup_gpu_models(s, c, out);
     }
     for g in &s.node_groups {
         dup("node override", names(&g.overrides, |o| &o.name), out);
@@ -102,6 +103,32 @@ fn dup_class_parts(c: &ClassDecl, out: &mut Diagnostics) {
         .map(|i| (i.value.to_string(), i.span))
         .collect();
     dup("NUMA node", ids.iter().map(|(n, s)| (n.as_str(), *s)), out);
+}
+
+/// Two `gpus` lines of one node class with the same GPU model (by canonical name, so
+/// a catalog alias and its id are the same model).
+fn dup_gpu_models(s: &crate::spec::Spec, c: &ClassDecl, out: &mut Diagnostics) {
+    let mut first: BTreeMap<String, Span> = BTreeMap::new();
+    for m in c.gpus.iter().filter_map(|g| g.model.as_ref()) {
+        let key = crate::model::canonical_model(s, &m.value).unwrap_or_else(|| m.value.clone());
+        match first.get(&key) {
+            Some(f) => out.push(
+                Diagnostic::error(
+                    RULE.code,
+                    format!(
+                        "GPU model `{}` has two `gpus` lines in node class `{}`",
+                        m.value, c.name.value
+                    ),
+                )
+                .at(m.span, "second line of this model")
+                .with_related(*f, "first line of this model")
+                .with_help("a node class has one `gpus` line per GPU model: add the counts up in one line"),
+            ),
+            None => {
+                first.insert(key, m.span);
+            }
+        }
+    }
 }
 
 /// Nodes are reported once per pair of overlapping ranges, not once per name.

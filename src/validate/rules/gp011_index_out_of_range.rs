@@ -73,12 +73,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
 /// A node class's NVLink domains, NUMA nodes and PCIe switches against its GPU, NIC
 /// and core counts.
 fn check_class(c: &ClassDecl, out: &mut Diagnostics) {
-    let gpus = c
-        .gpus
-        .as_ref()
-        .and_then(|g| g.count.as_ref())
-        .map(|c| c.value)
-        .unwrap_or(0);
+    let gpus = c.gpu_total();
     let nics = c
         .nics
         .as_ref()

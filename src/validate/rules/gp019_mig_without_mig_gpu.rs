@@ -10,7 +10,9 @@ pub static RULE: Rule = Rule {
     docs: r#"
 **What.** An inference class with `isolation "mig"` (or a dev class sharing by `mig`)
 whose acceptable GPU models in the cluster have no MIG; a `mig layout` on nodes whose GPUs
-have no MIG; or a `pool` with `mode="mig"` containing such nodes.
+have no MIG; or a `pool` with `mode="mig"` containing such nodes. A node with GPUs of
+several models (one `gpus` line per model) has MIG when one of its models has: in a MIG
+pool, its other GPUs stay whole GPUs.
 
 **Why.** MIG exists on A30, A100, H100, H200, B200, GB200 (and a few others), not on L40S,
 L4 or T4. mig-parted would fail on the node.
@@ -30,15 +32,14 @@ model.
     check: Some(check),
 };
 
-/// Names of the nodes among `nodes` that have a GPU without MIG.
+/// Names of the nodes among `nodes` none of whose GPUs has MIG (a mixed node's GPUs
+/// of a model with MIG are enough).
 fn without_mig(m: &crate::model::Cluster, nodes: &[usize]) -> Vec<String> {
     nodes
         .iter()
         .filter(|&&n| {
-            m.nodes[n]
-                .gpus
-                .iter()
-                .any(|g| m.model_of(g).is_some_and(|md| md.mig.is_none()))
+            let models: Vec<_> = m.nodes[n].gpus.iter().filter_map(|g| m.model_of(g)).collect();
+            !models.is_empty() && models.iter().all(|md| md.mig.is_none())
         })
         .map(|&n| m.nodes[n].name.clone())
         .collect()

@@ -68,7 +68,9 @@ fn bus_ids(what: &str, v: Option<&Spanned<String>>, out: &mut Diagnostics) {
 
 fn check(cx: &Ctx, out: &mut Diagnostics) {
     for k in &cx.spec.classes {
-        bus_ids("GPU", k.gpus.as_ref().and_then(|g| g.bus_ids.as_ref()), out);
+        for g in &k.gpus {
+            bus_ids("GPU", g.bus_ids.as_ref(), out);
+        }
         bus_ids("NIC", k.nics.as_ref().and_then(|n| n.bus_ids.as_ref()), out);
     }
     for k in &cx.spec.classes {

@@ -39,19 +39,22 @@ every limit and its default.
 pub fn check_spec(spec: &Spec, limits: &Limits) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for c in &spec.classes {
-        if let Some(n) = c.gpus.as_ref().and_then(|g| g.count.as_ref()) {
-            if u64::from(n.value) > MAX_GPUS_PER_NODE {
+        let mut total = 0u64;
+        for n in c.gpus.iter().filter_map(|g| g.count.as_ref()) {
+            total += u64::from(n.value);
+            if total > MAX_GPUS_PER_NODE {
                 out.push(
                     Diagnostic::error(
                         RULE.code,
                         format!(
-                            "node class `{}` declares {} GPUs per node; gpuplan accepts at most {MAX_GPUS_PER_NODE}",
-                            c.name.value, n.value
+                            "node class `{}` declares {total} GPUs per node; gpuplan accepts at most {MAX_GPUS_PER_NODE}",
+                            c.name.value
                         ),
                     )
                     .at(n.span, format!("at most {MAX_GPUS_PER_NODE}"))
                     .with_help("count the GPUs one server has (`nvidia-smi -L` on the node)"),
                 );
+                break;
             }
         }
     }
@@ -59,8 +62,7 @@ pub fn check_spec(spec: &Spec, limits: &Limits) -> Vec<Diagnostic> {
         spec.classes
             .iter()
             .find(|c| c.name.value == class)
-            .and_then(|c| c.gpus.as_ref()?.count.as_ref())
-            .map_or(0, |n| u64::from(n.value).min(MAX_GPUS_PER_NODE))
+            .map_or(0, |c| u64::from(c.gpu_total()).min(MAX_GPUS_PER_NODE))
     };
     let (mut nodes, mut gpus) = (0u64, 0u64);
     for g in &spec.node_groups {

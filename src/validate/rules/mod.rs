@@ -57,6 +57,8 @@ mod gp046_storage;
 pub(crate) mod gp047_limits;
 mod gp048_fraction_carrier;
 mod gp049_slurm_job_cpus;
+mod gp050_mixed_gpus_on_kubernetes;
+mod gp051_mixed_gpu_driver;
 
 use super::Rule;
 
@@ -115,4 +117,6 @@ pub static ALL: &[&Rule] = &[
     &gp047_limits::RULE,
     &gp048_fraction_carrier::RULE,
     &gp049_slurm_job_cpus::RULE,
+    &gp050_mixed_gpus_on_kubernetes::RULE,
+    &gp051_mixed_gpu_driver::RULE,
 ];
