@@ -527,7 +527,6 @@ fn mixed_types_nodesets_numa_and_rounded_memory() {
 /// The output of a node with two GPU types validates once the language has several
 /// `gpus` lines (branch `mixed`).
 #[test]
-#[ignore = "needs branch mixed"]
 fn mixed_types_validate() {
     let (_, out, _) = import(&[
         "tests/fixtures/slurm/schedmd-gres-mixed",

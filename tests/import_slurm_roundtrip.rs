@@ -235,9 +235,6 @@ fn fixtures() -> Vec<PathBuf> {
     v
 }
 
-/// Fixtures whose output needs several `gpus` lines per class (branch `mixed`).
-const NEEDS_MIXED: &[&str] = &["schedmd-gres-mixed"];
-
 fn round_trip(dir: &Path) {
     let tag = dir.file_name().unwrap().to_string_lossy().to_string();
     let s = Scratch::new(&format!("slurm-rt-{tag}"));
@@ -311,19 +308,6 @@ fn every_slurm_fixture_round_trips() {
     let all = fixtures();
     assert!(all.len() >= 5, "{all:?}");
     for dir in all {
-        let name = dir.file_name().unwrap().to_string_lossy().to_string();
-        if NEEDS_MIXED.contains(&name.as_str()) {
-            continue;
-        }
         round_trip(&dir);
-    }
-}
-
-/// The fixtures with two GPU types on a node, once the language has them.
-#[test]
-#[ignore = "needs branch mixed"]
-fn mixed_fixtures_round_trip() {
-    for name in NEEDS_MIXED {
-        round_trip(&Path::new("tests/fixtures/slurm").join(name));
     }
 }
