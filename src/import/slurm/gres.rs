@@ -149,9 +149,11 @@ fn affinity(r: &Record, node: &Node) -> Option<String> {
     Some(crate::units::format_index_set(&cores))
 }
 
-/// `/dev/nvidia3` -> 3 (not `/dev/nvidiactl`, `/dev/nvidia-caps/...`).
+/// `/dev/nvidia3` -> 3 (not `/dev/nvidiactl`, `/dev/nvidia-caps/...`, nor an index past the
+/// per-node GPU limit).
 fn gpu_index(file: &str) -> Option<u32> {
-    file.strip_prefix("/dev/nvidia")?.parse().ok()
+    let i: u32 = file.strip_prefix("/dev/nvidia")?.parse().ok()?;
+    (u64::from(i) < crate::limits::MAX_GPUS_PER_NODE).then_some(i)
 }
 
 /// The MIG profile of a GRES type like `a100_3g.40gb`, `nvidia_a100_1g.10gb`, or a

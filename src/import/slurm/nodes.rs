@@ -27,9 +27,34 @@ pub(super) struct Node {
     pub(super) sharing: BTreeSet<String>,
 }
 
+/// The most a CPU count of a NodeName line may say (sockets, cores per socket,
+/// threads per core, boards): beyond it a value is a typo or an attack, and products of
+/// them must not overflow.
+const MAX_CPU_FIELD: u64 = 4096;
+
+/// The most GPU GRES one entry may count: whole GPUs up to the per-node limit, MIG
+/// instances up to seven per GPU.
+const MAX_GRES_COUNT: u32 = crate::limits::MAX_GPUS_PER_NODE as u32 * 7;
+
 fn number(r: &Record, key: &str, diags: &mut Vec<Diagnostic>) -> Option<u64> {
     let p = r.get(key)?;
+    let bound = if key == "realmemory" {
+        u64::MAX / 2
+    } else {
+        MAX_CPU_FIELD
+    };
     match p.value.trim().parse::<u64>() {
+        Ok(v) if v > bound => {
+            diags.push(
+                Diagnostic::warning(
+                    GP741,
+                    format!("`{}` is more than {bound}; ignored", p.value),
+                )
+                .at(p.span, "too large")
+                .with_help("give the node's real count"),
+            );
+            None
+        }
         Ok(v) => Some(v),
         Err(_) => {
             diags.push(
@@ -186,6 +211,14 @@ fn gres_gpus(r: &Record, diags: &mut Vec<Diagnostic>) -> Vec<(String, u32)> {
             _ => ("", ""),
         };
         match count.parse::<u32>() {
+            Ok(n) if n > MAX_GRES_COUNT => diags.push(
+                Diagnostic::warning(
+                    GP741,
+                    format!("GRES entry `{entry}` counts more than {MAX_GRES_COUNT}; ignored"),
+                )
+                .at(p.span, "this Gres")
+                .with_help("a node has at most 64 GPUs (and 7 MIG instances per GPU)"),
+            ),
             Ok(n) if n > 0 => out.push((ty.to_string(), n)),
             Ok(_) => {}
             Err(_) => diags.push(
