@@ -91,10 +91,7 @@ fn fixtures() -> Vec<[String; 3]> {
     dirs.sort();
     for d in dirs {
         let read = |f: &str| std::fs::read_to_string(Path::new(&d).join(f)).unwrap_or_default();
-        let mut slurm = read("slurm.conf");
-        for inc in ["nodes.conf"] {
-            slurm = slurm.replace(&format!("Include {inc}\n"), &read(inc));
-        }
+        let slurm = read("slurm.conf").replace("Include nodes.conf\n", &read("nodes.conf"));
         out.push([slurm, read("gres.conf"), read("topology.conf")]);
     }
     out

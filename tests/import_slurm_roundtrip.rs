@@ -241,6 +241,14 @@ fn round_trip(dir: &Path) {
     let o = common::gpuplan(&["import", "slurm", dir.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{tag}: {err}");
+    // The output as written is in `gpuplan fmt`'s layout.
+    std::fs::write(s.path("raw.kdl"), &o.stdout).unwrap();
+    let (code, fmt_out, _) = s.run(&["fmt", "--check", "raw.kdl"]);
+    assert_eq!(
+        (code, fmt_out.as_str()),
+        (0, ""),
+        "{tag}: imported KDL is formatted"
+    );
     let kdl = complete(&String::from_utf8_lossy(&o.stdout));
     std::fs::write(s.path("cluster.kdl"), &kdl).unwrap();
     let (code, _, err) = s.run(&[

@@ -353,7 +353,7 @@ impl Report {
     }
 }
 
-/// `node gpu-17 (8 GPUs): GP743 two GPU models`.
+/// `node gpu-17 (8 GPUs): GP745 MIG devices not placed`.
 fn line(i: &Item) -> String {
     let gpus = match i.gpus {
         0 => String::new(),
@@ -404,7 +404,7 @@ mod tests {
         let mut r = report();
         assert!(!r.complete(), "a node neither imported nor left out");
         assert_eq!(r.unaccounted(), (1, 2));
-        r.leave_out(Item::new(ItemKind::Node, "n3", "GP743", "two models").gpus(2));
+        r.leave_out(Item::new(ItemKind::Node, "n3", "GP745", "MIG devices not placed").gpus(2));
         assert_eq!(r.unaccounted(), (0, 0));
         assert!(!r.complete());
         assert_eq!(
@@ -430,7 +430,10 @@ mod tests {
         );
         let s = r.summary(10);
         assert!(s.contains("2 of 3 node(s) and 16 of 18 GPU(s)"), "{s}");
-        assert!(s.contains("node n3 (2 GPUs): GP743 two models"), "{s}");
+        assert!(
+            s.contains("node n3 (2 GPUs): GP745 MIG devices not placed"),
+            "{s}"
+        );
         assert!(r.partial_comment().contains("// left out: node n3"));
     }
 

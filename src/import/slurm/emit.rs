@@ -255,10 +255,11 @@ fn pools_section(s: &mut String, nodes: &[Described], pools: &Pools) {
                 let members: Vec<&Described> = members.iter().filter_map(of).collect();
                 if members.iter().any(|n| !n.mig.is_empty()) {
                     "mig"
-                } else if let Some(mode) = members.iter().find_map(|n| n.sharing) {
-                    mode
                 } else {
-                    "whole-gpu"
+                    members
+                        .iter()
+                        .find_map(|n| n.sharing)
+                        .unwrap_or("whole-gpu")
                 }
             }
         };
