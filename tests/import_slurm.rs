@@ -528,14 +528,17 @@ fn mixed_types_nodesets_numa_and_rounded_memory() {
 /// `gpus` lines (branch `mixed`).
 #[test]
 fn mixed_types_validate() {
-    let (_, out, _) = import(&[
+    let (code, out, err) = import(&[
         "tests/fixtures/slurm/schedmd-gres-mixed",
         "--model",
         "gtx560=l40s-48gb",
         "--model",
         "tesla=a100-pcie-80gb",
     ]);
+    assert_eq!(code, 0, "{err}");
     validates_and_plans("mixed", &out);
+    let c = model_of(&out);
+    assert_eq!(c.nodes.len(), 5);
 }
 
 /// Issue 30, case 4: hostlists naming undeclared nodes (a published site's partitions)
