@@ -19,6 +19,9 @@ const HOSTILE: &[&str] = &[
     "\nNodeName=a[0-99999],b[0-99999] Gres=gpu:l40s:8\n",
     " CPUs=18446744073709551615 Sockets=4096 CoresPerSocket=4096 ThreadsPerCore=4096",
     " RealMemory=18446744073709551615",
+    " Sockets=0 CoresPerSocket=0 CPUs=8",
+    " Boards=4096 SocketsPerBoard=4096 CoresPerSocket=4096 ThreadsPerCore=4096 Gres=",
+    " Boards=4096 SocketsPerBoard=4096 CoresPerSocket=4096\nName=gpu File=/dev/nvidia0 CPUs=0-4095\n",
     " File=/dev/nvidia[0-4294967295]",
     " File=/dev/nvidia4294967295 Cores=0-4294967295",
     " CPUs=0-4294967295",
@@ -140,5 +143,41 @@ fn mangled_sites_give_codes_never_panics() {
         }
         let r = std::panic::catch_unwind(|| run(&texts));
         assert!(r.is_ok(), "case {case}: {ms:?}\n{texts:?}");
+    }
+}
+
+/// Every hostile value after the first NodeName line of every fixture, and small sites
+/// built to reach arithmetic on CPU fields and device indices: never a panic.
+#[test]
+fn each_hostile_value_on_each_site() {
+    let mut sites = fixtures();
+    sites.push([
+        "NodeName=z1 Sockets=0 CPUs=8 Gres=gpu:l40s:1\n".into(),
+        String::new(),
+        String::new(),
+    ]);
+    sites.push([
+        "NodeName=z1 Boards=4096 SocketsPerBoard=4096 CoresPerSocket=4096 ThreadsPerCore=4096\n"
+            .into(),
+        "Name=gpu File=/dev/nvidia0 CPUs=0-4095\n".into(),
+        String::new(),
+    ]);
+    for site in &sites {
+        for h in HOSTILE {
+            for file in 0..3 {
+                let mut texts = site.clone();
+                let t = &texts[file];
+                let at = t.find('\n').unwrap_or(t.len());
+                texts[file] = format!("{}{h}{}", &t[..at], &t[at..]);
+                let r = std::panic::catch_unwind(|| run(&texts));
+                assert!(
+                    r.is_ok(),
+                    "{h:?} in file {file} of {:?}",
+                    site[0].lines().next()
+                );
+            }
+        }
+        let r = std::panic::catch_unwind(|| run(site));
+        assert!(r.is_ok(), "{:?}", site[0].lines().next());
     }
 }

@@ -163,7 +163,10 @@ fn classes(s: &mut String, nodes: &[Described]) {
     let mut names: Vec<(String, &Hardware, Vec<&Described>)> = Vec::new();
     for (hw, members) in classes {
         let base = if hw.gpus == 0 {
-            format!("no-gres-{}cpu", hw.sockets * hw.cores * hw.threads)
+            format!(
+                "no-gres-{}cpu",
+                u64::from(hw.sockets) * u64::from(hw.cores) * u64::from(hw.threads)
+            )
         } else {
             let parts: Vec<String> = hw
                 .lines

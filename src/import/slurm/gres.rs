@@ -142,8 +142,11 @@ fn affinity(r: &Record, node: &Node) -> Option<String> {
         return Some(c.to_string());
     }
     let cpus = crate::units::parse_index_set(r.value("cpus")?).ok()?;
-    let total = (node.sockets * node.cores).max(1);
-    let mut cores: Vec<u32> = cpus.iter().map(|c| c % total).collect();
+    let total = (u64::from(node.sockets) * u64::from(node.cores)).max(1);
+    let mut cores: Vec<u32> = cpus
+        .iter()
+        .map(|c| (u64::from(*c) % total) as u32)
+        .collect();
     cores.sort_unstable();
     cores.dedup();
     Some(crate::units::format_index_set(&cores))

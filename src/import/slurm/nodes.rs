@@ -134,34 +134,9 @@ pub(super) fn read_nodes(
             ledger.seen.push((name.clone(), whole));
         }
         let gres_span = full.get("gres").map_or(r.span, |p| p.span);
-        let boards = number(&full, "boards", diags).unwrap_or(1).max(1);
-        let sockets = number(&full, "socketsperboard", diags)
-            .map(|s| s * boards)
-            .or_else(|| number(&full, "sockets", diags));
-        let cores = number(&full, "corespersocket", diags);
-        let threads = number(&full, "threadspercore", diags).unwrap_or(1).max(1);
-        let cpus = number(&full, "cpus", diags);
-        let (sockets, cores, threads) = match (sockets, cores, cpus) {
-            (Some(s), Some(c), _) => (s, c, threads),
-            (None, Some(c), _) => (1, c, threads),
-            (Some(s), None, Some(cpu)) => (s, (cpu / (s * threads)).max(1), threads),
-            (None, None, Some(cpu)) => (1, cpu.max(1), 1),
-            _ => (1, 1, 1),
-        };
+        let (sockets, cores, threads) = cpu_shape(&full, diags);
         let memory_mib = number(&full, "realmemory", diags).filter(|m| *m > 1);
-        let sharing: BTreeSet<String> = full
-            .value("gres")
-            .unwrap_or("")
-            .split(',')
-            .filter_map(|e| e.split(':').next())
-            .map(|k| k.trim().to_ascii_lowercase())
-            .filter(|k| k == "shard" || k == "mps")
-            .collect();
-        let features: BTreeSet<String> = full
-            .value("features")
-            .or_else(|| full.value("feature"))
-            .map(|f| f.split(',').map(|x| x.trim().to_string()).collect())
-            .unwrap_or_default();
+        let (sharing, features) = sharing_and_features(&full);
         for name in names {
             if let Err(e) = crate::units::validate_node_name(&name) {
                 ledger.drop(&name, GP741, e.to_string());
@@ -232,4 +207,43 @@ fn gres_gpus(r: &Record, diags: &mut Vec<Diagnostic>) -> Vec<(String, u32)> {
         }
     }
     out
+}
+
+/// Sockets, cores per socket and threads per core of a NodeName line: `Boards` x
+/// `SocketsPerBoard` (or `Sockets`), `CoresPerSocket`, `ThreadsPerCore`, or `CPUs` alone.
+fn cpu_shape(full: &Record, diags: &mut Vec<Diagnostic>) -> (u64, u64, u64) {
+    let boards = number(full, "boards", diags).unwrap_or(1).max(1);
+    let sockets = number(full, "socketsperboard", diags)
+        .map(|s| (s * boards).min(MAX_CPU_FIELD))
+        .or_else(|| number(full, "sockets", diags))
+        .map(|s| s.max(1));
+    let cores = number(full, "corespersocket", diags).map(|c| c.max(1));
+    let threads = number(full, "threadspercore", diags).unwrap_or(1).max(1);
+    let cpus = number(full, "cpus", diags);
+    let (sockets, cores, threads) = match (sockets, cores, cpus) {
+        (Some(s), Some(c), _) => (s, c, threads),
+        (None, Some(c), _) => (1, c, threads),
+        (Some(s), None, Some(cpu)) => (s, (cpu / (s * threads)).max(1), threads),
+        (None, None, Some(cpu)) => (1, cpu.max(1), 1),
+        _ => (1, 1, 1),
+    };
+    (sockets, cores, threads)
+}
+
+/// The sharing GRES (`shard`, `mps`) of a line's `Gres=`, and its `Features=`.
+fn sharing_and_features(full: &Record) -> (BTreeSet<String>, BTreeSet<String>) {
+    let sharing: BTreeSet<String> = full
+        .value("gres")
+        .unwrap_or("")
+        .split(',')
+        .filter_map(|e| e.split(':').next())
+        .map(|k| k.trim().to_ascii_lowercase())
+        .filter(|k| k == "shard" || k == "mps")
+        .collect();
+    let features: BTreeSet<String> = full
+        .value("features")
+        .or_else(|| full.value("feature"))
+        .map(|f| f.split(',').map(|x| x.trim().to_string()).collect())
+        .unwrap_or_default();
+    (sharing, features)
 }
