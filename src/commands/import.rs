@@ -174,8 +174,7 @@ fn kind_name(kind: &ImportKind) -> &'static str {
     }
 }
 
-/// GP748: a Slurm file cannot be read, or an `Include` leaves the folder.
-pub const GP748: &str = "GP748";
+pub use super::slurm_includes::GP748;
 
 /// `gpuplan import slurm DIR|slurm.conf`: loads slurm.conf, its `Include` files (by
 /// name, from the same folder: an include never reads outside it), gres.conf and

@@ -3,11 +3,13 @@
 //! includes followed, each file loaded once (a cycle ends there), at most
 //! [`MAX_FILES`] files and [`MAX_DEPTH`] levels (GP757 past them).
 
-use super::import::GP748;
 use crate::diag::Diagnostic;
 use crate::import::slurm::conf;
 use crate::source::{FileId, SourceMap};
 use std::path::Path;
+
+/// GP748: a Slurm file cannot be read, or an `Include` leaves the folder.
+pub const GP748: &str = "GP748";
 
 /// GP757: `Include` files nested deeper, or more of them, than the import follows.
 pub const GP757: &str = "GP757";

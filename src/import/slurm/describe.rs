@@ -1,8 +1,9 @@
 //! Nodes described for gpuplan: GRES types resolved to GPU models (`--model`, the
 //! catalog), GPU counts and down GPUs from gres.conf, MIG layouts and NUMA groups.
 
-use super::gres::{Devices, catalog_mig_profile, model_part};
+use super::gres::Devices;
 use super::models::Resolver;
+use super::models::{catalog_mig_profile, model_part};
 use super::nodes::Node;
 use super::{GP745, GP749, GP753, Ledger, Options};
 use crate::catalog;

@@ -3,6 +3,7 @@
 
 use super::GP741;
 use super::conf::{Record, hostlist};
+use super::models::catalog_mig_profile;
 use super::nodes::Node;
 use crate::diag::Diagnostic;
 use std::collections::{BTreeMap, BTreeSet};
@@ -157,24 +158,4 @@ fn affinity(r: &Record, node: &Node) -> Option<String> {
 fn gpu_index(file: &str) -> Option<u32> {
     let i: u32 = file.strip_prefix("/dev/nvidia")?.parse().ok()?;
     (u64::from(i) < crate::limits::MAX_GPUS_PER_NODE).then_some(i)
-}
-
-/// The MIG profile of a GRES type like `a100_3g.40gb`, `nvidia_a100_1g.10gb`, or a
-/// bare `1g.10gb`.
-pub(super) fn catalog_mig_profile(ty: &str) -> Option<String> {
-    let profile = ty.rsplit_once('_').map_or(ty, |(_, p)| p);
-    let (g, rest) = profile.split_once("g.")?;
-    let ok = !g.is_empty() && g.bytes().all(|c| c.is_ascii_digit()) && rest.contains("gb");
-    ok.then(|| profile.to_string())
-}
-
-/// The GPU model part of a MIG GRES type (`a100` of `a100_3g.40gb`; empty for a bare
-/// profile).
-pub(super) fn model_part(ty: &str) -> &str {
-    match catalog_mig_profile(ty) {
-        Some(p) => ty
-            .strip_suffix(p.as_str())
-            .map_or(ty, |x| x.trim_end_matches('_')),
-        None => ty,
-    }
 }

@@ -4,7 +4,6 @@
 //! `rtx_a6000_48gb`; else a placeholder `validate` refuses with GP006 until it is
 //! filled), flagged in the import report, never a reason to leave nodes out.
 
-use super::gres::model_part;
 use super::{GP742, GP744, GP749, Options};
 use crate::catalog;
 use crate::diag::Diagnostic;
@@ -196,6 +195,26 @@ pub(super) fn memory_of(ty: &str) -> Option<u64> {
                 .ok()
         })
         .find(|g| (1..=4096).contains(g))
+}
+
+/// The MIG profile of a GRES type like `a100_3g.40gb`, `nvidia_a100_1g.10gb`, or a
+/// bare `1g.10gb`.
+pub(super) fn catalog_mig_profile(ty: &str) -> Option<String> {
+    let profile = ty.rsplit_once('_').map_or(ty, |(_, p)| p);
+    let (g, rest) = profile.split_once("g.")?;
+    let ok = !g.is_empty() && g.bytes().all(|c| c.is_ascii_digit()) && rest.contains("gb");
+    ok.then(|| profile.to_string())
+}
+
+/// The GPU model part of a MIG GRES type (`a100` of `a100_3g.40gb`; empty for a bare
+/// profile).
+pub(super) fn model_part(ty: &str) -> &str {
+    match catalog_mig_profile(ty) {
+        Some(p) => ty
+            .strip_suffix(p.as_str())
+            .map_or(ty, |x| x.trim_end_matches('_')),
+        None => ty,
+    }
 }
 
 #[cfg(test)]

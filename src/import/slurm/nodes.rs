@@ -2,7 +2,7 @@
 //! their `Gres=gpu` entries.
 
 use super::conf::{self, Record, hostlist};
-use super::gres::catalog_mig_profile;
+use super::models::catalog_mig_profile;
 use super::{GP741, Ledger};
 use crate::diag::Diagnostic;
 use crate::source::Span;
