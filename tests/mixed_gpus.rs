@@ -206,3 +206,30 @@ fn slurm_renders_one_gres_type_per_model_with_its_device_files() {
     assert!(jobs.contains("gpu:tesla:2"), "{jobs}");
     assert!(jobs.contains("gpu:kepler:1"), "{jobs}");
 }
+
+#[test]
+fn the_realizability_checker_reads_one_gres_type_per_model() {
+    let c = load_dir(FIXTURE);
+    let p = common::plan(&c, SolverKind::Ilp);
+    let files = render::render(&c, &p, &Target::ALL, &render::Options::default())
+        .expect("renders")
+        .files;
+    let r = gpuplan::realize::check(&files, &c, &p);
+    assert!(r.realizable, "{}", gpuplan::realize::view::human(&r));
+    // The types' device files swapped: counts agree, but a job asking for the A100s
+    // ("tesla") would get the Kepler GPUs.
+    let mut swapped = files.clone();
+    let gres = swapped.get_mut("slurm/gres.conf").unwrap();
+    *gres = gres
+        .replace("Type=kepler File=/dev/nvidia2", "Type=tesla File=/dev/nvidia2")
+        .replace("Type=tesla File=/dev/nvidia0", "Type=kepler File=/dev/nvidia0");
+    let r = gpuplan::realize::check(&swapped, &c, &p);
+    assert!(!r.realizable);
+    assert!(
+        r.violations
+            .iter()
+            .any(|v| v.message.contains("GPU 2, a kepler, the type tesla")),
+        "{}",
+        gpuplan::realize::view::human(&r)
+    );
+}
