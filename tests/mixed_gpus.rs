@@ -233,3 +233,19 @@ fn the_realizability_checker_reads_one_gres_type_per_model() {
         gpuplan::realize::view::human(&r)
     );
 }
+
+#[test]
+fn kubernetes_family_schedulers_refuse_mixed_nodes() {
+    for scheduler in ["kubernetes", "kueue", "volcano"] {
+        let text = MIXED.replace("scheduler \"slurm\"", &format!("scheduler \"{scheduler}\""));
+        assert!(codes(&text).contains(&"GP050"), "{scheduler}: {:?}", codes(&text));
+    }
+    // No scheduler at all: every target renders the nodes, Kubernetes included.
+    let none = MIXED.replace("cluster \"c\" { scheduler \"slurm\"; }", "cluster \"c\"");
+    assert!(codes(&none).contains(&"GP050"), "{:?}", codes(&none));
+    // Slurm, or a Slurm pool inside a Kubernetes cluster: fine.
+    assert!(!codes(MIXED).contains(&"GP050"));
+    let pool = MIXED.replace("scheduler \"slurm\"", "scheduler \"kubernetes\"")
+        + "pool \"hpc\" mode=\"training\" nodes=\"n-[1-2]\" scheduler=\"slurm\"\n";
+    assert!(!codes(&pool).contains(&"GP050"), "{:?}", codes(&pool));
+}
