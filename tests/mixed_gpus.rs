@@ -68,7 +68,11 @@ fn index_sets_run_across_the_lines() {
     // 10 GPUs: index 9 is the second T4, 10 is out of range (GP011).
     let bad = MIXED.replace("numa 1 gpus=\"4-7,9\"", "numa 1 gpus=\"4-7,10\"");
     assert!(codes(&bad).contains(&"GP011"), "{:?}", codes(&bad));
-    assert!(codes(MIXED).iter().all(|c| !c.starts_with("GP0") || *c == "GP033"));
+    assert!(
+        codes(MIXED)
+            .iter()
+            .all(|c| !c.starts_with("GP0") || *c == "GP033")
+    );
 }
 
 #[test]
@@ -79,14 +83,20 @@ fn every_model_line_is_checked_against_the_catalog() {
 
 #[test]
 fn two_lines_of_one_model_are_an_error() {
-    let bad = MIXED.replace("gpus 2 model=\"t4-16gb\"", "gpus 2 model=\"a100-sxm4-80gb\"");
+    let bad = MIXED.replace(
+        "gpus 2 model=\"t4-16gb\"",
+        "gpus 2 model=\"a100-sxm4-80gb\"",
+    );
     assert!(codes(&bad).contains(&"GP007"), "{:?}", codes(&bad));
 }
 
 #[test]
 fn two_drivers_on_one_node_are_an_error() {
     let bad = MIXED
-        .replace("model=\"t4-16gb\"", "model=\"t4-16gb\" driver=\"550.54.15\"")
+        .replace(
+            "model=\"t4-16gb\"",
+            "model=\"t4-16gb\" driver=\"550.54.15\"",
+        )
         .replace(
             "model=\"a100-sxm4-80gb\"",
             "model=\"a100-sxm4-80gb\" driver=\"535.104.05\"",
@@ -221,8 +231,14 @@ fn the_realizability_checker_reads_one_gres_type_per_model() {
     let mut swapped = files.clone();
     let gres = swapped.get_mut("slurm/gres.conf").unwrap();
     *gres = gres
-        .replace("Type=kepler File=/dev/nvidia2", "Type=tesla File=/dev/nvidia2")
-        .replace("Type=tesla File=/dev/nvidia0", "Type=kepler File=/dev/nvidia0");
+        .replace(
+            "Type=kepler File=/dev/nvidia2",
+            "Type=tesla File=/dev/nvidia2",
+        )
+        .replace(
+            "Type=tesla File=/dev/nvidia0",
+            "Type=kepler File=/dev/nvidia0",
+        );
     let r = gpuplan::realize::check(&swapped, &c, &p);
     assert!(!r.realizable);
     assert!(
@@ -238,7 +254,11 @@ fn the_realizability_checker_reads_one_gres_type_per_model() {
 fn kubernetes_family_schedulers_refuse_mixed_nodes() {
     for scheduler in ["kubernetes", "kueue", "volcano"] {
         let text = MIXED.replace("scheduler \"slurm\"", &format!("scheduler \"{scheduler}\""));
-        assert!(codes(&text).contains(&"GP050"), "{scheduler}: {:?}", codes(&text));
+        assert!(
+            codes(&text).contains(&"GP050"),
+            "{scheduler}: {:?}",
+            codes(&text)
+        );
     }
     // No scheduler at all: every target renders the nodes, Kubernetes included.
     let none = MIXED.replace("cluster \"c\" { scheduler \"slurm\"; }", "cluster \"c\"");

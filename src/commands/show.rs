@@ -82,11 +82,7 @@ fn human(m: &crate::model::Cluster) -> String {
     );
     for (name, c) in &m.classes {
         let count = m.nodes.iter().filter(|n| &n.class == name).count();
-        let _ = writeln!(
-            s,
-            "  class {name}: {count} nodes x {}",
-            c.gpus_text()
-        );
+        let _ = writeln!(s, "  class {name}: {count} nodes x {}", c.gpus_text());
     }
     for t in crate::model::Tier::ALL {
         let d = m.topology.domains(m, t);

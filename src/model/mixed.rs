@@ -82,7 +82,8 @@ pub fn split(c: &Cluster) -> Option<(Cluster, Parts)> {
             index.insert((n, j), vi);
             let mut node = c.nodes[n].clone();
             node.class = part_name(&k.name, j);
-            node.gpus.retain(|x| x.index >= g.first && x.index - g.first < g.count);
+            node.gpus
+                .retain(|x| x.index >= g.first && x.index - g.first < g.count);
             for x in &mut node.gpus {
                 x.index -= g.first;
                 x.nvlink_domain = None;
@@ -94,7 +95,9 @@ pub fn split(c: &Cluster) -> Option<(Cluster, Parts)> {
             }
             node.name = format!("{}{PART_SEP}{j}", c.nodes[n].name);
             node.mnnvl = Vec::new();
-            parts.of.insert(node.name.clone(), (c.nodes[n].name.clone(), g.first));
+            parts
+                .of
+                .insert(node.name.clone(), (c.nodes[n].name.clone(), g.first));
             v.node_index.insert(node.name.clone(), vi);
             v.nodes.push(node);
             for s in v.switches.iter_mut().filter(|s| s.nodes.contains(&n)) {
@@ -179,7 +182,12 @@ fn part_class(k: &NodeClass, g: &GpuGroup, j: usize) -> NodeClass {
         first: 0,
         count: g.count,
     }];
-    p.nvlink_domains = k.nvlink_domains.iter().map(inside).filter(|s| !s.is_empty()).collect();
+    p.nvlink_domains = k
+        .nvlink_domains
+        .iter()
+        .map(inside)
+        .filter(|s| !s.is_empty())
+        .collect();
     for x in &mut p.numa {
         x.gpus = inside(&x.gpus);
     }

@@ -221,7 +221,10 @@ fn unit_models(by_name: &BTreeMap<&str, &NodeFacts>, u: &Unit) -> BTreeSet<Strin
         if gpus.is_empty() {
             out.extend(n.model.clone());
         }
-        out.extend(gpus.iter().filter_map(|g| n.gpu_models.get(g).map(|m| m.0.clone())));
+        out.extend(
+            gpus.iter()
+                .filter_map(|g| n.gpu_models.get(g).map(|m| m.0.clone())),
+        );
     }
     out
 }

@@ -122,7 +122,9 @@ fn dup_gpu_models(s: &crate::spec::Spec, c: &ClassDecl, out: &mut Diagnostics) {
                 )
                 .at(m.span, "second line of this model")
                 .with_related(*f, "first line of this model")
-                .with_help("a node class has one `gpus` line per GPU model: add the counts up in one line"),
+                .with_help(
+                    "a node class has one `gpus` line per GPU model: add the counts up in one line",
+                ),
             ),
             None => {
                 first.insert(key, m.span);

@@ -38,7 +38,11 @@ fn without_mig(m: &crate::model::Cluster, nodes: &[usize]) -> Vec<String> {
     nodes
         .iter()
         .filter(|&&n| {
-            let models: Vec<_> = m.nodes[n].gpus.iter().filter_map(|g| m.model_of(g)).collect();
+            let models: Vec<_> = m.nodes[n]
+                .gpus
+                .iter()
+                .filter_map(|g| m.model_of(g))
+                .collect();
             !models.is_empty() && models.iter().all(|md| md.mig.is_none())
         })
         .map(|&n| m.nodes[n].name.clone())
