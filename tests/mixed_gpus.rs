@@ -269,3 +269,72 @@ fn kubernetes_family_schedulers_refuse_mixed_nodes() {
         + "pool \"hpc\" mode=\"training\" nodes=\"n-[1-2]\" scheduler=\"slurm\"\n";
     assert!(!codes(&pool).contains(&"GP050"), "{:?}", codes(&pool));
 }
+
+#[test]
+fn a_gang_over_nodes_keeps_one_model() {
+    // Two gangs of 4 GPUs, 2 per node, of either model: each gang is one Slurm job
+    // asking every node for one GRES type, so no gang mixes the models (nor takes the
+    // A100s and the T4s of one node); the class keeps the model with the most GPUs.
+    let text = MIXED.to_string()
+        + r#"
+team "t" guarantee=16 burst=19
+priority "p" value=1
+training "wide" team="t" priority="p" replicas=4 {
+    gang gpus=4 gpus-per-node=2
+    models "a100-sxm4-80gb" "t4-16gb"
+}
+"#;
+    let c = load_text(&text);
+    for solver in [SolverKind::Ilp, SolverKind::Greedy] {
+        let p = common::plan(&c, solver);
+        let w = p.workloads.iter().find(|w| w.name == "wide").unwrap();
+        assert!(w.replicas_placed >= 1, "{solver:?}: {:?}", w.unplaced);
+        for g in &w.gangs {
+            let models: std::collections::BTreeSet<&str> = g
+                .nodes
+                .iter()
+                .flat_map(|ng| {
+                    let n = c.node(&ng.node).unwrap();
+                    ng.gpus
+                        .iter()
+                        .map(move |i| n.gpus[*i as usize].model.as_deref().unwrap())
+                })
+                .collect();
+            assert_eq!(models.len(), 1, "{solver:?}: {g:?}");
+            let names: std::collections::BTreeSet<&str> =
+                g.nodes.iter().map(|ng| ng.node.as_str()).collect();
+            assert_eq!(names.len(), g.nodes.len(), "{solver:?}: {g:?}");
+        }
+    }
+}
+
+#[test]
+fn a_gang_is_not_made_of_two_models() {
+    // n-1 has only its A100s, n-2 only its T4s: the one gang of 2 x 2 GPUs would mix
+    // them, so it is not placed.
+    let text = r#"
+cluster "c" { scheduler "slurm"; }
+node-class "x" {
+    cpu sockets=2 cores-per-socket=16
+    gpus 2 model="a100-sxm4-80gb"
+    gpus 2 model="t4-16gb"
+}
+nodes "n-[1-2]" class="x" {
+    node "n-1" gpus-down="2-3"
+    node "n-2" gpus-down="0-1"
+}
+fabric { leaf "l" nodes="n-[1-2]"; }
+team "t" guarantee=4 burst=4
+priority "p" value=1
+training "wide" team="t" priority="p" {
+    gang gpus=4 gpus-per-node=2
+    models "a100-sxm4-80gb" "t4-16gb"
+}
+"#;
+    let c = load_text(text);
+    for solver in [SolverKind::Ilp, SolverKind::Greedy] {
+        let p = common::plan(&c, solver);
+        let w = p.workloads.iter().find(|w| w.name == "wide").unwrap();
+        assert!(w.gangs.is_empty(), "{solver:?}: {:?}", w.gangs);
+    }
+}

@@ -122,7 +122,42 @@ pub fn split(c: &Cluster) -> Option<(Cluster, Parts)> {
     split_nvlink(c, &mut v, &index);
     split_layouts(c, &mut v, &index);
     v.refresh();
+    one_model_gangs(c, &mut v);
     Some((v, parts))
+}
+
+/// A gang over several nodes is one Slurm job asking every node for GPUs of one type:
+/// a class whose gangs span nodes and that accepts several models, one of them on mixed
+/// nodes, keeps in the view only the model with the most usable GPUs (so no gang mixes
+/// models, nor takes two parts of one node).
+fn one_model_gangs(c: &Cluster, v: &mut Cluster) {
+    let on_mixed: std::collections::BTreeSet<&str> = c
+        .classes
+        .values()
+        .filter(|k| k.is_mixed())
+        .flat_map(|k| k.gpu_groups.iter().filter_map(|g| g.model.as_deref()))
+        .collect();
+    for wi in 0..v.workloads.len() {
+        let w = &v.workloads[wi];
+        if w.kind != super::WorkloadKind::Training || w.gang_gpus <= v.gang_per_node(w) {
+            continue;
+        }
+        let accepted: Vec<(&String, u32)> = v
+            .model_stats
+            .iter()
+            .filter(|(m, _)| w.accepts(m))
+            .map(|(m, s)| (m, s.gpus))
+            .collect();
+        if accepted.len() < 2 || !accepted.iter().any(|(m, _)| on_mixed.contains(m.as_str())) {
+            continue;
+        }
+        // The most GPUs; the first name on a tie.
+        let best = accepted
+            .iter()
+            .max_by_key(|(m, n)| (*n, std::cmp::Reverse(*m)))
+            .map(|(m, _)| (*m).clone());
+        v.workloads[wi].models = best.into_iter().collect();
+    }
 }
 
 fn is_mixed(c: &Cluster, class: &str) -> bool {
