@@ -338,3 +338,21 @@ training "wide" team="t" priority="p" {
         assert!(w.gangs.is_empty(), "{solver:?}: {:?}", w.gangs);
     }
 }
+
+#[test]
+fn planning_again_keeps_everything_on_every_model() {
+    let c = load_dir(FIXTURE);
+    let first = common::plan(&c, SolverKind::Ilp);
+    let again = common::plan_from(&c, Some(&first), SolverKind::Ilp);
+    let m = again.moves.as_ref().expect("moves");
+    let gangs: usize = first.workloads.iter().map(|w| w.gangs.len()).sum();
+    let instances: usize = first.workloads.iter().map(|w| w.mig_instances.len()).sum();
+    assert_eq!(m.gangs_kept as usize, gangs, "{m:?}");
+    assert_eq!(m.gangs_moved, 0, "{m:?}");
+    assert_eq!(m.replicas_kept as usize, instances, "{m:?}");
+    assert_eq!(
+        (m.replicas_moved, m.nodes_changed, m.mig_gpus_changed),
+        (0, 0, 0),
+        "{m:?}"
+    );
+}
