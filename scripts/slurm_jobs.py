@@ -81,9 +81,16 @@ class Plan:
         placement = plan["placement"]
         self.pool = {p["node"]: p.get("pool") or p["mode"] for p in placement["pools"]}
         self.model = {}
+        # (node, GPU index) -> its GRES type (its model's short name): a node with GPUs
+        # of several models has several types.
+        shorts = {k: m.get("short_name", k) for k, m in show.get("models", {}).items()}
+        self.gpu_type = {}
         for n in show["nodes"]:
             models = {g.get("model") for g in n["gpus"] if g.get("model")}
             self.model[n["name"]] = models.pop() if len(models) == 1 else None
+            for g in n["gpus"]:
+                if g.get("model"):
+                    self.gpu_type[(n["name"], g["index"])] = shorts.get(g["model"], g["model"])
         self.profiles = {}
         for l in placement.get("mig_layouts", []):
             self.profiles.setdefault(l["node"], set()).update(l["profiles"])
@@ -97,6 +104,13 @@ class Plan:
         for key in ("mig_instances", "shares", "packed"):
             nodes.update(x["node"] for x in w.get(key, []))
         return nodes
+
+    def types_of(self, cls):
+        """The GRES types of the GPUs the plan gives whole to `cls`."""
+        w = self.classes.get(cls, {})
+        used = [(n["node"], i) for g in w.get("gangs", []) for n in g["nodes"] for i in n["gpus"]]
+        used += [(x["node"], i) for x in w.get("packed", []) for i in x["gpus"]]
+        return {self.gpu_type[u] for u in used if u in self.gpu_type}
 
     def one_leaf(self, cls):
         gangs = [g for g in self.classes.get(cls, {}).get("gangs", []) if len(g["nodes"]) > 1]
@@ -144,6 +158,9 @@ def check_pick(plan, path, cls, args, nodes, partition):
         kind = gres.split(":")[1] if gres.startswith("gpu:") and gres.count(":") == 2 else None
         if kind and "g." in kind and kind not in plan.profiles.get(n, set()):
             return f"node {n} has no planned MIG {kind}"
+        types = plan.types_of(cls)
+        if kind and "g." not in kind and types and kind not in types:
+            return f"--gres type {kind}, the plan gives `{cls}` GPUs of type {sorted(types)}"
     return None
 
 

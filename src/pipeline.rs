@@ -298,7 +298,10 @@ pub fn place(
         solver: s.solver,
         time_limit: s.time_limit,
         gap: s.gap,
-        previous: previous.map(|pl| placement::previous::resolve(model, pl)),
+        previous: previous.map(|pl| match &mixed {
+            Some((_, parts)) => placement::previous::resolve(model, &pl.split_parts(parts)),
+            None => placement::previous::resolve(model, pl),
+        }),
         enumerate: true,
         highs: s.highs.clone(),
     };

@@ -216,3 +216,143 @@ fn slurm_renders_one_gres_type_per_model_with_its_device_files() {
     assert!(jobs.contains("gpu:tesla:2"), "{jobs}");
     assert!(jobs.contains("gpu:kepler:1"), "{jobs}");
 }
+
+#[test]
+fn the_realizability_checker_reads_one_gres_type_per_model() {
+    let c = load_dir(FIXTURE);
+    let p = common::plan(&c, SolverKind::Ilp);
+    let files = render::render(&c, &p, &Target::ALL, &render::Options::default())
+        .expect("renders")
+        .files;
+    let r = gpuplan::realize::check(&files, &c, &p);
+    assert!(r.realizable, "{}", gpuplan::realize::view::human(&r));
+    // The types' device files swapped: counts agree, but a job asking for the A100s
+    // ("tesla") would get the Kepler GPUs.
+    let mut swapped = files.clone();
+    let gres = swapped.get_mut("slurm/gres.conf").unwrap();
+    *gres = gres
+        .replace(
+            "Type=kepler File=/dev/nvidia2",
+            "Type=tesla File=/dev/nvidia2",
+        )
+        .replace(
+            "Type=tesla File=/dev/nvidia0",
+            "Type=kepler File=/dev/nvidia0",
+        );
+    let r = gpuplan::realize::check(&swapped, &c, &p);
+    assert!(!r.realizable);
+    assert!(
+        r.violations
+            .iter()
+            .any(|v| v.message.contains("GPU 2, a kepler, the type tesla")),
+        "{}",
+        gpuplan::realize::view::human(&r)
+    );
+}
+
+#[test]
+fn kubernetes_family_schedulers_refuse_mixed_nodes() {
+    for scheduler in ["kubernetes", "kueue", "volcano"] {
+        let text = MIXED.replace("scheduler \"slurm\"", &format!("scheduler \"{scheduler}\""));
+        assert!(
+            codes(&text).contains(&"GP050"),
+            "{scheduler}: {:?}",
+            codes(&text)
+        );
+    }
+    // No scheduler at all: every target renders the nodes, Kubernetes included.
+    let none = MIXED.replace("cluster \"c\" { scheduler \"slurm\"; }", "cluster \"c\"");
+    assert!(codes(&none).contains(&"GP050"), "{:?}", codes(&none));
+    // Slurm, or a Slurm pool inside a Kubernetes cluster: fine.
+    assert!(!codes(MIXED).contains(&"GP050"));
+    let pool = MIXED.replace("scheduler \"slurm\"", "scheduler \"kubernetes\"")
+        + "pool \"hpc\" mode=\"training\" nodes=\"n-[1-2]\" scheduler=\"slurm\"\n";
+    assert!(!codes(&pool).contains(&"GP050"), "{:?}", codes(&pool));
+}
+
+#[test]
+fn a_gang_over_nodes_keeps_one_model() {
+    // Two gangs of 4 GPUs, 2 per node, of either model: each gang is one Slurm job
+    // asking every node for one GRES type, so no gang mixes the models (nor takes the
+    // A100s and the T4s of one node); the class keeps the model with the most GPUs.
+    let text = MIXED.to_string()
+        + r#"
+team "t" guarantee=16 burst=19
+priority "p" value=1
+training "wide" team="t" priority="p" replicas=4 {
+    gang gpus=4 gpus-per-node=2
+    models "a100-sxm4-80gb" "t4-16gb"
+}
+"#;
+    let c = load_text(&text);
+    for solver in [SolverKind::Ilp, SolverKind::Greedy] {
+        let p = common::plan(&c, solver);
+        let w = p.workloads.iter().find(|w| w.name == "wide").unwrap();
+        assert!(w.replicas_placed >= 1, "{solver:?}: {:?}", w.unplaced);
+        for g in &w.gangs {
+            let models: std::collections::BTreeSet<&str> = g
+                .nodes
+                .iter()
+                .flat_map(|ng| {
+                    let n = c.node(&ng.node).unwrap();
+                    ng.gpus
+                        .iter()
+                        .map(move |i| n.gpus[*i as usize].model.as_deref().unwrap())
+                })
+                .collect();
+            assert_eq!(models.len(), 1, "{solver:?}: {g:?}");
+            let names: std::collections::BTreeSet<&str> =
+                g.nodes.iter().map(|ng| ng.node.as_str()).collect();
+            assert_eq!(names.len(), g.nodes.len(), "{solver:?}: {g:?}");
+        }
+    }
+}
+
+#[test]
+fn a_gang_is_not_made_of_two_models() {
+    // n-1 has only its A100s, n-2 only its T4s: the one gang of 2 x 2 GPUs would mix
+    // them, so it is not placed.
+    let text = r#"
+cluster "c" { scheduler "slurm"; }
+node-class "x" {
+    cpu sockets=2 cores-per-socket=16
+    gpus 2 model="a100-sxm4-80gb"
+    gpus 2 model="t4-16gb"
+}
+nodes "n-[1-2]" class="x" {
+    node "n-1" gpus-down="2-3"
+    node "n-2" gpus-down="0-1"
+}
+fabric { leaf "l" nodes="n-[1-2]"; }
+team "t" guarantee=4 burst=4
+priority "p" value=1
+training "wide" team="t" priority="p" {
+    gang gpus=4 gpus-per-node=2
+    models "a100-sxm4-80gb" "t4-16gb"
+}
+"#;
+    let c = load_text(text);
+    for solver in [SolverKind::Ilp, SolverKind::Greedy] {
+        let p = common::plan(&c, solver);
+        let w = p.workloads.iter().find(|w| w.name == "wide").unwrap();
+        assert!(w.gangs.is_empty(), "{solver:?}: {:?}", w.gangs);
+    }
+}
+
+#[test]
+fn planning_again_keeps_everything_on_every_model() {
+    let c = load_dir(FIXTURE);
+    let first = common::plan(&c, SolverKind::Ilp);
+    let again = common::plan_from(&c, Some(&first), SolverKind::Ilp);
+    let m = again.moves.as_ref().expect("moves");
+    let gangs: usize = first.workloads.iter().map(|w| w.gangs.len()).sum();
+    let instances: usize = first.workloads.iter().map(|w| w.mig_instances.len()).sum();
+    assert_eq!(m.gangs_kept as usize, gangs, "{m:?}");
+    assert_eq!(m.gangs_moved, 0, "{m:?}");
+    assert_eq!(m.replicas_kept as usize, instances, "{m:?}");
+    assert_eq!(
+        (m.replicas_moved, m.nodes_changed, m.mig_gpus_changed),
+        (0, 0, 0),
+        "{m:?}"
+    );
+}

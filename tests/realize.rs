@@ -30,6 +30,8 @@ fn rendered(dir: &Path) -> (Cluster, Placement, Files) {
 fn every_fixture() -> Vec<std::path::PathBuf> {
     let mut v = common::examples();
     v.push("tests/fixtures/hetero-gb200-h100".into());
+    // Nodes with GPUs of two models (one GRES type each).
+    v.push("tests/fixtures/mixed-gpus".into());
     v
 }
 

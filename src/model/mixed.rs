@@ -32,6 +32,10 @@ pub const WHOLE_POOL: &str = "#mixed-whole-gpu";
 #[derive(Clone, Debug, Default)]
 pub struct Parts {
     pub of: BTreeMap<String, (String, u32)>,
+    /// Node name -> its parts (index of the part's GPU 0, view node name), in order.
+    pub by_node: BTreeMap<String, Vec<(u32, String)>>,
+    /// View nodes pinned to whole GPUs ([`WHOLE_POOL`]).
+    pub whole: std::collections::BTreeSet<String>,
 }
 
 impl Parts {
@@ -41,6 +45,27 @@ impl Parts {
         match self.of.get(name) {
             Some((node, first)) => (node.clone(), first + gpu),
             None => (name.to_string(), gpu),
+        }
+    }
+
+    /// The view node and its GPU index of GPU `gpu` of node `name` (the inverse of
+    /// [`Parts::locate`]).
+    pub fn to_view(&self, name: &str, gpu: u32) -> (String, u32) {
+        let part = self
+            .by_node
+            .get(name)
+            .and_then(|ps| ps.iter().rev().find(|(first, _)| *first <= gpu));
+        match part {
+            Some((first, v)) => (v.clone(), gpu - first),
+            None => (name.to_string(), gpu),
+        }
+    }
+
+    /// The view nodes of node `name` (itself when it is not mixed).
+    pub fn views_of(&self, name: &str) -> Vec<String> {
+        match self.by_node.get(name) {
+            Some(ps) => ps.iter().map(|(_, v)| v.clone()).collect(),
+            None => vec![name.to_string()],
         }
     }
 
@@ -88,12 +113,15 @@ pub fn split(c: &Cluster) -> Option<(Cluster, Parts)> {
                 x.index -= g.first;
                 x.nvlink_domain = None;
             }
+            let view_name = part_name(&c.nodes[n].name, j);
+            let entry = parts.by_node.entry(c.nodes[n].name.clone()).or_default();
+            entry.push((g.first, view_name));
             if j == 0 {
                 node.mnnvl = c.nodes[n].mnnvl.clone();
                 v.nodes[n] = node;
                 continue;
             }
-            node.name = format!("{}{PART_SEP}{j}", c.nodes[n].name);
+            node.name = part_name(&c.nodes[n].name, j);
             node.mnnvl = Vec::new();
             parts
                 .of
@@ -109,6 +137,10 @@ pub fn split(c: &Cluster) -> Option<(Cluster, Parts)> {
             }
         }
     }
+    parts.whole = whole_pool
+        .iter()
+        .map(|&n| v.nodes[n].name.clone())
+        .collect();
     if !whole_pool.is_empty() {
         v.pools.push(Pool {
             name: WHOLE_POOL.to_string(),
@@ -122,7 +154,42 @@ pub fn split(c: &Cluster) -> Option<(Cluster, Parts)> {
     split_nvlink(c, &mut v, &index);
     split_layouts(c, &mut v, &index);
     v.refresh();
+    one_model_gangs(c, &mut v);
     Some((v, parts))
+}
+
+/// A gang over several nodes is one Slurm job asking every node for GPUs of one type:
+/// a class whose gangs span nodes and that accepts several models, one of them on mixed
+/// nodes, keeps in the view only the model with the most usable GPUs (so no gang mixes
+/// models, nor takes two parts of one node).
+fn one_model_gangs(c: &Cluster, v: &mut Cluster) {
+    let on_mixed: std::collections::BTreeSet<&str> = c
+        .classes
+        .values()
+        .filter(|k| k.is_mixed())
+        .flat_map(|k| k.gpu_groups.iter().filter_map(|g| g.model.as_deref()))
+        .collect();
+    for wi in 0..v.workloads.len() {
+        let w = &v.workloads[wi];
+        if w.kind != super::WorkloadKind::Training || w.gang_gpus <= v.gang_per_node(w) {
+            continue;
+        }
+        let accepted: Vec<(&String, u32)> = v
+            .model_stats
+            .iter()
+            .filter(|(m, _)| w.accepts(m))
+            .map(|(m, s)| (m, s.gpus))
+            .collect();
+        if accepted.len() < 2 || !accepted.iter().any(|(m, _)| on_mixed.contains(m.as_str())) {
+            continue;
+        }
+        // The most GPUs; the first name on a tie.
+        let best = accepted
+            .iter()
+            .max_by_key(|(m, n)| (*n, std::cmp::Reverse(*m)))
+            .map(|(m, _)| (*m).clone());
+        v.workloads[wi].models = best.into_iter().collect();
+    }
 }
 
 fn is_mixed(c: &Cluster, class: &str) -> bool {

@@ -630,10 +630,22 @@ impl Cluster {
             .nodes
             .iter()
             .filter_map(|n| {
-                let model = n.usable_gpus().find_map(|g| g.model.as_deref())?;
-                let gm = self.models.get(model)?;
-                let fits = w.accepts(model) && sizing::holds_rank(w, gm);
-                fits.then(|| n.usable_gpus().count() as u32)
+                // Per model: a node with GPUs of several models gives a gang member
+                // GPUs of one.
+                let mut per: BTreeMap<&str, u32> = BTreeMap::new();
+                for m in n.usable_gpus().filter_map(|g| g.model.as_deref()) {
+                    *per.entry(m).or_default() += 1;
+                }
+                per.into_iter()
+                    .filter(|(m, _)| {
+                        w.accepts(m)
+                            && self
+                                .models
+                                .get(*m)
+                                .is_some_and(|gm| sizing::holds_rank(w, gm))
+                    })
+                    .map(|(_, k)| k)
+                    .max()
             })
             .max()
             .unwrap_or(1);

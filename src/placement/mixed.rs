@@ -1,7 +1,7 @@
 //! A placement made on the view that splits mixed nodes into one node per GPU model
 //! ([`crate::model::mixed`]), turned back into the user's nodes and GPU indexes.
 
-use super::{NodePool, Placement, PoolMode};
+use super::{NodeGpus, NodePool, Placement, PoolMode};
 use crate::model::Cluster;
 use crate::model::mixed::{PART_SEP, Parts, WHOLE_POOL};
 use std::collections::BTreeMap;
@@ -53,6 +53,78 @@ impl Placement {
         }
         self.authorities = super::authority::authorities(user, self);
     }
+}
+
+impl Placement {
+    /// The placement in the view's terms: a previous placement read back by the
+    /// planner, so that it keeps what it can on every part of a mixed node.
+    pub fn split_parts(&self, parts: &Parts) -> Placement {
+        let mut p = self.clone();
+        p.pools = self
+            .pools
+            .iter()
+            .flat_map(|np| {
+                parts.views_of(&np.node).into_iter().map(|node| {
+                    let whole = parts.whole.contains(&node);
+                    NodePool {
+                        mode: if whole { PoolMode::WholeGpu } else { np.mode },
+                        pool: if whole {
+                            Some(WHOLE_POOL.to_string())
+                        } else {
+                            np.pool.clone()
+                        },
+                        node,
+                    }
+                })
+            })
+            .collect();
+        p.pools.sort();
+        for w in &mut p.workloads {
+            for g in &mut w.gangs {
+                g.nodes = g.nodes.iter().flat_map(|ng| to_parts(parts, ng)).collect();
+                g.nodes.sort();
+            }
+            for i in &mut w.mig_instances {
+                (i.node, i.gpu) = parts.to_view(&i.node, i.gpu);
+            }
+            for s in &mut w.shares {
+                (s.node, s.gpu) = parts.to_view(&s.node, s.gpu);
+            }
+            for x in &mut w.packed {
+                if let Some(&g) = x.gpus.first() {
+                    let node = parts.to_view(&x.node, g).0;
+                    x.gpus = x
+                        .gpus
+                        .iter()
+                        .map(|&i| parts.to_view(&x.node, i).1)
+                        .collect();
+                    x.node = node;
+                }
+            }
+        }
+        for l in &mut p.mig_layouts {
+            (l.node, l.gpu) = parts.to_view(&l.node, l.gpu);
+        }
+        for ch in &mut p.mig_changes {
+            (ch.node, ch.gpu) = parts.to_view(&ch.node, ch.gpu);
+        }
+        p
+    }
+}
+
+/// A node's GPUs `ng` as the view's parts hold them (one entry per part).
+fn to_parts(parts: &Parts, ng: &NodeGpus) -> Vec<NodeGpus> {
+    let mut by: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for &g in &ng.gpus {
+        let (node, i) = parts.to_view(&ng.node, g);
+        by.entry(node).or_default().push(i);
+    }
+    if by.is_empty() {
+        return vec![ng.clone()];
+    }
+    by.into_iter()
+        .map(|(node, gpus)| NodeGpus { node, gpus })
+        .collect()
 }
 
 /// A node's GPU indexes for GPUs `gpus` of view node `name`.

@@ -86,6 +86,7 @@ pub fn views(
         let mut v = view(n, &lines);
         if !lines.iter().any(|g| g.autodetect) {
             consistent(&mut v, name, &lines, &mut fail);
+            device_types((name, model), &lines, c, &mut fail);
         }
         drains(&mut v, (name, model), c, plan, &mut fail);
         mig_devices(&v, name, plan, &mut fail);
@@ -140,6 +141,39 @@ fn consistent(v: &mut View, name: &str, lines: &[&GresLine], fail: Fail) {
                 "slurm.conf gives {name} {a} {what}, gres.conf defines {b}: slurmd refuses the node"
             );
             fail(Invariant::Capacity, "slurm/gres.conf", msg);
+        }
+    }
+}
+
+/// On a node with GPUs of several models, a whole-GPU GRES type that is one of their
+/// models' names must be the model of the GPUs its `File=` lists: a job asking
+/// `gpu:TYPE` gets those devices.
+fn device_types(
+    (name, node): (&str, &crate::model::Node),
+    lines: &[&GresLine],
+    c: &Cluster,
+    fail: Fail,
+) {
+    let short_of = |x: &crate::model::Gpu| c.model_of(x).map(|m| m.short_name.as_str());
+    let shorts: BTreeSet<&str> = node.gpus.iter().filter_map(short_of).collect();
+    if shorts.len() < 2 {
+        return;
+    }
+    for g in lines.iter().filter(|g| g.key.0 == "gpu" && !g.mig) {
+        let t = g.key.1.as_str();
+        if !shorts.contains(t) {
+            continue;
+        }
+        for i in g.files.iter().filter_map(|f| device_index(f)) {
+            let Some(s) = node.gpus.iter().find(|x| x.index == i).and_then(short_of) else {
+                continue;
+            };
+            if s != t {
+                let msg = format!(
+                    "gres.conf gives {name}'s GPU {i}, a {s}, the type {t}: a job asking for gpu:{t} may get it"
+                );
+                fail(Invariant::Carried, "slurm/gres.conf", msg);
+            }
         }
     }
 }

@@ -80,10 +80,11 @@ pub(super) fn candidates(m: &Cluster, w: &Workload) -> Vec<(NodeIdx, String)> {
     (0..m.nodes.len())
         .filter(|&n| a.is_none() || m.node_authority(n) == a)
         .filter_map(|n| {
+            // The first model of the node the class accepts (a node may have several).
             let model = m.nodes[n]
                 .usable_gpus()
-                .find_map(|g| g.model.clone())
-                .filter(|x| w.accepts(x))?;
+                .filter_map(|g| g.model.clone())
+                .find(|x| w.accepts(x))?;
             Some((n, model))
         })
         .collect()

@@ -1,6 +1,5 @@
 //! GP050: a node with GPUs of several models owned by a Kubernetes-family scheduler.
 use super::prelude::*;
-use crate::model::Authority;
 use std::collections::BTreeSet;
 
 pub static RULE: Rule = Rule {
@@ -11,7 +10,8 @@ pub static RULE: Rule = Rule {
     docs: r#"
 **What.** A node class has GPUs of several models (one `gpus` line per model) and some
 of its nodes are owned by `kubernetes`, `kueue` or `volcano` (their pool's
-`scheduler=`, else the cluster's `scheduler`).
+`scheduler=`, else the cluster's `scheduler`), or no scheduler is declared at all (then
+every target, the Kubernetes ones included, renders every node).
 
 **Why.** NVIDIA's device plugin advertises every GPU of a node as one resource,
 `nvidia.com/gpu`, and labels the node with one product (`nvidia.com/gpu.product`). A pod
@@ -47,10 +47,12 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         let Some(k) = m.classes.get(&node.class).filter(|k| k.is_mixed()) else {
             continue;
         };
-        let Some(a) = m.node_authority(n).filter(|a| a.kubernetes_managed()) else {
-            continue;
+        let owner = match m.node_authority(n) {
+            Some(a) if a.kubernetes_managed() => a.as_str(),
+            None if !m.authorities_declared() => "no scheduler declared (every target renders it)",
+            _ => continue,
         };
-        if !reported.insert((k.name.clone(), a)) {
+        if !reported.insert((k.name.clone(), owner)) {
             continue;
         }
         let Some(decl) = cx.spec.classes.iter().find(|c| c.name.value == k.name) else {
@@ -61,21 +63,16 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             Diagnostic::error(
                 RULE.code,
                 format!(
-                    "node class `{}` has GPUs of several models ({}) and {} owns its node `{}`: a pod cannot choose which model it gets",
+                    "node class `{}` has GPUs of several models ({}) and its node `{}` is rendered for Kubernetes ({owner}): a pod cannot choose which model it gets",
                     k.name,
                     k.gpus_text(),
-                    a,
                     node.name
                 ),
             )
             .at(span, "a second GPU model on the node")
-            .with_help(help(a)),
+            .with_help(HELP),
         );
     }
 }
 
-fn help(a: Authority) -> String {
-    format!(
-        "{a}'s device plugin advertises one `nvidia.com/gpu` resource per node; give these nodes to Slurm (a pool with scheduler=\"slurm\"), or declare only the GPUs pods should get (splitting GPUs by model with MIG or DRA is not supported yet)"
-    )
-}
+const HELP: &str = "the NVIDIA device plugin advertises one `nvidia.com/gpu` resource per node; give these nodes to Slurm (`scheduler \"slurm\"`, or a pool with scheduler=\"slurm\"), or declare only the GPUs pods should get (splitting GPUs by model with MIG or DRA is not supported yet)";
