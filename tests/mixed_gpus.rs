@@ -356,3 +356,21 @@ fn planning_again_keeps_everything_on_every_model() {
         "{m:?}"
     );
 }
+
+#[test]
+fn gpus_per_node_of_a_gang_counts_the_gpus_of_its_model() {
+    // GP016 and the planner's gang split both count a node's T4s, not its ten GPUs.
+    let text = MIXED.replace("gpus-down=\"9\"", "gpus-down=\"0\"")
+        + r#"
+team "t" guarantee=4 burst=4
+priority "p" value=1
+training "small" team="t" priority="p" {
+    gang gpus=4
+    models "t4-16gb"
+}
+"#;
+    let c = load_text(&text);
+    let w = c.workloads.iter().find(|w| w.name == "small").unwrap();
+    // Two T4s per node (not the node's ten GPUs, nor one for want of an A100).
+    assert_eq!(c.gang_per_node(w), 2);
+}

@@ -22,9 +22,14 @@ pub fn capacity_by_domain(m: &Cluster, w: &Workload, tier: Tier) -> Vec<(String,
             let mut cap = 0;
             let mut nodes = 0;
             for (n, free) in per_node {
-                let gpn = w
-                    .effective_gpus_per_node(m.nodes[n].gpus.len() as u32)
-                    .max(1);
+                // The node's GPUs of models the class accepts (a node may have several
+                // models; a gang member takes GPUs of one).
+                let accepted = m.nodes[n]
+                    .gpus
+                    .iter()
+                    .filter(|g| g.model.as_deref().is_some_and(|x| w.accepts(x)))
+                    .count() as u32;
+                let gpn = w.effective_gpus_per_node(accepted).max(1);
                 if free >= gpn {
                     cap += free / gpn * gpn;
                     nodes += 1;
