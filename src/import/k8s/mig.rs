@@ -3,6 +3,12 @@
 //! `nvidia.com/mig-<profile>` capacities (mixed strategy), or `nvidia.com/gpu.product`
 //! ending in `-MIG-<profile>` (single strategy). Node labels give totals per node, so a
 //! layout is read as the same on every GPU, and checked against the catalog.
+//!
+//! `nvidia.com/mig.strategy=single` alone does not mean MIG devices: the GPU Operator
+//! sets it on every node of a cluster whose policy is `single`, MIG enabled or not. Only
+//! a product name ending in `-MIG-<profile>` says that `nvidia.com/gpu.count` counts MIG
+//! devices; without it the GPUs are whole (`mig.config=all-disabled`) or the layout of
+//! `mig.config` is not applied yet (`mig.config.state` pending, rebooting, failed).
 
 use super::read::RawNode;
 use crate::catalog::{self, GpuSpec, MigProfile, MigSpec};
@@ -22,11 +28,18 @@ pub fn single_profile(product: &str) -> Option<&str> {
     Some(&product[i + 5..])
 }
 
-/// Whether the node's GPUs are advertised as MIG devices of one profile (single strategy).
-pub fn is_single(n: &RawNode) -> bool {
+/// Whether the node's GPUs are advertised as MIG devices of one profile (single strategy
+/// with MIG enabled): its product name ends in `-MIG-<profile>`. The strategy label alone
+/// is not enough (it is set whether MIG is enabled or not).
+pub fn advertises_devices(n: &RawNode) -> bool {
     let product = n.labels.get(super::PRODUCT).map_or("", String::as_str);
-    n.labels.get(STRATEGY).map(String::as_str) == Some("single")
-        || single_profile(product).is_some()
+    single_profile(product).is_some()
+}
+
+/// Whether the node advertises MIG devices by profile (mixed strategy): `mig-<p>.count`
+/// labels or `nvidia.com/mig-<p>` capacities above 0.
+pub fn has_totals(n: &RawNode) -> bool {
+    !totals(n).is_empty()
 }
 
 /// MIG devices per profile the node advertises: `nvidia.com/mig-<p>.count` labels, else
@@ -59,13 +72,13 @@ pub fn totals(n: &RawNode) -> BTreeMap<String, u32> {
 pub fn single(
     spec: &GpuSpec,
     profile: &str,
-    count: u32,
-) -> Result<(u32, Vec<&'static MigProfile>), String> {
+    count: u64,
+) -> Result<(u64, Vec<&'static MigProfile>), String> {
     let mig = mig_spec(spec)?;
     let p = profile_of(mig, spec, profile)?;
     let layout = most_of(mig, p);
-    let per_gpu = layout.len() as u32;
-    if per_gpu == 0 || count % per_gpu != 0 {
+    let per_gpu = layout.len() as u64;
+    if per_gpu == 0 || count == 0 || count % per_gpu != 0 {
         return Err(format!(
             "{count} MIG devices of {profile} do not make whole GPUs of {per_gpu} each"
         ));
@@ -94,9 +107,18 @@ pub fn mixed(
     if let Some(state) = n.labels.get(STATE) {
         if state != "success" {
             return Err(format!(
-                "`{STATE}` is `{state}`: the configured layout may not be on the GPUs yet"
+                "`{STATE}` is `{state}`: the layout of `{}` may not be on the GPUs yet; the GPUs are imported whole",
+                config.unwrap_or("?")
             ));
         }
+    }
+    if totals.is_empty() && n.labels.get(STRATEGY).map(String::as_str) == Some("single") {
+        // Single strategy with MIG applied renames the product `...-MIG-<profile>`: a
+        // whole-GPU product name says the layout is not on the GPUs (yet).
+        return Err(format!(
+            "`{STRATEGY}` is single but `nvidia.com/gpu.product` names a whole GPU: the layout of `{}` is not on the GPUs (yet); the GPUs are imported whole",
+            config.unwrap_or("?")
+        ));
     }
     let mig = mig_spec(spec)?;
     if totals.is_empty() {
@@ -132,6 +154,12 @@ fn split(
     let mut layout = Vec::new();
     for (name, count) in totals {
         let p = profile_of(mig, spec, name)?;
+        if count / gpus > u32::from(p.max_count) {
+            return Err(format!(
+                "{count}x {name} over {gpus} GPU(s) is more than one GPU holds ({} at most)",
+                p.max_count
+            ));
+        }
         if count % gpus != 0 {
             return Err(format!(
                 "{} do not split evenly over {gpus} GPUs: the per-GPU layouts are not in the labels",

@@ -8,8 +8,10 @@
 //! `node-class`; their names are compressed into ranges. What it cannot say (NUMA,
 //! PCIe, NICs, NVLink inside the node) is left to `import nvidia-smi-topo` / `discover`.
 
+pub mod count;
 pub mod fabric;
 pub mod mig;
+pub mod model;
 pub mod node;
 pub mod read;
 pub mod render;
@@ -19,11 +21,14 @@ use crate::diag::Diagnostic;
 use crate::import::contract::{Item, ItemKind, Report};
 use crate::import::names::{one_pattern, sanitize, unique};
 use crate::source::{FileId, SourceMap};
-use node::{Cx, GpuNode, cuda_runtime, has_gpus};
+use node::{Cx, GpuNode, Leave, cuda_runtime, has_gpus};
 use read::{Locator, RawNode, Taint};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// GP723: a node whose GPU count is more than one node holds
+/// ([`crate::limits::MAX_GPUS_PER_NODE`]), left out.
+pub const GP723: &str = "GP723";
 /// GP730: the input is not JSON or YAML.
 pub const GP730: &str = "GP730";
 /// GP731: the document is not a Node or a List of Nodes.
@@ -32,7 +37,8 @@ pub const GP731: &str = "GP731";
 pub const GP732: &str = "GP732";
 /// GP733: a node with GPUs but no `nvidia.com/gpu.product` label is left out.
 pub const GP733: &str = "GP733";
-/// GP734: a GPU product neither the catalog nor the labels describe.
+/// GP734: a GPU product neither the catalog nor the labels describe (declared without
+/// memory, for the user to fill in), or a `--model` id that cannot be a model name.
 pub const GP734: &str = "GP734";
 /// GP735: a GPU product the catalog lacks is declared as a `gpu-model` from its labels.
 pub const GP735: &str = "GP735";
@@ -78,7 +84,8 @@ pub struct Options {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct DeclaredModel {
     pub name: String,
-    pub memory_mib: u64,
+    /// From `nvidia.com/gpu.memory`; `None`: unknown, a placeholder the user fills in.
+    pub memory_mib: Option<u64>,
     pub product: String,
 }
 
@@ -171,18 +178,11 @@ pub fn import(
     if diags.iter().any(Diagnostic::is_error) {
         return (None, report, diags);
     }
-    let seen: Vec<(String, u64)> = raw.iter().map(|n| (n.name.clone(), gpus_seen(n))).collect();
-    let mut why: BTreeMap<String, (String, String)> = BTreeMap::new();
-    let mut raw = unique_valid_names(raw, &loc, &mut diags);
-    for d in diags
+    let seen: Vec<(String, u64)> = raw
         .iter()
-        .filter(|d| d.code == GP732 && d.message.starts_with("node skipped"))
-    {
-        if let Some(name) = d.message.split('`').nth(1) {
-            why.entry(name.to_string())
-                .or_insert_with(|| (GP732.into(), d.message.clone()));
-        }
-    }
+        .map(|n| (n.name.clone(), count::gpus_seen(n)))
+        .collect();
+    let (mut raw, mut why) = unique_valid_names(raw, &loc, &mut diags);
     // By name: what is first seen (a declared model's memory) and the order of the
     // diagnostics do not depend on the input's order.
     raw.sort_by(|a, b| a.name.cmp(&b.name));
@@ -191,6 +191,8 @@ pub fn import(
         opts,
         diags: &mut diags,
         declared: BTreeMap::new(),
+        flags: Vec::new(),
+        lost: Vec::new(),
     };
     let mut gpu_nodes = Vec::new();
     let mut without_gpus = Vec::new();
@@ -200,17 +202,10 @@ pub fn import(
             gpu_nodes.push(cx.cpu_node(n));
             continue;
         }
-        let before = cx.diags.len();
         match cx.gpu_node(n) {
-            Some(g) => gpu_nodes.push(g),
-            None => {
-                let (code, msg) = cx.diags[before..]
-                    .iter()
-                    .rev()
-                    .map(|d| (d.code.to_string(), d.message.clone()))
-                    .next()
-                    .unwrap_or_else(|| (crate::import::contract::GP751.into(), "left out".into()));
-                why.insert(n.name.clone(), (code, msg));
+            Ok(g) => gpu_nodes.push(g),
+            Err(Leave { code, reason }) => {
+                why.insert(n.name.clone(), (code.to_string(), reason));
             }
         }
     }
@@ -219,10 +214,18 @@ pub fn import(
         .map(|g| (g.raw.name.clone(), u64::from(g.hardware.gpus)))
         .collect();
     report.reconcile(&seen, &imported, &why);
+    for item in cx.flags.drain(..) {
+        report.flag(item);
+    }
+    for item in cx.lost.drain(..) {
+        report.leave_out(item);
+    }
     let models: Vec<DeclaredModel> = cx.declared.into_values().collect();
     let (classes, class_of) = classes(&gpu_nodes);
     let nodes: Vec<&RawNode> = gpu_nodes.iter().map(|g| g.raw).collect();
+    let before = diags.len();
     let fab = fabric::build(&nodes, &loc, opts, &mut diags);
+    flag_new(&mut report, &diags[before..], GP738, ItemKind::Switch, "fabric");
     if !fab.outside.is_empty() {
         report.flag(Item::new(
             ItemKind::Switch,
@@ -234,7 +237,9 @@ pub fn import(
             ),
         ));
     }
+    let before = diags.len();
     let pools = pools(&gpu_nodes, &loc, opts, &mut diags);
+    flag_new(&mut report, &diags[before..], GP739, ItemKind::Pool, "pools");
     let imp = Import {
         models,
         ranges: ranges(&gpu_nodes, &class_of),
@@ -247,45 +252,48 @@ pub fn import(
     (Some(imp), report, diags)
 }
 
-/// The physical GPUs a Node shows: `nvidia.com/gpu.count`, else its `nvidia.com/gpu`
-/// capacity; 0 when neither reads as a number or when they count MIG devices (the
-/// single strategy), where only the import can tell the GPUs.
-fn gpus_seen(n: &RawNode) -> u64 {
-    if mig::is_single(n) {
-        return 0;
+/// Flags what the diagnostics of `code` among `new` say (switches that do not form a
+/// tree, pools of mixed modes): in the output, written as gpuplan can, to be checked.
+fn flag_new(report: &mut Report, new: &[Diagnostic], code: &str, kind: ItemKind, name: &str) {
+    for d in new.iter().filter(|d| d.code == code) {
+        report.flag(Item::new(kind, name, code, d.message.clone()));
     }
-    let num = |v: Option<&String>| v.and_then(|v| v.trim().parse::<u64>().ok());
-    num(n.labels.get(COUNT))
-        .or_else(|| num(n.capacity.get(GPU_RESOURCE)))
-        .unwrap_or(0)
 }
 
-/// Drops nodes whose names gpuplan cannot use or that repeat, with GP732.
+/// Why nodes are left out, by name: (code, reason).
+type Why = BTreeMap<String, (String, String)>;
+
+/// Drops nodes whose names gpuplan cannot use or that repeat, with GP732, and says why.
 fn unique_valid_names(
     raw: Vec<RawNode>,
     loc: &Locator,
     diags: &mut Vec<Diagnostic>,
-) -> Vec<RawNode> {
+) -> (Vec<RawNode>, Why) {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
+    let mut why = Why::new();
     for n in raw {
-        let why = match crate::units::validate_node_name(&n.name) {
+        let reason = match crate::units::validate_node_name(&n.name) {
             Err(e) => Some(e),
             Ok(()) if !seen.insert(n.name.clone()) => {
                 Some(format!("node `{}` is listed twice", n.name))
             }
             Ok(()) => None,
         };
-        match why {
-            Some(why) => diags.push(
-                Diagnostic::warning(GP732, format!("node skipped: {why}"))
-                    .at(loc.node(n.index, &n.name), "this node")
-                    .with_help("node names must be lowercase DNS names, each once"),
-            ),
+        match reason {
+            Some(reason) => {
+                diags.push(
+                    Diagnostic::warning(GP732, format!("node skipped: {reason}"))
+                        .at(loc.node(n.index, &n.name), "this node")
+                        .with_help("node names must be lowercase DNS names, each once"),
+                );
+                why.entry(n.name.clone())
+                    .or_insert_with(|| (GP732.into(), format!("node skipped: {reason}")));
+            }
             None => out.push(n),
         }
     }
-    out
+    (out, why)
 }
 
 /// Classes of identical hardware, named `<model short name>-x<gpus>` (deduplicated in
@@ -435,7 +443,8 @@ fn mig_lines(nodes: &[GpuNode]) -> Vec<MigLine> {
 
 #[cfg(test)]
 mod tests {
-    use super::node::{coarse_gib, model_name, quantity};
+    use super::model::model_name;
+    use super::node::{coarse_gib, quantity};
     use super::*;
 
     fn names(v: &[&str]) -> Vec<String> {
