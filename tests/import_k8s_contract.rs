@@ -307,3 +307,20 @@ fn model_maps_to_a_catalog_id_or_a_declared_model() {
     assert_eq!(r.0, 1, "{}", r.2);
     assert!(codes(&r).contains(&"GP734".to_string()), "{}", r.2);
 }
+
+/// Found by tests/import_k8s_props.rs: an empty taint key (or node name) made the span
+/// search step past the end of the text (a panic).
+#[test]
+fn an_empty_taint_key_or_name_is_diagnosed_not_a_panic() {
+    for yaml in [
+        "kind: Node\nmetadata:\n  name: n1\n  labels:\n    nvidia.com/gpu.product: NVIDIA-L4\n    nvidia.com/gpu.count: \"1\"\nspec:\n  taints:\n  - key: \"\"\n    effect: NoSchedule\n",
+        "kind: Node\nmetadata:\n  name: \"\"\n  labels:\n    nvidia.com/gpu.product: NVIDIA-L4\n",
+        "kind: Node\nmetadata:\n  name: n\u{e9}\n  labels:\n    nvidia.com/gpu.product: NVIDIA-L4\nspec:\n  taints:\n  - key: \"\"\n    effect: \"\u{e9}\"\n",
+    ] {
+        let s = Scratch::new("k8s-contract-empty-key");
+        s.write("nodes.yaml", yaml);
+        let r = s.run(&["import", "k8s-nodes", "nodes.yaml"]);
+        assert!(!panicked(&r), "{}", r.2);
+        assert!(!codes(&r).is_empty(), "{}", r.2);
+    }
+}

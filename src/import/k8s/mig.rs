@@ -10,6 +10,7 @@
 //! devices; without it the GPUs are whole (`mig.config=all-disabled`) or the layout of
 //! `mig.config` is not applied yet (`mig.config.state` pending, rebooting, failed).
 
+use super::count::shown;
 use super::read::RawNode;
 use crate::catalog::{self, GpuSpec, MigProfile, MigSpec};
 use std::collections::BTreeMap;
@@ -80,7 +81,8 @@ pub fn single(
     let per_gpu = layout.len() as u64;
     if per_gpu == 0 || count == 0 || count % per_gpu != 0 {
         return Err(format!(
-            "{count} MIG devices of {profile} do not make whole GPUs of {per_gpu} each"
+            "{count} MIG devices of {} do not make whole GPUs of {per_gpu} each",
+            shown(profile)
         ));
     }
     Ok((count / per_gpu, layout))
@@ -107,8 +109,9 @@ pub fn mixed(
     if let Some(state) = n.labels.get(STATE) {
         if state != "success" {
             return Err(format!(
-                "`{STATE}` is `{state}`: the layout of `{}` may not be on the GPUs yet; the GPUs are imported whole",
-                config.unwrap_or("?")
+                "`{STATE}` is `{}`: the layout of `{}` may not be on the GPUs yet; the GPUs are imported whole",
+                shown(state),
+                shown(config.unwrap_or("?"))
             ));
         }
     }
@@ -117,7 +120,7 @@ pub fn mixed(
         // whole-GPU product name says the layout is not on the GPUs (yet).
         return Err(format!(
             "`{STRATEGY}` is single but `nvidia.com/gpu.product` names a whole GPU: the layout of `{}` is not on the GPUs (yet); the GPUs are imported whole",
-            config.unwrap_or("?")
+            shown(config.unwrap_or("?"))
         ));
     }
     let mig = mig_spec(spec)?;
@@ -136,7 +139,8 @@ fn from_config_name(
     match config.strip_prefix("all-") {
         Some(p) if mig.profile(p).is_some() => Ok(most_of(mig, profile_of(mig, spec, p)?)),
         _ => Err(format!(
-            "the layout of mig-parted config `{config}` is not in the labels (no `nvidia.com/mig-<profile>.count` labels or capacities)"
+            "the layout of mig-parted config `{}` is not in the labels (no `nvidia.com/mig-<profile>.count` labels or capacities)",
+            shown(config)
         )),
     }
 }
@@ -156,7 +160,8 @@ fn split(
         let p = profile_of(mig, spec, name)?;
         if count / gpus > u32::from(p.max_count) {
             return Err(format!(
-                "{count}x {name} over {gpus} GPU(s) is more than one GPU holds ({} at most)",
+                "{count}x {} over {gpus} GPU(s) is more than one GPU holds ({} at most)",
+                shown(name),
                 p.max_count
             ));
         }
@@ -181,7 +186,7 @@ fn split(
 fn describe(totals: &BTreeMap<String, u32>) -> String {
     totals
         .iter()
-        .map(|(p, c)| format!("{c}x {p}"))
+        .map(|(p, c)| format!("{c}x {}", shown(p)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -202,7 +207,8 @@ fn profile_of(
 ) -> Result<&'static MigProfile, String> {
     mig.profile(name).ok_or_else(|| {
         format!(
-            "`{name}` is not a MIG profile of {} in the catalog",
+            "`{}` is not a MIG profile of {} in the catalog",
+            shown(name),
             spec.id
         )
     })

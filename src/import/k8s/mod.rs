@@ -280,7 +280,7 @@ fn unique_valid_names(
             }
             Ok(()) => None,
         };
-        match reason {
+        match reason.map(|r| count::shown_up_to(&r, 300)) {
             Some(reason) => {
                 diags.push(
                     Diagnostic::warning(GP732, format!("node skipped: {reason}"))

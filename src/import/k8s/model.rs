@@ -2,6 +2,7 @@
 //! a product the catalog lacks (with its memory when `nvidia.com/gpu.memory` says it,
 //! else without, for the user to fill in: `validate` refuses it with GP006 until then).
 
+use super::count::shown;
 use super::node::{Cx, Leave};
 use super::read::RawNode;
 use super::{DeclaredModel, GP734, GP735, MEMORY, PRODUCT, mig};
@@ -53,6 +54,7 @@ impl Cx<'_> {
     fn mapped_to_declared(&mut self, n: &RawNode, product: &str, id: &str) -> Result<Model, Leave> {
         let span = self.loc.key(n.index, PRODUCT, &n.name);
         if sanitize(id, 63) != id {
+            let (product, id) = (shown(product), shown(id));
             let msg = format!(
                 "`--model {product}={id}`: `{id}` is neither a catalog GPU model nor a model name (lowercase letters, digits and `-`)"
             );
@@ -60,7 +62,7 @@ impl Cx<'_> {
                 Diagnostic::error(GP734, msg.clone())
                     .at(span, "this product")
                     .with_help(crate::suggest::hint(
-                        id,
+                        &id,
                         catalog::all().iter().map(|g| g.id),
                         "catalog GPU model",
                     )),
@@ -86,22 +88,23 @@ impl Cx<'_> {
         let near = crate::suggest::did_you_mean(name, catalog::all().iter().map(|g| g.id))
             .map(|s| format!(" (did you mean the catalog's `{s}`?)"))
             .unwrap_or_default();
+        let (shown_product, shown_base) = (shown_up_to_200(product), shown_up_to_200(base));
         let (code, msg, help) = match memory {
             Some(mib) => (
                 GP735,
                 format!(
-                    "GPU `{product}` is not in the catalog: declared as gpu-model `{name}` with {mib} MiB from `{MEMORY}`{near}"
+                    "GPU `{shown_product}` is not in the catalog: declared as gpu-model `{name}` with {mib} MiB from `{MEMORY}`{near}"
                 ),
                 "review the declared model, or map the product with `--model PRODUCT=ID`".to_string(),
             ),
             None => (
                 GP734,
                 format!(
-                    "GPU `{product}` of node `{}` is not in the catalog and its memory is not labelled: declared as gpu-model `{name}` without memory{near}",
+                    "GPU `{shown_product}` of node `{}` is not in the catalog and its memory is not labelled: declared as gpu-model `{name}` without memory{near}",
                     n.name
                 ),
                 format!(
-                    "fill in memory=\"...\" (or base=\"...\") in the output, where a comment says so, or map it: `--model {base}=ID` (`gpuplan explain GP734`); until then `validate` refuses the model (GP006)"
+                    "fill in memory=\"...\" (or base=\"...\") in the output, where a comment says so, or map it: `--model {shown_base}=ID` (`gpuplan explain GP734`); until then `validate` refuses the model (GP006)"
                 ),
             ),
         };
@@ -123,6 +126,10 @@ impl Cx<'_> {
         );
         Model::Declared(name.to_string())
     }
+}
+
+fn shown_up_to_200(v: &str) -> String {
+    super::count::shown_up_to(v, 200)
 }
 
 /// The GPU of a product name: without GFD's `-SHARED` suffix (time-slicing) and

@@ -139,7 +139,8 @@ impl Cx<'_> {
             let result = match model {
                 Model::Catalog(spec) => mig::single(spec, profile, count),
                 Model::Declared(name) => Err(format!(
-                    "`{name}` is not in the catalog, so how many {profile} devices one GPU holds is unknown (map the product with `--model`)"
+                    "`{name}` is not in the catalog, so how many {} devices one GPU holds is unknown (map the product with `--model`)",
+                    count::shown(profile)
                 )),
             };
             return match result {
