@@ -198,16 +198,32 @@ fn every_node_is_imported_or_listed_out() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| (i["name"].as_str().unwrap().into(), i["code"].as_str().unwrap().into()))
+        .map(|i| {
+            (
+                i["name"].as_str().unwrap().into(),
+                i["code"].as_str().unwrap().into(),
+            )
+        })
         .collect();
-    assert!(left.contains(&("mig-01".into(), "GP733".into())), "{left:?}");
-    assert!(left.contains(&("Bad_Name".into(), "GP732".into())), "{left:?}");
+    assert!(
+        left.contains(&("mig-01".into(), "GP733".into())),
+        "{left:?}"
+    );
+    assert!(
+        left.contains(&("Bad_Name".into(), "GP732".into())),
+        "{left:?}"
+    );
     assert!(!left.iter().any(|(_, c)| c == "GP751"), "{left:?}");
     let flagged: Vec<(String, String)> = rep["flagged"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| (i["kind"].as_str().unwrap().into(), i["name"].as_str().unwrap().into()))
+        .map(|i| {
+            (
+                i["kind"].as_str().unwrap().into(),
+                i["name"].as_str().unwrap().into(),
+            )
+        })
         .collect();
     assert!(
         flagged.contains(&("gpu-model".into(), "geforce-rtx-3090".into())),
@@ -289,12 +305,20 @@ fn model_maps_to_a_catalog_id_or_a_declared_model() {
         ],
         &[],
     );
-    let (r, _s) = import_text("map-catalog", &text, &["--model", "NVIDIA-GeForce-RTX-3090=l4-24gb"]);
+    let (r, _s) = import_text(
+        "map-catalog",
+        &text,
+        &["--model", "NVIDIA-GeForce-RTX-3090=l4-24gb"],
+    );
     assert_eq!(r.0, 0, "{}", r.2);
     assert!(r.1.contains("gpus 1 model=\"l4-24gb\""), "{}", r.1);
     assert!(!r.1.contains("gpu-model"), "{}", r.1);
     // A name outside the catalog: the user's model, declared with the labelled memory.
-    let (r, _s) = import_text("map-declared", &text, &["--model", "NVIDIA-GeForce-RTX-3090=rtx3090"]);
+    let (r, _s) = import_text(
+        "map-declared",
+        &text,
+        &["--model", "NVIDIA-GeForce-RTX-3090=rtx3090"],
+    );
     assert_eq!(r.0, 0, "{}", r.2);
     assert!(
         r.1.contains("gpu-model \"rtx3090\" memory=\"24576MiB\""),
@@ -303,7 +327,11 @@ fn model_maps_to_a_catalog_id_or_a_declared_model() {
     );
     assert!(r.1.contains("gpus 1 model=\"rtx3090\""), "{}", r.1);
     // An id that cannot be a name.
-    let (r, _s) = import_text("map-bad", &text, &["--model", "NVIDIA-GeForce-RTX-3090=RTX 3090!"]);
+    let (r, _s) = import_text(
+        "map-bad",
+        &text,
+        &["--model", "NVIDIA-GeForce-RTX-3090=RTX 3090!"],
+    );
     assert_eq!(r.0, 1, "{}", r.2);
     assert!(codes(&r).contains(&"GP734".to_string()), "{}", r.2);
 }

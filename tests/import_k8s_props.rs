@@ -29,10 +29,23 @@ fn check(name: &str, text: &str) -> Result<(), TestCaseError> {
     let file = sources.add(name, text.to_string());
     let (imp, report, diags) = k8s::import(&sources, file, &k8s::Options::default());
     for d in &diags {
-        prop_assert!(d.code.starts_with("GP7"), "uncoded diagnostic: {}", d.message);
-        prop_assert!(d.message.len() < 4096, "unbounded message: {}", d.message.len());
+        prop_assert!(
+            d.code.starts_with("GP7"),
+            "uncoded diagnostic: {}",
+            d.message
+        );
+        prop_assert!(
+            d.message.len() < 4096,
+            "unbounded message: {}",
+            d.message.len()
+        );
     }
-    prop_assert_eq!(report.unaccounted(), (0, 0), "unbalanced report: {:?}", report);
+    prop_assert_eq!(
+        report.unaccounted(),
+        (0, 0),
+        "unbalanced report: {:?}",
+        report
+    );
     let Some(imp) = imp else {
         prop_assert!(diags.iter().any(|d| d.is_error()), "no output and no error");
         return Ok(());

@@ -48,7 +48,11 @@ fn taints(n: &Value) -> Vec<String> {
         .iter()
         .filter_map(|t| {
             let key = t["key"].as_str()?;
-            let skip = ["node.kubernetes.io/", "node.cloudprovider.kubernetes.io/", "gpuplan.io/"];
+            let skip = [
+                "node.kubernetes.io/",
+                "node.cloudprovider.kubernetes.io/",
+                "gpuplan.io/",
+            ];
             if skip.iter().any(|p| key.starts_with(p)) {
                 return None;
             }
@@ -90,7 +94,9 @@ fn source_facts(n: &Value) -> Option<Facts> {
         None => {
             if let Some(labels) = n["metadata"]["labels"].as_object() {
                 for (k, v) in labels {
-                    let p = k.strip_prefix("nvidia.com/mig-").and_then(|k| k.strip_suffix(".count"));
+                    let p = k
+                        .strip_prefix("nvidia.com/mig-")
+                        .and_then(|k| k.strip_suffix(".count"));
                     if let (Some(p), Some(c)) = (p, num(v.as_str())) {
                         if c > 0 {
                             mig.insert(p.to_string(), c);
@@ -98,16 +104,29 @@ fn source_facts(n: &Value) -> Option<Facts> {
                     }
                 }
             }
-            if label(n, "nvidia.com/gpu.count").is_some() { count } else { count / replicas }
+            if label(n, "nvidia.com/gpu.count").is_some() {
+                count
+            } else {
+                count / replicas
+            }
         }
     };
-    Some(Facts { model, gpus, mig, taints: taints(n) })
+    Some(Facts {
+        model,
+        gpus,
+        mig,
+        taints: taints(n),
+    })
 }
 
 /// mig-parted config name -> MIG devices per profile, for a node of `gpus` GPUs.
 fn mig_devices(configs: &Value, name: &str, gpus: u64) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
-    for spec in configs["mig-configs"][name].as_array().map(Vec::as_slice).unwrap_or_default() {
+    for spec in configs["mig-configs"][name]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
         if spec["mig-enabled"].as_bool() != Some(true) {
             continue;
         }
@@ -145,7 +164,12 @@ fn rendered_facts(s: &Scratch) -> BTreeMap<String, Facts> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|n| (n["name"].as_str().unwrap().to_string(), n["gpus"].as_array().map_or(0, |g| g.len() as u64)))
+        .map(|n| {
+            (
+                n["name"].as_str().unwrap().to_string(),
+                n["gpus"].as_array().map_or(0, |g| g.len() as u64),
+            )
+        })
         .collect();
     let mut out = BTreeMap::new();
     for n in docs("out/k8s/nodes.yaml") {
@@ -187,7 +211,9 @@ fn every_fixture_round_trips_through_the_kubernetes_render() {
         let mut compared = 0;
         for n in doc["items"].as_array().unwrap() {
             let name = n["metadata"]["name"].as_str().unwrap();
-            let Some(mut want) = source_facts(n) else { continue };
+            let Some(mut want) = source_facts(n) else {
+                continue;
+            };
             let got = back
                 .get(name)
                 .unwrap_or_else(|| panic!("{f}: GPU node {name} is not in the render"));

@@ -29,7 +29,10 @@ pub fn count_of(n: &RawNode) -> Result<u64, Unknown> {
     let Some(cap) = num(cap) else {
         return Err((
             GPU_RESOURCE,
-            format!("the `{GPU_RESOURCE}` capacity `{}` is not a number", shown(cap)),
+            format!(
+                "the `{GPU_RESOURCE}` capacity `{}` is not a number",
+                shown(cap)
+            ),
         ));
     };
     if !mig::advertises_devices(n) && mig::has_totals(n) {
@@ -40,14 +43,12 @@ pub fn count_of(n: &RawNode) -> Result<u64, Unknown> {
             ),
         ));
     }
-    let replicas = n
-        .labels
-        .get(REPLICAS)
-        .and_then(num)
-        .unwrap_or(1)
-        .max(1);
+    let replicas = n.labels.get(REPLICAS).and_then(num).unwrap_or(1).max(1);
     match cap / replicas {
-        0 => Err((GPU_RESOURCE, format!("the `{GPU_RESOURCE}` capacity is {cap}"))),
+        0 => Err((
+            GPU_RESOURCE,
+            format!("the `{GPU_RESOURCE}` capacity is {cap}"),
+        )),
         c => Ok(c),
     }
 }

@@ -225,7 +225,13 @@ pub fn import(
     let nodes: Vec<&RawNode> = gpu_nodes.iter().map(|g| g.raw).collect();
     let before = diags.len();
     let fab = fabric::build(&nodes, &loc, opts, &mut diags);
-    flag_new(&mut report, &diags[before..], GP738, ItemKind::Switch, "fabric");
+    flag_new(
+        &mut report,
+        &diags[before..],
+        GP738,
+        ItemKind::Switch,
+        "fabric",
+    );
     if !fab.outside.is_empty() {
         report.flag(Item::new(
             ItemKind::Switch,
@@ -239,7 +245,13 @@ pub fn import(
     }
     let before = diags.len();
     let pools = pools(&gpu_nodes, &loc, opts, &mut diags);
-    flag_new(&mut report, &diags[before..], GP739, ItemKind::Pool, "pools");
+    flag_new(
+        &mut report,
+        &diags[before..],
+        GP739,
+        ItemKind::Pool,
+        "pools",
+    );
     let imp = Import {
         models,
         ranges: ranges(&gpu_nodes, &class_of),

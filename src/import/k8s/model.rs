@@ -95,7 +95,8 @@ impl Cx<'_> {
                 format!(
                     "GPU `{shown_product}` is not in the catalog: declared as gpu-model `{name}` with {mib} MiB from `{MEMORY}`{near}"
                 ),
-                "review the declared model, or map the product with `--model PRODUCT=ID`".to_string(),
+                "review the declared model, or map the product with `--model PRODUCT=ID`"
+                    .to_string(),
             ),
             None => (
                 GP734,
@@ -112,7 +113,8 @@ impl Cx<'_> {
         let reason = if memory.is_some() {
             format!("declared from its labels ({msg}); review it")
         } else {
-            "memory unknown: set memory=\"...\" (or base=\"...\") before `validate` accepts it".to_string()
+            "memory unknown: set memory=\"...\" (or base=\"...\") before `validate` accepts it"
+                .to_string()
         };
         self.flags
             .push(Item::new(ItemKind::GpuModel, name, code, reason));

@@ -67,7 +67,14 @@ impl Leave {
 }
 
 impl Cx<'_> {
-    pub(super) fn warn(&mut self, code: &'static str, n: &RawNode, key: &str, msg: String, help: &str) {
+    pub(super) fn warn(
+        &mut self,
+        code: &'static str,
+        n: &RawNode,
+        key: &str,
+        msg: String,
+        help: &str,
+    ) {
         let span = self.loc.key(n.index, key, &n.name);
         self.diags.push(
             Diagnostic::warning(code, msg)
@@ -202,7 +209,13 @@ impl Cx<'_> {
                     n.name
                 );
                 let key = count::key_of(n);
-                self.warn(GP723, n, key, msg.clone(), "check the label or capacity; describe the node by hand if it is right");
+                self.warn(
+                    GP723,
+                    n,
+                    key,
+                    msg.clone(),
+                    "check the label or capacity; describe the node by hand if it is right",
+                );
                 Err(Leave::new(GP723, msg))
             }
         }
@@ -214,15 +227,34 @@ impl Cx<'_> {
     fn count(&mut self, n: &RawNode) -> Result<u64, Leave> {
         if let Some(v) = n.labels.get(COUNT) {
             if v.trim().parse::<u64>().is_err() {
-                let msg = format!("`{COUNT}` of node `{}` is not a number: `{}`", n.name, count::shown(v));
-                self.warn(GP737, n, COUNT, msg, "the `nvidia.com/gpu` capacity is used instead");
+                let msg = format!(
+                    "`{COUNT}` of node `{}` is not a number: `{}`",
+                    n.name,
+                    count::shown(v)
+                );
+                self.warn(
+                    GP737,
+                    n,
+                    COUNT,
+                    msg,
+                    "the `nvidia.com/gpu` capacity is used instead",
+                );
             }
         }
         match count::count_of(n) {
             Ok(c) => Ok(c),
             Err((key, why)) => {
-                let msg = format!("node `{}`: the number of GPUs cannot be told: {why}", n.name);
-                self.warn(GP737, n, key, msg.clone(), "the node needs `nvidia.com/gpu.count` or `nvidia.com/gpu` capacity");
+                let msg = format!(
+                    "node `{}`: the number of GPUs cannot be told: {why}",
+                    n.name
+                );
+                self.warn(
+                    GP737,
+                    n,
+                    key,
+                    msg.clone(),
+                    "the node needs `nvidia.com/gpu.count` or `nvidia.com/gpu` capacity",
+                );
                 Err(Leave::new(GP737, msg))
             }
         }
@@ -354,12 +386,8 @@ impl Cx<'_> {
                         n.name
                     );
                     self.warn(GP739, n, &t.key, msg, "add it by hand if it matters");
-                    let item = Item::new(
-                        ItemKind::Taint,
-                        format!("{key} on {}", n.name),
-                        GP739,
-                        why,
-                    );
+                    let item =
+                        Item::new(ItemKind::Taint, format!("{key} on {}", n.name), GP739, why);
                     // gpuplan's own taints come back from `render`: not a loss.
                     if t.key.starts_with("gpuplan.io/") {
                         self.flags.push(item);
