@@ -162,14 +162,14 @@ pub const ALL: &[Code] = &[
     code(
         "GP736",
         "import",
-        "a node's MIG state cannot be mapped to a per-GPU layout of the catalog and is left out",
+        "a node's MIG state cannot be mapped to a per-GPU layout of the catalog: the layout is flagged and the GPUs imported whole (single-strategy MIG devices that make no whole GPUs: the node is left out)",
         "record the layouts with `gpuplan discover` or `gpuplan import nvidia-smi-xml`",
     ),
     code(
         "GP737",
         "import",
-        "a label or capacity value of a node cannot be read",
-        "the span shows the value; the field is left out",
+        "a label or capacity value of a node cannot be read, or the node's GPU count cannot be told",
+        "the span shows the value or what is missing; the field is left out (flagged), or, for the GPU count, the node",
     ),
     code(
         "GP738",
