@@ -5,6 +5,7 @@
 //! advertised.
 
 use super::read::RawNode;
+use super::text::shown;
 use super::{COUNT, GPU_RESOURCE, PRODUCT, REPLICAS, mig};
 
 /// What is missing or wrong (the key to point at) when a node's GPU count cannot be
@@ -73,23 +74,4 @@ pub fn gpus_seen(n: &RawNode) -> u64 {
         return 0;
     }
     count_of(n).unwrap_or(0)
-}
-
-/// A label value as a message shows it: at most 64 characters, control characters as
-/// `?` (a hostile value cannot break the terminal or the line).
-pub fn shown(v: &str) -> String {
-    shown_up_to(v, 64)
-}
-
-/// [`shown`], at most `max` characters.
-pub fn shown_up_to(v: &str, max: usize) -> String {
-    let mut out: String = v
-        .chars()
-        .take(max)
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect();
-    if v.chars().nth(max).is_some() {
-        out.push_str("...");
-    }
-    out
 }

@@ -4,7 +4,7 @@
 
 use super::node::Cx;
 use super::read::{RawNode, Taint};
-use super::{GP737, GP739, count};
+use super::{GP737, GP739, text};
 use crate::import::contract::{Item, ItemKind};
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -31,7 +31,7 @@ impl Cx<'_> {
             _ => {
                 let msg = format!(
                     "CPU capacity `{}` of node `{}` cannot be read (or is out of range)",
-                    count::shown(v),
+                    text::shown(v),
                     n.name
                 );
                 self.field_flag(n, "cpu", msg, "the class is written without `cpu`");
@@ -49,7 +49,7 @@ impl Cx<'_> {
             _ => {
                 let msg = format!(
                     "memory capacity `{}` of node `{}` cannot be read (or is under 1 GiB, or out of range)",
-                    count::shown(v),
+                    text::shown(v),
                     n.name
                 );
                 self.field_flag(n, "memory", msg, "the class is written without `memory`");
@@ -88,7 +88,7 @@ impl Cx<'_> {
         if !ok || v.len() > 32 {
             let msg = format!(
                 "driver version `{}` of node `{}` cannot be read",
-                count::shown(&v),
+                text::shown(&v),
                 n.name
             );
             self.field_flag(
@@ -118,7 +118,7 @@ impl Cx<'_> {
             ) {
                 Some(format!(
                     "effect `{}` is not NoSchedule, PreferNoSchedule or NoExecute",
-                    count::shown(&t.effect)
+                    text::shown(&t.effect)
                 ))
             } else if t.key.starts_with("gpuplan.io/") {
                 Some("gpuplan sets `gpuplan.io/` taints itself".to_string())
@@ -133,7 +133,7 @@ impl Cx<'_> {
             };
             match why {
                 Some(why) => {
-                    let key = count::shown(&t.key);
+                    let key = text::shown(&t.key);
                     let msg = format!(
                         "taint `{key}` of node `{}` is not carried over: {why}",
                         n.name

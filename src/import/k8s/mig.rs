@@ -10,8 +10,8 @@
 //! devices; without it the GPUs are whole (`mig.config=all-disabled`) or the layout of
 //! `mig.config` is not applied yet (`mig.config.state` pending, rebooting, failed).
 
-use super::count::shown;
 use super::read::RawNode;
+use super::text::shown;
 use crate::catalog::{self, GpuSpec, MigProfile, MigSpec};
 use std::collections::BTreeMap;
 

@@ -17,6 +17,7 @@ pub mod model;
 pub mod node;
 pub mod read;
 pub mod render;
+pub mod text;
 
 use crate::diag::Diagnostic;
 use crate::import::contract::{Item, ItemKind, Report};
@@ -305,7 +306,7 @@ fn unique_valid_names(
             }
             Ok(()) => None,
         };
-        match reason.map(|r| count::shown_up_to(&r, 300)) {
+        match reason.map(|r| text::shown_up_to(&r, 300)) {
             Some(reason) => {
                 diags.push(
                     Diagnostic::warning(GP732, format!("node skipped: {reason}"))

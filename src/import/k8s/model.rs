@@ -2,29 +2,14 @@
 //! a product the catalog lacks (with its memory when `nvidia.com/gpu.memory` says it,
 //! else without, for the user to fill in: `validate` refuses it with GP006 until then).
 
-use super::count::shown;
-use super::node::{Cx, Leave};
+use super::node::{Cx, Leave, Model};
 use super::read::RawNode;
+use super::text::shown;
 use super::{DeclaredModel, GP734, GP735, MEMORY, PRODUCT, mig};
-use crate::catalog::{self, GpuSpec};
+use crate::catalog;
 use crate::diag::Diagnostic;
 use crate::import::contract::{Item, ItemKind};
 use crate::import::names::sanitize;
-
-/// A node's GPU model: a catalog entry or a declared model's name.
-pub enum Model {
-    Catalog(&'static GpuSpec),
-    Declared(String),
-}
-
-impl Model {
-    pub fn name(&self) -> &str {
-        match self {
-            Model::Catalog(s) => s.id,
-            Model::Declared(n) => n,
-        }
-    }
-}
 
 impl Cx<'_> {
     /// The model of `product`: `--model` first (a catalog id, or the name of a model
@@ -131,7 +116,7 @@ impl Cx<'_> {
 }
 
 fn shown_up_to_200(v: &str) -> String {
-    super::count::shown_up_to(v, 200)
+    super::text::shown_up_to(v, 200)
 }
 
 /// The GPU of a product name: without GFD's `-SHARED` suffix (time-slicing) and

@@ -1,12 +1,12 @@
 //! One Node object's facts: its GPU model (catalog, `--model`, or a declared model), GPU
 //! count and MIG layout, CPUs, memory, driver, taints and how its GPUs are used.
 
-use super::model::Model;
 use super::read::{Locator, RawNode, Taint};
 use super::{
     COUNT, DeclaredModel, FAMILY, GP723, GP733, GP736, GP737, GPU_RESOURCE, Hardware, Options,
-    PRODUCT, REPLICAS, SHARING, count, mig,
+    PRODUCT, REPLICAS, SHARING, count, mig, text,
 };
+use crate::catalog::GpuSpec;
 use crate::diag::Diagnostic;
 use crate::import::contract::{Item, ItemKind};
 use crate::limits::MAX_GPUS_PER_NODE;
@@ -21,6 +21,21 @@ pub struct GpuNode<'a> {
     /// The pool mode its GPUs are used in now.
     pub mode: &'static str,
     pub taints: Vec<Taint>,
+}
+
+/// A node's GPU model: a catalog entry or a declared model's name.
+pub enum Model {
+    Catalog(&'static GpuSpec),
+    Declared(String),
+}
+
+impl Model {
+    pub fn name(&self) -> &str {
+        match self {
+            Model::Catalog(s) => s.id,
+            Model::Declared(n) => n,
+        }
+    }
 }
 
 /// Whether the node shows NVIDIA GPUs at all: a product label, `gpu.present=true`, a
@@ -142,7 +157,7 @@ impl Cx<'_> {
                 Model::Catalog(spec) => mig::single(spec, profile, count),
                 Model::Declared(name) => Err(format!(
                     "`{name}` is not in the catalog, so how many {} devices one GPU holds is unknown (map the product with `--model`)",
-                    count::shown(profile)
+                    text::shown(profile)
                 )),
             };
             return match result {
@@ -225,7 +240,7 @@ impl Cx<'_> {
                 let msg = format!(
                     "`{COUNT}` of node `{}` is not a number: `{}`",
                     n.name,
-                    count::shown(v)
+                    text::shown(v)
                 );
                 self.warn(
                     GP737,
