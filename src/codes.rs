@@ -118,6 +118,12 @@ pub const ALL: &[Code] = &[
         "review the model named; the profile is left out",
     ),
     code(
+        "GP723",
+        "import",
+        "a node's GPU count is more than one node holds (64): the node is left out",
+        "check `nvidia.com/gpu.count` and the `nvidia.com/gpu` capacity; describe the node by hand if it is right",
+    ),
+    code(
         "GP730",
         "import",
         "the input is not JSON or YAML",
@@ -144,8 +150,8 @@ pub const ALL: &[Code] = &[
     code(
         "GP734",
         "import",
-        "a GPU product is neither in the catalog nor described by its labels (`nvidia.com/gpu.memory`), or `--model` names no catalog model",
-        "map it to a catalog model with `--model PRODUCT=ID`",
+        "a GPU product is neither in the catalog nor described by its labels (`nvidia.com/gpu.memory`): declared without memory, or `--model` names neither a catalog model nor a model name",
+        "fill in the declared model's memory (validate refuses it until then, GP006), or map the product with `--model PRODUCT=ID`",
     ),
     code(
         "GP735",
@@ -156,14 +162,14 @@ pub const ALL: &[Code] = &[
     code(
         "GP736",
         "import",
-        "a node's MIG state cannot be mapped to a per-GPU layout of the catalog and is left out",
+        "a node's MIG state cannot be mapped to a per-GPU layout of the catalog: the layout is flagged and the GPUs imported whole (single-strategy MIG devices that make no whole GPUs: the node is left out)",
         "record the layouts with `gpuplan discover` or `gpuplan import nvidia-smi-xml`",
     ),
     code(
         "GP737",
         "import",
-        "a label or capacity value of a node cannot be read",
-        "the span shows the value; the field is left out",
+        "a label or capacity value of a node cannot be read, or the node's GPU count cannot be told",
+        "the span shows the value or what is missing; the field is left out (flagged), or, for the GPU count, the node",
     ),
     code(
         "GP738",

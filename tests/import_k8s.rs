@@ -12,6 +12,7 @@ const FIXTURES: &[&str] = &[
     "h100-xe9680.json",
     "gke-a3-mega-tas.json",
     "gb200-eks-clique.yaml",
+    "h100-mig-single.json",
 ];
 
 fn import(path: &str, extra: &[&str]) -> Run {
@@ -140,7 +141,7 @@ fn line_of(text: &str, needle: &str) -> usize {
 }
 
 #[test]
-fn unknown_product_without_memory_asks_for_model() {
+fn unknown_product_without_memory_is_declared_and_flagged() {
     let text = node_json(
         "g-01",
         &[
@@ -149,8 +150,9 @@ fn unknown_product_without_memory_asks_for_model() {
         ],
         &[("nvidia.com/gpu", "1")],
     );
+    // Declared without memory (GP734, a warning), the node imported; `--model` hints.
     let (r, _s) = import_text("unknown", "nodes.json", &text, &[]);
-    assert_eq!(r.0, 1, "{}", r.2);
+    assert_eq!(r.0, 0, "{}", r.2);
     assert!(codes(&r).contains(&"GP734".to_string()), "{}", r.2);
     assert!(
         r.2.contains("--model NVIDIA-GeForce-RTX-3090=ID"),
@@ -175,14 +177,16 @@ fn unknown_product_without_memory_asks_for_model() {
     assert!(codes(&r).contains(&"GP734".to_string()), "{}", r.2);
     let line = line_of(&yaml, "nvidia.com/gpu.product");
     assert!(points_at(&r.2, "nodes.yaml", line), "{}", r.2);
-    // `--model` naming no catalog model.
+    // `--model` naming no catalog model: a model of that name, declared (the catalog's
+    // near name is suggested).
     let (r, _s) = import_text(
         "unknown-bad-id",
         "nodes.json",
         &text,
         &["--model", "NVIDIA-GeForce-RTX-3090=a10-gpu"],
     );
-    assert_eq!(r.0, 1);
+    assert_eq!(r.0, 0, "{}", r.2);
+    assert!(r.1.contains("gpu-model \"a10-gpu\""), "{}", r.1);
     assert!(codes(&r).contains(&"GP734".to_string()), "{}", r.2);
 }
 

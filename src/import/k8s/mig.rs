@@ -3,8 +3,15 @@
 //! `nvidia.com/mig-<profile>` capacities (mixed strategy), or `nvidia.com/gpu.product`
 //! ending in `-MIG-<profile>` (single strategy). Node labels give totals per node, so a
 //! layout is read as the same on every GPU, and checked against the catalog.
+//!
+//! `nvidia.com/mig.strategy=single` alone does not mean MIG devices: the GPU Operator
+//! sets it on every node of a cluster whose policy is `single`, MIG enabled or not. Only
+//! a product name ending in `-MIG-<profile>` says that `nvidia.com/gpu.count` counts MIG
+//! devices; without it the GPUs are whole (`mig.config=all-disabled`) or the layout of
+//! `mig.config` is not applied yet (`mig.config.state` pending, rebooting, failed).
 
 use super::read::RawNode;
+use super::text::shown;
 use crate::catalog::{self, GpuSpec, MigProfile, MigSpec};
 use std::collections::BTreeMap;
 
@@ -22,11 +29,18 @@ pub fn single_profile(product: &str) -> Option<&str> {
     Some(&product[i + 5..])
 }
 
-/// Whether the node's GPUs are advertised as MIG devices of one profile (single strategy).
-pub fn is_single(n: &RawNode) -> bool {
+/// Whether the node's GPUs are advertised as MIG devices of one profile (single strategy
+/// with MIG enabled): its product name ends in `-MIG-<profile>`. The strategy label alone
+/// is not enough (it is set whether MIG is enabled or not).
+pub fn advertises_devices(n: &RawNode) -> bool {
     let product = n.labels.get(super::PRODUCT).map_or("", String::as_str);
-    n.labels.get(STRATEGY).map(String::as_str) == Some("single")
-        || single_profile(product).is_some()
+    single_profile(product).is_some()
+}
+
+/// Whether the node advertises MIG devices by profile (mixed strategy): `mig-<p>.count`
+/// labels or `nvidia.com/mig-<p>` capacities above 0.
+pub fn has_totals(n: &RawNode) -> bool {
+    !totals(n).is_empty()
 }
 
 /// MIG devices per profile the node advertises: `nvidia.com/mig-<p>.count` labels, else
@@ -59,15 +73,16 @@ pub fn totals(n: &RawNode) -> BTreeMap<String, u32> {
 pub fn single(
     spec: &GpuSpec,
     profile: &str,
-    count: u32,
-) -> Result<(u32, Vec<&'static MigProfile>), String> {
+    count: u64,
+) -> Result<(u64, Vec<&'static MigProfile>), String> {
     let mig = mig_spec(spec)?;
     let p = profile_of(mig, spec, profile)?;
     let layout = most_of(mig, p);
-    let per_gpu = layout.len() as u32;
-    if per_gpu == 0 || count % per_gpu != 0 {
+    let per_gpu = layout.len() as u64;
+    if per_gpu == 0 || count == 0 || count % per_gpu != 0 {
         return Err(format!(
-            "{count} MIG devices of {profile} do not make whole GPUs of {per_gpu} each"
+            "{count} MIG devices of {} do not make whole GPUs of {per_gpu} each",
+            shown(profile)
         ));
     }
     Ok((count / per_gpu, layout))
@@ -94,9 +109,19 @@ pub fn mixed(
     if let Some(state) = n.labels.get(STATE) {
         if state != "success" {
             return Err(format!(
-                "`{STATE}` is `{state}`: the configured layout may not be on the GPUs yet"
+                "`{STATE}` is `{}`: the layout of `{}` may not be on the GPUs yet; the GPUs are imported whole",
+                shown(state),
+                shown(config.unwrap_or("?"))
             ));
         }
+    }
+    if totals.is_empty() && n.labels.get(STRATEGY).map(String::as_str) == Some("single") {
+        // Single strategy with MIG applied renames the product `...-MIG-<profile>`: a
+        // whole-GPU product name says the layout is not on the GPUs (yet).
+        return Err(format!(
+            "`{STRATEGY}` is single but `nvidia.com/gpu.product` names a whole GPU: the layout of `{}` is not on the GPUs (yet); the GPUs are imported whole",
+            shown(config.unwrap_or("?"))
+        ));
     }
     let mig = mig_spec(spec)?;
     if totals.is_empty() {
@@ -114,7 +139,8 @@ fn from_config_name(
     match config.strip_prefix("all-") {
         Some(p) if mig.profile(p).is_some() => Ok(most_of(mig, profile_of(mig, spec, p)?)),
         _ => Err(format!(
-            "the layout of mig-parted config `{config}` is not in the labels (no `nvidia.com/mig-<profile>.count` labels or capacities)"
+            "the layout of mig-parted config `{}` is not in the labels (no `nvidia.com/mig-<profile>.count` labels or capacities)",
+            shown(config)
         )),
     }
 }
@@ -132,6 +158,13 @@ fn split(
     let mut layout = Vec::new();
     for (name, count) in totals {
         let p = profile_of(mig, spec, name)?;
+        if count / gpus > u32::from(p.max_count) {
+            return Err(format!(
+                "{count}x {} over {gpus} GPU(s) is more than one GPU holds ({} at most)",
+                shown(name),
+                p.max_count
+            ));
+        }
         if count % gpus != 0 {
             return Err(format!(
                 "{} do not split evenly over {gpus} GPUs: the per-GPU layouts are not in the labels",
@@ -153,7 +186,7 @@ fn split(
 fn describe(totals: &BTreeMap<String, u32>) -> String {
     totals
         .iter()
-        .map(|(p, c)| format!("{c}x {p}"))
+        .map(|(p, c)| format!("{c}x {}", shown(p)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -174,7 +207,8 @@ fn profile_of(
 ) -> Result<&'static MigProfile, String> {
     mig.profile(name).ok_or_else(|| {
         format!(
-            "`{name}` is not a MIG profile of {} in the catalog",
+            "`{}` is not a MIG profile of {} in the catalog",
+            shown(name),
             spec.id
         )
     })

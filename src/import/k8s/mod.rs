@@ -8,22 +8,29 @@
 //! `node-class`; their names are compressed into ranges. What it cannot say (NUMA,
 //! PCIe, NICs, NVLink inside the node) is left to `import nvidia-smi-topo` / `discover`.
 
+pub mod count;
 pub mod fabric;
+pub mod facts;
+pub mod group;
 pub mod mig;
+pub mod model;
 pub mod node;
 pub mod read;
 pub mod render;
+pub mod text;
 
-use crate::catalog;
 use crate::diag::Diagnostic;
 use crate::import::contract::{Item, ItemKind, Report};
-use crate::import::names::{one_pattern, sanitize, unique};
 use crate::source::{FileId, SourceMap};
-use node::{Cx, GpuNode, cuda_runtime, has_gpus};
+use group::{classes, mig_lines, pools, ranges};
+use node::{Cx, GpuNode, Leave, has_gpus};
 use read::{Locator, RawNode, Taint};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// GP723: a node whose GPU count is more than one node holds
+/// ([`crate::limits::MAX_GPUS_PER_NODE`]), left out.
+pub const GP723: &str = "GP723";
 /// GP730: the input is not JSON or YAML.
 pub const GP730: &str = "GP730";
 /// GP731: the document is not a Node or a List of Nodes.
@@ -32,7 +39,8 @@ pub const GP731: &str = "GP731";
 pub const GP732: &str = "GP732";
 /// GP733: a node with GPUs but no `nvidia.com/gpu.product` label is left out.
 pub const GP733: &str = "GP733";
-/// GP734: a GPU product neither the catalog nor the labels describe.
+/// GP734: a GPU product neither the catalog nor the labels describe (declared without
+/// memory, for the user to fill in), or a `--model` id that cannot be a model name.
 pub const GP734: &str = "GP734";
 /// GP735: a GPU product the catalog lacks is declared as a `gpu-model` from its labels.
 pub const GP735: &str = "GP735";
@@ -78,7 +86,8 @@ pub struct Options {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct DeclaredModel {
     pub name: String,
-    pub memory_mib: u64,
+    /// From `nvidia.com/gpu.memory`; `None`: unknown, a placeholder the user fills in.
+    pub memory_mib: Option<u64>,
     pub product: String,
 }
 
@@ -171,18 +180,11 @@ pub fn import(
     if diags.iter().any(Diagnostic::is_error) {
         return (None, report, diags);
     }
-    let seen: Vec<(String, u64)> = raw.iter().map(|n| (n.name.clone(), gpus_seen(n))).collect();
-    let mut why: BTreeMap<String, (String, String)> = BTreeMap::new();
-    let mut raw = unique_valid_names(raw, &loc, &mut diags);
-    for d in diags
+    let seen: Vec<(String, u64)> = raw
         .iter()
-        .filter(|d| d.code == GP732 && d.message.starts_with("node skipped"))
-    {
-        if let Some(name) = d.message.split('`').nth(1) {
-            why.entry(name.to_string())
-                .or_insert_with(|| (GP732.into(), d.message.clone()));
-        }
-    }
+        .map(|n| (n.name.clone(), count::gpus_seen(n)))
+        .collect();
+    let (mut raw, mut why) = unique_valid_names(raw, &loc, &mut diags);
     // By name: what is first seen (a declared model's memory) and the order of the
     // diagnostics do not depend on the input's order.
     raw.sort_by(|a, b| a.name.cmp(&b.name));
@@ -191,50 +193,24 @@ pub fn import(
         opts,
         diags: &mut diags,
         declared: BTreeMap::new(),
+        flags: Vec::new(),
+        lost: Vec::new(),
     };
-    let mut gpu_nodes = Vec::new();
-    let mut without_gpus = Vec::new();
-    for n in &raw {
-        if !has_gpus(n) {
-            without_gpus.push(n.name.clone());
-            gpu_nodes.push(cx.cpu_node(n));
-            continue;
-        }
-        let before = cx.diags.len();
-        match cx.gpu_node(n) {
-            Some(g) => gpu_nodes.push(g),
-            None => {
-                let (code, msg) = cx.diags[before..]
-                    .iter()
-                    .rev()
-                    .map(|d| (d.code.to_string(), d.message.clone()))
-                    .next()
-                    .unwrap_or_else(|| (crate::import::contract::GP751.into(), "left out".into()));
-                why.insert(n.name.clone(), (code, msg));
-            }
-        }
-    }
+    let (gpu_nodes, without_gpus) = map_nodes(&mut cx, &raw, &mut why);
     let imported: BTreeMap<String, u64> = gpu_nodes
         .iter()
         .map(|g| (g.raw.name.clone(), u64::from(g.hardware.gpus)))
         .collect();
     report.reconcile(&seen, &imported, &why);
+    for item in cx.flags.drain(..) {
+        report.flag(item);
+    }
+    for item in cx.lost.drain(..) {
+        report.leave_out(item);
+    }
     let models: Vec<DeclaredModel> = cx.declared.into_values().collect();
     let (classes, class_of) = classes(&gpu_nodes);
-    let nodes: Vec<&RawNode> = gpu_nodes.iter().map(|g| g.raw).collect();
-    let fab = fabric::build(&nodes, &loc, opts, &mut diags);
-    if !fab.outside.is_empty() {
-        report.flag(Item::new(
-            ItemKind::Switch,
-            crate::import::names::one_pattern(&fab.outside),
-            GP738,
-            format!(
-                "no leaf label: put under one leaf `{}` of their own; check where they are cabled",
-                fabric::UNLABELLED
-            ),
-        ));
-    }
-    let pools = pools(&gpu_nodes, &loc, opts, &mut diags);
+    let (fab, pools) = fabric_and_pools(&gpu_nodes, &loc, opts, &mut report, &mut diags);
     let imp = Import {
         models,
         ranges: ranges(&gpu_nodes, &class_of),
@@ -247,196 +223,111 @@ pub fn import(
     (Some(imp), report, diags)
 }
 
-/// The physical GPUs a Node shows: `nvidia.com/gpu.count`, else its `nvidia.com/gpu`
-/// capacity; 0 when neither reads as a number or when they count MIG devices (the
-/// single strategy), where only the import can tell the GPUs.
-fn gpus_seen(n: &RawNode) -> u64 {
-    if mig::is_single(n) {
-        return 0;
+/// Every readable Node mapped: GPU nodes (or why each is left out, into `why`) and
+/// CPU-only nodes (with their names).
+fn map_nodes<'n>(
+    cx: &mut Cx,
+    raw: &'n [RawNode],
+    why: &mut Why,
+) -> (Vec<GpuNode<'n>>, Vec<String>) {
+    let mut gpu_nodes = Vec::new();
+    let mut without_gpus = Vec::new();
+    for n in raw {
+        if !has_gpus(n) {
+            without_gpus.push(n.name.clone());
+            gpu_nodes.push(cx.cpu_node(n));
+            continue;
+        }
+        match cx.gpu_node(n) {
+            Ok(g) => gpu_nodes.push(g),
+            Err(Leave { code, reason }) => {
+                why.insert(n.name.clone(), (code.to_string(), reason));
+            }
+        }
     }
-    let num = |v: Option<&String>| v.and_then(|v| v.trim().parse::<u64>().ok());
-    num(n.labels.get(COUNT))
-        .or_else(|| num(n.capacity.get(GPU_RESOURCE)))
-        .unwrap_or(0)
+    (gpu_nodes, without_gpus)
 }
 
-/// Drops nodes whose names gpuplan cannot use or that repeat, with GP732.
+/// The fabric and the pools of the imported nodes; what does not form a tree, nodes
+/// under no leaf and pools of mixed modes flagged in the report.
+fn fabric_and_pools(
+    gpu_nodes: &[GpuNode],
+    loc: &Locator,
+    opts: &Options,
+    report: &mut Report,
+    diags: &mut Vec<Diagnostic>,
+) -> (fabric::Fabric, Vec<Pool>) {
+    let nodes: Vec<&RawNode> = gpu_nodes.iter().map(|g| g.raw).collect();
+    let before = diags.len();
+    let fab = fabric::build(&nodes, loc, opts, diags);
+    flag_new(report, &diags[before..], GP738, ItemKind::Switch, "fabric");
+    if !fab.outside.is_empty() {
+        report.flag(Item::new(
+            ItemKind::Switch,
+            crate::import::names::one_pattern(&fab.outside),
+            GP738,
+            format!(
+                "no leaf label: put under one leaf `{}` of their own; check where they are cabled",
+                fabric::UNLABELLED
+            ),
+        ));
+    }
+    let before = diags.len();
+    let pools = pools(gpu_nodes, loc, opts, diags);
+    flag_new(report, &diags[before..], GP739, ItemKind::Pool, "pools");
+    (fab, pools)
+}
+
+/// Flags what the diagnostics of `code` among `new` say (switches that do not form a
+/// tree, pools of mixed modes): in the output, written as gpuplan can, to be checked.
+fn flag_new(report: &mut Report, new: &[Diagnostic], code: &str, kind: ItemKind, name: &str) {
+    for d in new.iter().filter(|d| d.code == code) {
+        report.flag(Item::new(kind, name, code, d.message.clone()));
+    }
+}
+
+/// Why nodes are left out, by name: (code, reason).
+type Why = BTreeMap<String, (String, String)>;
+
+/// Drops nodes whose names gpuplan cannot use or that repeat, with GP732, and says why.
 fn unique_valid_names(
     raw: Vec<RawNode>,
     loc: &Locator,
     diags: &mut Vec<Diagnostic>,
-) -> Vec<RawNode> {
+) -> (Vec<RawNode>, Why) {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
+    let mut why = Why::new();
     for n in raw {
-        let why = match crate::units::validate_node_name(&n.name) {
+        let reason = match crate::units::validate_node_name(&n.name) {
             Err(e) => Some(e),
             Ok(()) if !seen.insert(n.name.clone()) => {
                 Some(format!("node `{}` is listed twice", n.name))
             }
             Ok(()) => None,
         };
-        match why {
-            Some(why) => diags.push(
-                Diagnostic::warning(GP732, format!("node skipped: {why}"))
-                    .at(loc.node(n.index, &n.name), "this node")
-                    .with_help("node names must be lowercase DNS names, each once"),
-            ),
+        match reason.map(|r| text::shown_up_to(&r, 300)) {
+            Some(reason) => {
+                diags.push(
+                    Diagnostic::warning(GP732, format!("node skipped: {reason}"))
+                        .at(loc.node(n.index, &n.name), "this node")
+                        .with_help("node names must be lowercase DNS names, each once"),
+                );
+                why.entry(n.name.clone())
+                    .or_insert_with(|| (GP732.into(), format!("node skipped: {reason}")));
+            }
             None => out.push(n),
         }
     }
-    out
-}
-
-/// Classes of identical hardware, named `<model short name>-x<gpus>` (deduplicated in
-/// the order of their hardware), and each node's class.
-fn classes(nodes: &[GpuNode]) -> (Vec<Class>, BTreeMap<String, String>) {
-    let mut by_hw: BTreeMap<&Hardware, Vec<&GpuNode>> = BTreeMap::new();
-    for g in nodes {
-        by_hw.entry(&g.hardware).or_default().push(g);
-    }
-    let mut used = BTreeSet::new();
-    let mut classes = Vec::new();
-    let mut class_of = BTreeMap::new();
-    for (hw, members) in by_hw {
-        let base = if hw.gpus == 0 {
-            // A CPU-only class: named after its CPUs when known.
-            hw.cpus.map_or("cpu".to_string(), |c| format!("cpu-{c}c"))
-        } else {
-            let short = catalog::lookup(&hw.model).map_or(hw.model.as_str(), |s| s.short_name);
-            format!("{short}-x{}", hw.gpus)
-        };
-        let name = unique(&sanitize(&base, 50), &mut used);
-        for g in &members {
-            class_of.insert(g.raw.name.clone(), name.clone());
-        }
-        let families: BTreeSet<&String> =
-            members.iter().filter_map(|g| g.family.as_ref()).collect();
-        let cudas: BTreeSet<String> = members.iter().filter_map(|g| cuda_runtime(g.raw)).collect();
-        classes.push(Class {
-            name,
-            hardware: hw.clone(),
-            products: members
-                .iter()
-                .filter_map(|g| g.raw.labels.get(PRODUCT).cloned())
-                .collect(),
-            family: (families.len() == 1)
-                .then(|| families.into_iter().next().cloned())
-                .flatten(),
-            cuda: (cudas.len() == 1)
-                .then(|| cudas.into_iter().next())
-                .flatten(),
-            nodes: members.len(),
-        });
-    }
-    classes.sort_by(|a, b| a.name.cmp(&b.name));
-    (classes, class_of)
-}
-
-/// `nodes` lines: nodes of one class and the same taints, compressed into ranges; the
-/// names no range holds share one line (`gke-pool-a1b2-[0k2d,7qxz]`).
-fn ranges(nodes: &[GpuNode], class_of: &BTreeMap<String, String>) -> Vec<Range> {
-    let mut groups: BTreeMap<(&str, &[Taint]), Vec<String>> = BTreeMap::new();
-    for g in nodes {
-        let class = class_of.get(&g.raw.name).map_or("", String::as_str);
-        groups
-            .entry((class, &g.taints))
-            .or_default()
-            .push(g.raw.name.clone());
-    }
-    let mut out = Vec::new();
-    for ((class, taints), names) in groups {
-        let (ranged, single): (Vec<String>, Vec<String>) = crate::units::compress_names(&names)
-            .into_iter()
-            .partition(|p| p.contains('['));
-        let rest = (!single.is_empty()).then(|| one_pattern(&single));
-        for pattern in ranged.into_iter().chain(rest) {
-            out.push(Range {
-                pattern,
-                class: class.to_string(),
-                taints: taints.to_vec(),
-            });
-        }
-    }
-    out.sort_by(|a, b| (&a.class, &a.pattern).cmp(&(&b.class, &b.pattern)));
-    out
-}
-
-/// Pools from the first pool label each node has.
-fn pools(
-    nodes: &[GpuNode],
-    loc: &Locator,
-    opts: &Options,
-    diags: &mut Vec<Diagnostic>,
-) -> Vec<Pool> {
-    let keys: Vec<&str> = if opts.pool_labels.is_empty() {
-        DEFAULT_POOL_LABELS.to_vec()
-    } else {
-        opts.pool_labels.iter().map(String::as_str).collect()
-    };
-    let mut groups: BTreeMap<(&str, &str), Vec<&GpuNode>> = BTreeMap::new();
-    for g in nodes {
-        if let Some((k, v)) = keys
-            .iter()
-            .find_map(|k| g.raw.labels.get(*k).map(|v| (*k, v.as_str())))
-        {
-            groups.entry((k, v)).or_default().push(g);
-        }
-    }
-    let mut used = BTreeSet::new();
-    let mut out = Vec::new();
-    for ((key, value), members) in groups {
-        let name = unique(&sanitize(value, 63), &mut used);
-        let modes: BTreeSet<&str> = members.iter().map(|g| g.mode).collect();
-        let mode = match modes.iter().next() {
-            Some(m) if modes.len() == 1 => *m,
-            _ => {
-                let first = members[0].raw;
-                diags.push(
-                    Diagnostic::warning(GP739, format!("the nodes of pool `{name}` ({key}={value}) use their GPUs in different ways ({}): the pool is written as whole-gpu", modes.iter().copied().collect::<Vec<_>>().join(", ")))
-                        .at(loc.key(first.index, key, &first.name), "here")
-                        .with_help("review the pool's mode"),
-                );
-                "whole-gpu"
-            }
-        };
-        let names: Vec<String> = members.iter().map(|g| g.raw.name.clone()).collect();
-        out.push(Pool {
-            name,
-            mode,
-            nodes: one_pattern(&names),
-            label: format!("{key}={value}"),
-        });
-    }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
-    out
-}
-
-/// `mig layout ... current=#true` lines: nodes of one layout.
-fn mig_lines(nodes: &[GpuNode]) -> Vec<MigLine> {
-    let mut groups: BTreeMap<(&mig::Layout, Option<&String>), Vec<String>> = BTreeMap::new();
-    for g in nodes {
-        if let Some(l) = &g.mig {
-            groups
-                .entry((l, g.raw.labels.get(mig::CONFIG)))
-                .or_default()
-                .push(g.raw.name.clone());
-        }
-    }
-    groups
-        .into_iter()
-        .map(|((layout, config), names)| MigLine {
-            layout: layout.clone(),
-            nodes: one_pattern(&names),
-            config: config.cloned(),
-        })
-        .collect()
+    (out, why)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::node::{coarse_gib, model_name, quantity};
+    use super::facts::{coarse_gib, quantity};
+    use super::model::model_name;
     use super::*;
+    use crate::import::names::{one_pattern, sanitize, unique};
 
     fn names(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()

@@ -274,6 +274,9 @@ impl Locator {
 
     /// The node's name (after a `name` key) in item `i`, else its first line.
     pub fn node(&self, i: usize, name: &str) -> Span {
+        if name.is_empty() {
+            return self.item(i);
+        }
         let (s, e) = self.region(i);
         let hay = &self.text[s..e];
         let mut from = 0;
@@ -292,6 +295,10 @@ impl Locator {
     /// A key (`nvidia.com/gpu.product`) followed by `:` in item `i`: the key and the
     /// rest of its line (the value), else the node.
     pub fn key(&self, i: usize, key: &str, name: &str) -> Span {
+        if key.is_empty() {
+            // An empty key (a taint's) is found everywhere: point at the node.
+            return self.node(i, name);
+        }
         let (s, e) = self.region(i);
         let hay = &self.text[s..e];
         let mut from = 0;

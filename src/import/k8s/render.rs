@@ -1,7 +1,7 @@
 //! Renders an [`Import`] as gpuplan KDL.
 
 use super::fabric::{Fabric, Switch};
-use super::{Class, Import};
+use super::{Class, DeclaredModel, Import};
 use crate::discover::kdl::{comment, quote};
 use std::fmt::Write;
 
@@ -33,13 +33,7 @@ pub fn render(imp: &Import, header: &str) -> String {
     }
     s.push('\n');
     for m in &imp.models {
-        let _ = writeln!(
-            s,
-            "// Not in the catalog: memory from nvidia.com/gpu.memory; add nvlink-gen, price-per-hour.\ngpu-model {} memory={} product-name={}\n",
-            quote(&m.name),
-            quote(&format!("{}MiB", m.memory_mib)),
-            quote(&m.product)
-        );
+        model(m, &mut s);
     }
     for c in &imp.classes {
         class(c, &mut s);
@@ -49,6 +43,30 @@ pub fn render(imp: &Import, header: &str) -> String {
     fabric(&imp.fabric, &mut s);
     mig(imp, &mut s);
     s
+}
+
+/// A declared `gpu-model`: with its memory from `nvidia.com/gpu.memory`, or without it
+/// and a comment saying what to fill in (`validate` refuses it until then: GP006).
+fn model(m: &DeclaredModel, s: &mut String) {
+    match m.memory_mib {
+        Some(mib) => {
+            let _ = writeln!(
+                s,
+                "// Not in the catalog: memory from nvidia.com/gpu.memory; add nvlink-gen, price-per-hour.\ngpu-model {} memory={} product-name={}\n",
+                quote(&m.name),
+                quote(&format!("{mib}MiB")),
+                quote(&m.product)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "// Not in the catalog, and no nvidia.com/gpu.memory label: `gpuplan validate` refuses\n// this model (GP006) until its memory is filled in.\ngpu-model {} product-name={}   // memory unknown: set memory=\"...\" (or base=\"...\")\n",
+                quote(&m.name),
+                quote(&m.product)
+            );
+        }
+    }
 }
 
 fn class(c: &Class, s: &mut String) {
