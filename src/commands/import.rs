@@ -23,6 +23,20 @@ pub fn run(kind: &ImportKind, out: &Output) -> u8 {
         | ImportKind::NvidiaSmiXml { args, .. }
         | ImportKind::MigLgip { args, .. }
         | ImportKind::K8sNodes { args, .. } => args,
+        ImportKind::NvidiaSmi {
+            files,
+            format,
+            out: file,
+            partial,
+            naming: n,
+        } => {
+            let to = Target {
+                format: *format,
+                out: file.as_deref(),
+                partial: *partial,
+            };
+            return super::import_smi::run(files, &naming(n), &to, out);
+        }
         ImportKind::Openb {
             nodes,
             pods,
@@ -168,6 +182,7 @@ fn kind_name(kind: &ImportKind) -> &'static str {
         ImportKind::NvidiaSmiTopo { .. } => "nvidia-smi-topo",
         ImportKind::NvidiaSmiXml { .. } => "nvidia-smi-xml",
         ImportKind::MigLgip { .. } => "mig-lgip",
+        ImportKind::NvidiaSmi { .. } => "nvidia-smi",
         ImportKind::Openb { .. } => "openb",
         ImportKind::K8sNodes { .. } => "k8s-nodes",
         ImportKind::Slurm { .. } => "slurm",
@@ -378,7 +393,7 @@ fn openb(
     0
 }
 
-fn naming(n: &NamingArgs) -> Naming {
+pub(super) fn naming(n: &NamingArgs) -> Naming {
     Naming {
         node: n.node.clone().unwrap_or_else(|| DEFAULT_NODE.to_string()),
         class: n.class.clone(),
@@ -396,6 +411,11 @@ pub fn convert(
     _format: DataFormat,
 ) -> Imported {
     let path = sources.get(file).map_or("", |f| f.path.as_str());
+    if let Some(d) = super::import_smi::other_output(kind, sources, file) {
+        let mut imported = Imported::failed(kind_name(kind), vec![d]);
+        imported.report.input(path, "another nvidia-smi output");
+        return imported;
+    }
     let (inv, diagnostics, what) = match kind {
         ImportKind::NvidiaSmiTopo { naming: n, .. } => {
             let (inv, d) = topo::import(sources, file, &naming(n));
@@ -441,7 +461,7 @@ pub fn convert(
                 diagnostics,
             };
         }
-        ImportKind::Openb { .. } | ImportKind::Slurm { .. } => {
+        ImportKind::Openb { .. } | ImportKind::Slurm { .. } | ImportKind::NvidiaSmi { .. } => {
             return Imported::failed(kind_name(kind), Vec::new());
         }
     };

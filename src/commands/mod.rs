@@ -11,6 +11,7 @@ mod explain;
 mod fmt;
 mod generate;
 pub mod import;
+mod import_smi;
 mod init;
 mod man;
 mod output;

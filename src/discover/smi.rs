@@ -1,0 +1,531 @@
+//! `gpuplan import nvidia-smi FILE...`: the `nvidia-smi` outputs of one machine, in any
+//! order, each recognised from its text ([`super::sniff`]), merged into one node.
+//!
+//! ```text
+//! -q | -q -x ----------> GPUs (model, memory, bus ids, MIG mode and devices)
+//! mig -lgi, mig -lci --> + MIG instances: profiles, ids, placements
+//!                        --inventory--> node
+//! topo -m -------------> + NVLink domains, NUMA, PCIe switches, NICs
+//! mig -lgip -----------> + driver names of MIG profiles (`mig-name` pins)
+//! ```
+//!
+//! Files that contradict each other (GPU counts, bus ids, an instance on a GPU the
+//! report says has MIG off) are refused (`GP707`): they are not of one machine, or not
+//! of one moment. A file that is none of these outputs is `GP706`.
+
+use super::sniff::{self, Kind};
+use super::{
+    ComputeInstanceFacts, GpuInstanceFacts, Inventory, MigFacts, Naming, Snapshot, lgip, qtext,
+    topo, xml,
+};
+use crate::diag::Diagnostic;
+use crate::drift::InstanceRow;
+use crate::import::contract::{Item, ItemKind, Report};
+use crate::source::{FileId, SourceMap, Span};
+
+/// GP706: a file is none of the `nvidia-smi` outputs `import nvidia-smi` reads.
+pub const GP706: &str = "GP706";
+/// GP707: two files contradict each other (not of one machine, or not of one moment).
+pub const GP707: &str = "GP707";
+/// GP708: a file is another `nvidia-smi` output than the specific importer reads.
+pub const GP708: &str = "GP708";
+/// GP716: the files do not describe the node's GPUs (only MIG tables).
+pub const GP716: &str = "GP716";
+
+/// One input and what it was recognised as.
+pub struct Input {
+    pub file: FileId,
+    pub kind: Kind,
+}
+
+/// What the files said, each parsed.
+#[derive(Default)]
+struct Parsed {
+    query: Option<(FileId, qtext::Report)>,
+    xml: Option<(FileId, Snapshot)>,
+    topo: Option<(FileId, topo::Matrix)>,
+    lgip: Option<(FileId, Vec<(u32, lgip::ObservedProfile)>)>,
+    lgi: Option<(FileId, Vec<InstanceRow>)>,
+    lci: Option<(FileId, Vec<InstanceRow>)>,
+}
+
+/// What `import nvidia-smi` produced.
+pub struct Outcome {
+    pub inputs: Vec<Input>,
+    pub inventory: Option<Inventory>,
+    /// Only `mig -lgip` tables were given: the profile check.
+    pub lgip: Option<lgip::LgipReport>,
+    pub report: Report,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+fn first_line(sources: &SourceMap, file: FileId) -> Span {
+    let len = sources
+        .get(file)
+        .and_then(|f| f.text.lines().next().map(str::len))
+        .unwrap_or(0);
+    Span::new(file, 0, len)
+}
+
+/// Recognises each file; GP706 for one that is no `nvidia-smi` output.
+pub fn recognise(sources: &SourceMap, files: &[FileId]) -> (Vec<Input>, Vec<Diagnostic>) {
+    let mut inputs = Vec::new();
+    let mut diags = Vec::new();
+    for &file in files {
+        match sources.get(file).and_then(|f| sniff::sniff(&f.text)) {
+            Some(kind) => inputs.push(Input { file, kind }),
+            None => diags.push(
+                Diagnostic::error(GP706, "this file is none of the `nvidia-smi` outputs gpuplan reads")
+                    .at(first_line(sources, file), "not recognised")
+                    .with_help("give the saved output of `nvidia-smi -q`, `nvidia-smi -q -x`, `nvidia-smi topo -m`, `nvidia-smi mig -lgip`, `nvidia-smi mig -lgi` or `nvidia-smi mig -lci`"),
+            ),
+        }
+    }
+    (inputs, diags)
+}
+
+/// Stores `value` as the one file of its kind; a second, different one is GP707.
+fn once<T>(
+    slot: &mut Option<(FileId, T)>,
+    file: FileId,
+    value: T,
+    sources: &SourceMap,
+    kind: Kind,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let text = |f: FileId| sources.get(f).map(|x| &*x.text);
+    match slot {
+        Some((first, _)) if text(*first) == text(file) => diags.push(
+            Diagnostic::warning(
+                GP707,
+                format!(
+                    "the same `{}` output is given twice; it is read once",
+                    kind.command()
+                ),
+            )
+            .at(first_line(sources, file), "a copy"),
+        ),
+        Some((first, _)) => diags.push(
+            Diagnostic::error(
+                GP707,
+                format!(
+                    "two different `{}` outputs: the files of one machine have one of each",
+                    kind.command()
+                ),
+            )
+            .at(first_line(sources, file), "the second")
+            .with_related(first_line(sources, *first), "the first")
+            .with_help("import each machine on its own (one `import nvidia-smi` per node)"),
+        ),
+        None => *slot = Some((file, value)),
+    }
+}
+
+fn parse_all(sources: &SourceMap, inputs: &[Input], diags: &mut Vec<Diagnostic>) -> Parsed {
+    let mut p = Parsed::default();
+    for i in inputs {
+        let f = i.file;
+        match i.kind {
+            Kind::Query => {
+                let (r, d) = qtext::parse(sources, f);
+                diags.extend(d);
+                if let Some(r) = r {
+                    once(&mut p.query, f, r, sources, i.kind, diags);
+                }
+            }
+            Kind::QueryXml => {
+                let (s, d) = xml::parse(sources, f);
+                diags.extend(d);
+                if let Some(s) = s {
+                    once(&mut p.xml, f, s, sources, i.kind, diags);
+                }
+            }
+            Kind::Topo => {
+                let (m, d) = topo::parse(sources, f);
+                diags.extend(d);
+                if let Some(m) = m {
+                    once(&mut p.topo, f, m, sources, i.kind, diags);
+                }
+            }
+            Kind::Lgip => {
+                let (rows, _, d) = lgip::parse(sources, f);
+                diags.extend(d);
+                once(&mut p.lgip, f, rows, sources, i.kind, diags);
+            }
+            Kind::Lgi | Kind::Lci => {
+                let text = sources.get(f).map_or("", |x| &*x.text);
+                match crate::drift::parse_instance_rows(text) {
+                    Ok((_, rows)) => {
+                        let slot = if i.kind == Kind::Lci {
+                            &mut p.lci
+                        } else {
+                            &mut p.lgi
+                        };
+                        once(slot, f, rows, sources, i.kind, diags);
+                    }
+                    Err(e) => diags.push(
+                        Diagnostic::error(
+                            super::GP712,
+                            format!("cannot read this `{}` table: {e}", i.kind.command()),
+                        )
+                        .at(first_line(sources, f), "this table"),
+                    ),
+                }
+            }
+        }
+    }
+    p
+}
+
+/// Bus ids in a comparable form.
+fn buses(s: &Snapshot) -> Vec<Option<String>> {
+    s.gpus
+        .iter()
+        .map(|g| g.bus_id.as_deref().and_then(crate::units::normalize_bus_id))
+        .collect()
+}
+
+/// The GPUs: from `-q -x` or `-q` (both: they must agree), with what `-q` left out.
+fn base(
+    p: &mut Parsed,
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<(Snapshot, u32, Vec<qtext::LeftOut>)> {
+    let q = p.query.take();
+    let x = p.xml.take();
+    if let (Some((qf, q)), Some((xf, x))) = (&q, &x) {
+        if q.gpus_seen() as usize != x.gpus.len() || buses(&q.snapshot) != buses(x) {
+            diags.push(
+                Diagnostic::error(GP707, format!(
+                    "`nvidia-smi -q` and `nvidia-smi -q -x` describe different GPUs ({} and {}, or other bus ids)",
+                    q.gpus_seen(),
+                    x.gpus.len()
+                ))
+                .at(first_line(sources, *qf), "`-q`")
+                .with_related(first_line(sources, *xf), "`-q -x`")
+                .with_help("give the outputs of one machine, taken together"),
+            );
+            return None;
+        }
+    }
+    match (q, x) {
+        (_, Some((_, x))) => {
+            let n = x.gpus.len() as u32;
+            Some((x, n, Vec::new()))
+        }
+        (Some((_, q)), None) => {
+            let n = q.gpus_seen();
+            Some((q.snapshot, n, q.left_out))
+        }
+        (None, None) => None,
+    }
+}
+
+/// The MIG instances of `mig -lgi` and `mig -lci` on the GPUs. `mig_known`: the GPUs
+/// come from a report that gives each GPU's MIG mode (none: the GPU has no MIG).
+fn apply_instances(
+    snap: &mut Snapshot,
+    mig_known: bool,
+    lgi: Option<(FileId, Vec<InstanceRow>)>,
+    lci: Option<(FileId, Vec<InstanceRow>)>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    if let Some((file, rows)) = lgi {
+        for r in rows {
+            let at = Span::new(file, r.offset, 1);
+            let Some(g) = snap.gpus.get_mut(r.gpu as usize) else {
+                diags.push(contradiction(
+                    at,
+                    format!(
+                        "`mig -lgi` lists GPU {}, which the other files do not have",
+                        r.gpu
+                    ),
+                ));
+                continue;
+            };
+            if mig_known && g.mig.is_none() {
+                diags.push(contradiction(
+                    at,
+                    format!("`mig -lgi` lists an instance on GPU {}, which has no MIG mode (N/A) in the report", r.gpu),
+                ));
+                continue;
+            }
+            let mig = g.mig.get_or_insert(MigFacts {
+                current: true,
+                pending: true,
+                gpu_instances: Vec::new(),
+            });
+            if !mig.current {
+                diags.push(contradiction(
+                    at,
+                    format!(
+                        "`mig -lgi` lists an instance on GPU {}, whose MIG mode is disabled",
+                        r.gpu
+                    ),
+                ));
+                continue;
+            }
+            let Some(id) = r.id else { continue };
+            let pos = match mig.gpu_instances.iter().position(|gi| gi.id == id) {
+                Some(p) => p,
+                None => {
+                    mig.gpu_instances.push(GpuInstanceFacts {
+                        id,
+                        ..GpuInstanceFacts::default()
+                    });
+                    mig.gpu_instances.len() - 1
+                }
+            };
+            let gi = &mut mig.gpu_instances[pos];
+            gi.profile = Some(r.profile.clone());
+            gi.profile_id = r.profile_id;
+            gi.start = r.placement.map(|p| p.0);
+            gi.size = r.placement.map(|p| p.1);
+        }
+    }
+    let Some((file, rows)) = lci else { return };
+    for r in rows {
+        let at = Span::new(file, r.offset, 1);
+        let gi = snap
+            .gpus
+            .get_mut(r.gpu as usize)
+            .and_then(|g| g.mig.as_mut())
+            .and_then(|m| {
+                m.gpu_instances
+                    .iter_mut()
+                    .find(|gi| Some(gi.id) == r.gpu_instance)
+            });
+        let (Some(gi), Some(id)) = (gi, r.id) else {
+            diags.push(contradiction(at, format!("`mig -lci` lists a compute instance in GPU instance {} of GPU {}, which the other files do not have", r.gpu_instance.map_or("?".into(), |i| i.to_string()), r.gpu)));
+            continue;
+        };
+        match gi.compute_instances.iter_mut().find(|c| c.id == id) {
+            Some(c) => {
+                c.profile_id = r.profile_id;
+                c.slices = r.placement.map(|p| p.1);
+            }
+            None => gi.compute_instances.push(ComputeInstanceFacts {
+                id,
+                profile_id: r.profile_id,
+                slices: r.placement.map(|p| p.1),
+            }),
+        }
+    }
+}
+
+fn contradiction(at: Span, msg: String) -> Diagnostic {
+    Diagnostic::error(GP707, msg)
+        .at(at, "this row")
+        .with_help("give the outputs of one machine, taken together")
+}
+
+/// NVLink, NUMA, PCIe switches and NICs of the matrix on the node.
+fn apply_topo(
+    inv: &mut Inventory,
+    file: FileId,
+    m: &topo::Matrix,
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) {
+    if m.gpus != inv.gpus.len() {
+        diags.push(
+            Diagnostic::error(
+                GP707,
+                format!(
+                    "`topo -m` has {} GPUs, the other files {}",
+                    m.gpus,
+                    inv.gpus.len()
+                ),
+            )
+            .at(first_line(sources, file), "this matrix")
+            .with_help("give the outputs of one machine, taken together"),
+        );
+        return;
+    }
+    let naming = Naming {
+        node: inv.node.clone(),
+        class: Some(inv.class.clone()),
+        model: Some(inv.model.name.clone()),
+    };
+    let Ok(t) = topo::to_inventory(m, &naming) else {
+        return;
+    };
+    for (g, tg) in inv.gpus.iter_mut().zip(&t.gpus) {
+        g.numa_node = g.numa_node.or(tg.numa_node);
+        g.cpu_affinity = tg.cpu_affinity.clone();
+    }
+    inv.nvlink_domains = t.nvlink_domains;
+    inv.nvlink_links = t.nvlink_links;
+    inv.numa = t.numa;
+    inv.pcie_switches = t.pcie_switches;
+    inv.nics = t.nics;
+    inv.notes.extend(t.notes);
+}
+
+/// Reads and merges the files of one machine.
+pub fn import(sources: &SourceMap, files: &[FileId], naming: &Naming) -> Outcome {
+    let (inputs, mut diags) = recognise(sources, files);
+    let mut report = Report::new("nvidia-smi");
+    for i in &inputs {
+        report.input(
+            sources.get(i.file).map_or("", |f| f.path.as_str()),
+            i.kind.command(),
+        );
+    }
+    let mut out = Outcome {
+        inputs: Vec::new(),
+        inventory: None,
+        lgip: None,
+        report,
+        diagnostics: Vec::new(),
+    };
+    if diags.iter().any(Diagnostic::is_error) {
+        out.inputs = inputs;
+        out.diagnostics = diags;
+        return out;
+    }
+    let mut p = parse_all(sources, &inputs, &mut diags);
+    out.inputs = inputs;
+    if diags.iter().any(Diagnostic::is_error) {
+        out.diagnostics = diags;
+        return out;
+    }
+    let base = base(&mut p, sources, &mut diags);
+    let inv = match base {
+        Some((mut snap, seen, left_out)) => {
+            apply_instances(&mut snap, true, p.lgi.take(), p.lci.take(), &mut diags);
+            out.report.saw_node(u64::from(seen));
+            for l in &left_out {
+                out.report.leave_out(
+                    Item::new(
+                        ItemKind::Gpus,
+                        naming.node.clone(),
+                        qtext::GP709,
+                        l.reason.clone(),
+                    )
+                    .gpus(u64::from(l.gpus)),
+                );
+            }
+            match super::inventory("nvidia-smi", &snap, naming) {
+                Ok((mut inv, d)) => {
+                    diags.extend(d);
+                    if let Some((f, m)) = &p.topo {
+                        apply_topo(&mut inv, *f, m, sources, &mut diags);
+                    } else {
+                        inv.notes.push("no `nvidia-smi topo -m` was given: NVLink domains, NUMA and NICs are unknown".into());
+                    }
+                    Some(inv)
+                }
+                Err(d) => {
+                    diags.push(d);
+                    None
+                }
+            }
+        }
+        None if p.topo.is_some() && !diags.iter().any(Diagnostic::is_error) => {
+            let (_, m) = p.topo.as_ref().expect("checked");
+            match topo::to_inventory(m, naming) {
+                Ok(mut inv) => {
+                    inv.source = "nvidia-smi";
+                    out.report.saw_node(inv.gpus.len() as u64);
+                    let mut snap = Snapshot {
+                        system: inv.system.clone(),
+                        gpus: inv.gpus.clone(),
+                    };
+                    apply_instances(&mut snap, false, p.lgi.take(), p.lci.take(), &mut diags);
+                    inv.gpus = snap.gpus;
+                    Some(inv)
+                }
+                Err(d) => {
+                    diags.push(d);
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    finish(sources, p, inv, naming, &mut out, &mut diags);
+    out.diagnostics = diags;
+    out
+}
+
+/// The `mig -lgip` check on the node's model, the report's imported tallies.
+fn finish(
+    sources: &SourceMap,
+    mut p: Parsed,
+    inv: Option<Inventory>,
+    naming: &Naming,
+    out: &mut Outcome,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let failed = diags.iter().any(Diagnostic::is_error);
+    let Some(mut inv) = inv else {
+        if failed {
+            leave_node_out(out, diags, naming);
+            return;
+        }
+        match p.lgip.take() {
+            Some((f, _)) if p.lgi.is_none() && p.lci.is_none() => {
+                let (r, d) = lgip::import(sources, f, naming.model.as_deref());
+                diags.extend(d);
+                out.lgip = r;
+            }
+            _ => diags.push(
+                Diagnostic::error(GP716, "these files do not describe the node's GPUs").with_help(
+                    "add the output of `nvidia-smi -q` (or `nvidia-smi -q -x`) of the same machine",
+                ),
+            ),
+        }
+        return;
+    };
+    if let Some((f, rows)) = p.lgip.take() {
+        if let Some(r) = rows.iter().find(|(g, _)| *g as usize >= inv.gpus.len()) {
+            diags.push(contradiction(
+                r.1.span.unwrap_or(first_line(sources, f)),
+                format!(
+                    "`mig -lgip` lists GPU {}, which the other files do not have",
+                    r.0
+                ),
+            ));
+        } else if let Some(spec) = inv.model.spec() {
+            let observed: Vec<lgip::ObservedProfile> = rows.into_iter().map(|(_, o)| o).collect();
+            let (pins, d) = lgip::compare(spec, &observed);
+            let fresh: Vec<Diagnostic> = d
+                .into_iter()
+                .filter(|d| !diags.iter().any(|e| e.message == d.message))
+                .collect();
+            diags.extend(fresh);
+            for pin in pins {
+                if !inv.mig_names.contains(&pin) {
+                    inv.mig_names.push(pin);
+                }
+            }
+        }
+    }
+    if diags.iter().any(Diagnostic::is_error) {
+        leave_node_out(out, diags, naming);
+        return;
+    }
+    out.report.imported_node(inv.gpus.len() as u64);
+    out.inventory = Some(inv);
+}
+
+/// The node seen but not written (an error): left out, with the first error's code.
+fn leave_node_out(out: &mut Outcome, diags: &[Diagnostic], naming: &Naming) {
+    if out.report.nodes.seen == 0 {
+        return;
+    }
+    let Some(e) = diags.iter().find(|d| d.is_error()) else {
+        return;
+    };
+    let gpus = out.report.gpus.seen - out.report.gpus.left_out;
+    out.report.leave_out(
+        Item::new(
+            ItemKind::Node,
+            naming.node.clone(),
+            e.code,
+            e.message.clone(),
+        )
+        .gpus(gpus),
+    );
+}
