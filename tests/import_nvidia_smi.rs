@@ -389,3 +389,29 @@ fn merging_in_process_reports_every_input() {
     assert_eq!(inv.nvlink_domains, vec![(0..8).collect::<Vec<u32>>()]);
     assert_eq!(inv.gpus.len(), 8);
 }
+
+#[test]
+fn an_older_drivers_layout_reads_and_an_excerpt_leaves_gpus_out() {
+    let path = format!("{Q}/q_V100-SXM2-16GB_DGX-1_excerpt__NVIDIA-nvidia-docker-issue868.txt");
+    let mut sources = SourceMap::new();
+    let id = sources.add(path.clone(), std::fs::read_to_string(&path).unwrap());
+    let (r, diags) = qtext::parse(&sources, id);
+    let r = r.unwrap_or_else(|| panic!("{}", Report::new(&sources, &diags).human(false)));
+    assert_eq!(r.attached, Some(8));
+    assert_eq!(r.gpus_seen(), 8);
+    let g = &r.snapshot.gpus[0];
+    assert_eq!(g.name.as_deref(), Some("Tesla V100-SXM2-16GB"));
+    assert_eq!(g.bus_id.as_deref(), Some("00000000:06:00.0"));
+    assert_eq!(
+        g.uuid.as_deref(),
+        Some("GPU-86e60957-0cc5-7959-855b-28f0d7bac243")
+    );
+    assert_eq!(g.mig, None);
+    assert_eq!(r.left_out.iter().map(|l| l.gpus).sum::<u32>(), 7);
+    let (inv, _) = discover::inventory("nvidia-smi", &r.snapshot, &naming()).unwrap();
+    assert_eq!(inv.model.catalog, Some("v100-sxm2-16gb"));
+    assert_eq!(inv.model.matched_by, "product-name");
+    let r = run(&["import", "nvidia-smi", &path, "--partial"]);
+    assert_eq!(r.0, 2, "{}", r.2);
+    assert!(r.2.contains("1 of 8 GPU(s) imported"), "{}", r.2);
+}
