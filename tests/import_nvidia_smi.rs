@@ -8,7 +8,8 @@ mod common;
 
 use common::{Run, Scratch, codes, gpuplan, run_of};
 use gpuplan::diag::{Diagnostic, Report};
-use gpuplan::discover::{self, Naming, qtext, smi};
+use gpuplan::discover::{self, Naming, qtext};
+use gpuplan::import::nvidia_smi as smi;
 use gpuplan::source::SourceMap;
 
 const Q: &str = "tests/fixtures/nvidia-smi/q";

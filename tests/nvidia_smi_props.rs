@@ -9,7 +9,8 @@
 
 mod common;
 
-use gpuplan::discover::{Naming, kdl, smi};
+use gpuplan::discover::{Naming, kdl};
+use gpuplan::import::nvidia_smi as smi;
 use gpuplan::source::SourceMap;
 use proptest::prelude::*;
 

@@ -23,20 +23,8 @@ pub fn run(kind: &ImportKind, out: &Output) -> u8 {
         | ImportKind::NvidiaSmiXml { args, .. }
         | ImportKind::MigLgip { args, .. }
         | ImportKind::K8sNodes { args, .. } => args,
-        ImportKind::NvidiaSmi {
-            files,
-            format,
-            out: file,
-            partial,
-            naming: n,
-        } => {
-            let to = Target {
-                format: *format,
-                out: file.as_deref(),
-                partial: *partial,
-            };
-            return super::import_smi::run(files, &naming(n), &to, out);
-        }
+        // Dispatched to `import_smi` by `commands/mod.rs`.
+        ImportKind::NvidiaSmi { .. } => return 1,
         ImportKind::Openb {
             nodes,
             pods,
@@ -411,7 +399,7 @@ pub fn convert(
     _format: DataFormat,
 ) -> Imported {
     let path = sources.get(file).map_or("", |f| f.path.as_str());
-    if let Some(d) = super::import_smi::other_output(kind, sources, file) {
+    if let Some(d) = other_output(kind, sources, file) {
         let mut imported = Imported::failed(kind_name(kind), vec![d]);
         imported.report.input(path, "another nvidia-smi output");
         return imported;
@@ -484,6 +472,18 @@ pub fn convert(
         report,
         diagnostics,
     }
+}
+
+/// GP708 when a specific `nvidia-smi` importer is given another `nvidia-smi` output.
+fn other_output(kind: &ImportKind, sources: &SourceMap, file: FileId) -> Option<Diagnostic> {
+    use crate::discover::sniff::Kind;
+    let expected = match kind {
+        ImportKind::NvidiaSmiTopo { .. } => Kind::Topo,
+        ImportKind::NvidiaSmiXml { .. } => Kind::QueryXml,
+        ImportKind::MigLgip { .. } => Kind::Lgip,
+        _ => return None,
+    };
+    crate::import::nvidia_smi::other_output(expected, sources, file)
 }
 
 fn to_value<T: Serialize>(v: &T) -> serde_json::Value {

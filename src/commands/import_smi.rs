@@ -1,14 +1,15 @@
 //! `gpuplan import nvidia-smi FILE...`: the `nvidia-smi` outputs of one machine,
-//! recognised and merged ([`crate::discover::smi`]), under the import contract
-//! ([`super::import::finish`]). Also the check shared by the specific importers
-//! (`nvidia-smi-topo`, `nvidia-smi-xml`, `mig-lgip`): a file of another kind is named.
+//! recognised and merged ([`crate::import::nvidia_smi`]), under the import contract
+//! ([`super::import::finish`]). Dispatched from `commands/mod.rs`, so that
+//! `commands/import.rs` (which it uses) does not depend on it.
 
 use super::Output;
 use super::import::{Imported, Target, canonical, finish};
-use crate::cli::{Format, ImportKind};
+use crate::cli::Format;
 use crate::diag::Diagnostic;
-use crate::discover::{self, Naming, smi};
-use crate::source::{FileId, SourceMap};
+use crate::discover::{self, Naming};
+use crate::import::nvidia_smi as smi;
+use crate::source::SourceMap;
 use std::path::PathBuf;
 
 /// Reads the files, says what each was recognised as, merges them into one node.
@@ -59,39 +60,4 @@ pub fn run(files: &[PathBuf], naming: &Naming, to: &Target, out: &Output) -> u8 
         diagnostics: o.diagnostics,
     };
     finish(out, &sources, imported, to)
-}
-
-/// GP708 when a specific `nvidia-smi` importer is given another `nvidia-smi` output
-/// (`mig -lgi` to `import mig-lgip`): it says which one it is.
-pub(super) fn other_output(
-    kind: &ImportKind,
-    sources: &SourceMap,
-    file: FileId,
-) -> Option<Diagnostic> {
-    use crate::discover::sniff::{Kind, sniff};
-    let expected = match kind {
-        ImportKind::NvidiaSmiTopo { .. } => Kind::Topo,
-        ImportKind::NvidiaSmiXml { .. } => Kind::QueryXml,
-        ImportKind::MigLgip { .. } => Kind::Lgip,
-        _ => return None,
-    };
-    let f = sources.get(file)?;
-    let found = sniff(&f.text).filter(|k| *k != expected)?;
-    let first = f.text.lines().next().map_or(0, str::len);
-    Some(
-        Diagnostic::error(
-            discover::smi::GP708,
-            format!(
-                "this is `{}` ({}), not `{}`",
-                found.command(),
-                found.what(),
-                expected.command()
-            ),
-        )
-        .at(crate::source::Span::new(file, 0, first), "recognised from its text")
-        .with_help(format!(
-            "`gpuplan import nvidia-smi {}` reads it (give `nvidia-smi -q` of the same machine with it for the GPUs)",
-            f.path
-        )),
-    )
 }

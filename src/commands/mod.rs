@@ -100,6 +100,25 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
             },
             out,
         ),
+        Command::Import {
+            kind:
+                crate::cli::ImportKind::NvidiaSmi {
+                    files,
+                    format,
+                    out: file,
+                    partial,
+                    naming,
+                },
+        } => import_smi::run(
+            &files,
+            &import::naming(&naming),
+            &import::Target {
+                format,
+                out: file.as_deref(),
+                partial,
+            },
+            out,
+        ),
         Command::Import { kind } => import::run(&kind, out),
         Command::Generate { what } => generate::run(what, out),
         Command::Report { what } => match what {

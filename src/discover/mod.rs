@@ -6,7 +6,7 @@
 //! nvidia-smi topo -m (topo.rs) ---------------------------+--> Inventory --kdl.rs--> KDL text
 //! nvidia-smi -q -x (xml.rs), -q (qtext.rs) ----------------+              \--serde--> JSON
 //! nvidia-smi mig -lgip (lgip.rs) --> profile table --catalog check--> KDL (`gpu-model` pins)
-//! any of them, recognised (sniff.rs), merged into one node (smi.rs): `import nvidia-smi`
+//! any of them, recognised (sniff.rs), merged into one node: crate::import::nvidia_smi
 //! ```
 //!
 //! Everything above the [`GpuSource`] trait is pure: model matching against the catalog,
@@ -23,7 +23,6 @@ pub mod kdl;
 pub mod lgip;
 pub mod nvml;
 pub mod qtext;
-pub mod smi;
 pub mod sniff;
 pub mod topo;
 pub mod xml;

@@ -1,5 +1,6 @@
 //! `gpuplan import nvidia-smi FILE...`: the `nvidia-smi` outputs of one machine, in any
-//! order, each recognised from its text ([`super::sniff`]), merged into one node.
+//! order, each recognised from its text ([`crate::discover::sniff`]), merged into one
+//! node; and [`other_output`], the check of the specific importers.
 //!
 //! ```text
 //! -q | -q -x ----------> GPUs (model, memory, bus ids, MIG mode and devices)
@@ -13,12 +14,12 @@
 //! report says has MIG off) are refused (`GP707`): they are not of one machine, or not
 //! of one moment. A file that is none of these outputs is `GP706`.
 
-use super::sniff::{self, Kind};
-use super::{
-    ComputeInstanceFacts, GpuInstanceFacts, Inventory, MigFacts, Naming, Snapshot, lgip, qtext,
-    topo, xml,
-};
 use crate::diag::Diagnostic;
+use crate::discover::sniff::{self, Kind};
+use crate::discover::{
+    self, ComputeInstanceFacts, GpuInstanceFacts, Inventory, MigFacts, Naming, Snapshot, lgip,
+    qtext, topo, xml,
+};
 use crate::drift::InstanceRow;
 use crate::import::contract::{Item, ItemKind, Report};
 use crate::source::{FileId, SourceMap, Span};
@@ -165,7 +166,7 @@ fn parse_all(sources: &SourceMap, inputs: &[Input], diags: &mut Vec<Diagnostic>)
                     }
                     Err(e) => diags.push(
                         Diagnostic::error(
-                            super::GP712,
+                            discover::GP712,
                             format!("cannot read this `{}` table: {e}", i.kind.command()),
                         )
                         .at(first_line(sources, f), "this table"),
@@ -406,7 +407,7 @@ pub fn import(sources: &SourceMap, files: &[FileId], naming: &Naming) -> Outcome
                     .gpus(u64::from(l.gpus)),
                 );
             }
-            match super::inventory("nvidia-smi", &snap, naming) {
+            match discover::inventory("nvidia-smi", &snap, naming) {
                 Ok((mut inv, d)) => {
                     diags.extend(d);
                     if let Some((f, m)) = &p.topo {
@@ -528,4 +529,27 @@ fn leave_node_out(out: &mut Outcome, diags: &[Diagnostic], naming: &Naming) {
         )
         .gpus(gpus),
     );
+}
+
+/// GP708 when a specific importer, which reads `expected`, is given another `nvidia-smi`
+/// output (`mig -lgi` to `import mig-lgip`): it says which one it is.
+pub fn other_output(expected: Kind, sources: &SourceMap, file: FileId) -> Option<Diagnostic> {
+    let f = sources.get(file)?;
+    let found = sniff::sniff(&f.text).filter(|k| *k != expected)?;
+    Some(
+        Diagnostic::error(
+            GP708,
+            format!(
+                "this is `{}` ({}), not `{}`",
+                found.command(),
+                found.what(),
+                expected.command()
+            ),
+        )
+        .at(first_line(sources, file), "recognised from its text")
+        .with_help(format!(
+            "`gpuplan import nvidia-smi {}` reads it (give `nvidia-smi -q` of the same machine with it for the GPUs)",
+            f.path
+        )),
+    )
 }
