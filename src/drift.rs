@@ -438,6 +438,32 @@ mod tests {
     }
 
     #[test]
+    fn instance_rows_of_lgi_and_lci_tables() {
+        let (lci, rows) = parse_instance_rows(LGI).unwrap();
+        assert!(!lci);
+        assert!(
+            rows.iter()
+                .all(|r| r.gpu_instance.is_none() && r.id.is_some())
+        );
+        // `mig -lci` (the layout of its rows as the driver prints it; constructed):
+        // the GPU instance id comes before `MIG`.
+        let table = "+----+\n| Compute instances:  |\n|   0      1       MIG 1g.10gb          0         0          0:1     |\n+----+\n";
+        let (lci, rows) = parse_instance_rows(table).unwrap();
+        assert!(lci);
+        assert_eq!(rows[0].gpu_instance, Some(1));
+        assert_eq!(rows[0].profile, "1g.10gb");
+        assert_eq!(
+            (rows[0].profile_id, rows[0].id, rows[0].placement),
+            (Some(0), Some(0), Some((0, 1)))
+        );
+        assert!(
+            parse_lgi("n", "x", table).is_err(),
+            "an -lci table is not an observation of GPU instances"
+        );
+        assert!(parse_instance_rows("|   x  MIG 1g.10gb  19  9  2:1 |").is_err());
+    }
+
+    #[test]
     fn discovery_json_gives_profiles_and_whole_gpus() {
         let j = r#"{"format_version": "1", "node": "n", "gpus": [
             {"index": 0, "mig": {"current": true, "pending": true, "gpu_instances": [
