@@ -46,9 +46,15 @@ struct DiscoveryJson {
     system: Option<crate::discover::SystemInfo>,
 }
 
-/// Reads the JSON of `gpuplan discover --format json`.
+/// Reads the JSON of `gpuplan discover --format json`, or of `gpuplan import
+/// nvidia-smi... --format json` (the import contract's document: the node is its `read`).
 pub fn parse_json(source: &str, text: &str) -> Result<ObservedNode, String> {
-    let d: DiscoveryJson = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let v = match v.get("read") {
+        Some(read) if v.get("report").is_some() => read.clone(),
+        _ => v,
+    };
+    let d: DiscoveryJson = serde_json::from_value(v).map_err(|e| e.to_string())?;
     let gpus = d
         .gpus
         .iter()
