@@ -532,3 +532,70 @@ fn mig_instances(diags: &mut Vec<Diagnostic>, b: &Block) -> Vec<GpuInstanceFacts
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> (Option<Report>, Vec<Diagnostic>) {
+        let mut sources = SourceMap::new();
+        let id = sources.add("q.txt", text.to_string());
+        parse(&sources, id)
+    }
+
+    /// Constructed (no published MIG-enabled `-q` text was found whole): the layout of
+    /// the `MIG Devices` section as the driver prints it, with a prompt, Windows line
+    /// ends and the key column of another driver.
+    const MIG: &str = "$ nvidia-smi -q\r\n\r\nAttached GPUs : 1\r\nGPU 00000000:07:00.0\r\n    Product Name      : NVIDIA A100-SXM4-80GB\r\n    MIG Mode\r\n        Current       : Enabled\r\n        Pending       : Enabled\r\n    MIG Devices\r\n        MIG Device\r\n            Index                     : 0\r\n            GPU Instance ID           : 2\r\n            Compute Instance ID       : 0\r\n            Device Attributes\r\n                Shared\r\n                    Multiprocessor count : 42\r\n            FB Memory Usage\r\n                Total                 : 40192 MiB\r\n        MIG Device\r\n            Index                     : 1\r\n            GPU Instance ID           : 2\r\n            Compute Instance ID       : 1\r\n            FB Memory Usage\r\n                Total                 : 40192 MiB\r\n        MIG Device\r\n            Index                     : 2\r\n            GPU Instance ID           : 9\r\n            Compute Instance ID       : 0\r\n            FB Memory Usage\r\n                Total                 : 9728 MiB\r\n    PCI\r\n        Device Id     : 0x20B210DE\r\n        Bus Id        : 00000000:07:00.0\r\n    FB Memory Usage\r\n        Total         : 81920 MiB\r\n    Processes         : None\r\n";
+
+    #[test]
+    fn mig_devices_become_gpu_instances_with_their_compute_instances() {
+        let (r, d) = read(MIG);
+        let r = r.unwrap_or_else(|| panic!("{d:?}"));
+        assert!(d.is_empty(), "{d:?}");
+        let g = &r.snapshot.gpus[0];
+        assert_eq!(
+            g.memory_mib,
+            Some(81920),
+            "the GPU's memory, not a MIG device's"
+        );
+        assert_eq!(g.pci_device_id, Some(0x20b2));
+        let m = g.mig.as_ref().unwrap();
+        assert!(m.current && m.pending);
+        let gis: Vec<(u32, Option<u64>, usize)> = m
+            .gpu_instances
+            .iter()
+            .map(|gi| (gi.id, gi.memory_mib, gi.compute_instances.len()))
+            .collect();
+        assert_eq!(gis, vec![(2, Some(40192), 2), (9, Some(9728), 1)]);
+    }
+
+    #[test]
+    fn keys_are_matched_without_case_or_spacing_and_values_keep_colons() {
+        let text = "Attached GPUs : 1\nGPU 00000000:18:00.0\n    product   NAME : NVIDIA H100 80GB HBM3\n    Pci\n        BUS  id : 00000000:18:00.0\n    fb memory usage\n        TOTAL : 81559 MiB\n";
+        let (r, d) = read(text);
+        let g = &r.unwrap_or_else(|| panic!("{d:?}")).snapshot.gpus[0];
+        assert_eq!(g.bus_id.as_deref(), Some("00000000:18:00.0"));
+        assert_eq!(g.memory_mib, Some(81559));
+    }
+
+    #[test]
+    fn unreadable_values_are_gp712_with_a_span() {
+        for (from, to) in [
+            ("81559 MiB", "99999999999999999999 MiB"),
+            ("81559 MiB", "lots"),
+            ("00000000:18:00.0\n    fb", "../../x\n    fb"),
+        ] {
+            let text = "Attached GPUs : 1\nGPU 00000000:18:00.0\n    Product Name : NVIDIA H100 80GB HBM3\n    PCI\n        Bus Id : 00000000:18:00.0\n    fb memory usage\n        Total : 81559 MiB\n"
+                .replace(from, to);
+            let (r, d) = read(&text);
+            assert!(r.is_none(), "{to}");
+            assert!(
+                d.iter().any(|d| d.code == GP712 && d.span.is_some()),
+                "{to}: {d:?}"
+            );
+        }
+        let (r, d) = read("Attached GPUs : 4294967296\n");
+        assert!(r.is_none() && d[0].code == GP712);
+    }
+}
