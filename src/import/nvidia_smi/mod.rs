@@ -16,18 +16,17 @@
 
 use crate::diag::Diagnostic;
 use crate::discover::sniff::{self, Kind};
-use crate::discover::{
-    self, ComputeInstanceFacts, GpuInstanceFacts, Inventory, MigFacts, Naming, Snapshot, lgip,
-    qtext, topo, xml,
-};
-use crate::drift::InstanceRow;
+use crate::discover::{self, Inventory, Naming, Snapshot, lgip, qtext, topo, xml};
 use crate::import::contract::{Item, ItemKind, Report};
-use crate::source::{FileId, SourceMap, Span};
+use crate::source::{FileId, SourceMap};
+
+mod merge;
+
+pub use merge::GP707;
+use merge::{Parsed, apply_instances, apply_topo, base, contradiction, first_line};
 
 /// GP706: a file is none of the `nvidia-smi` outputs `import nvidia-smi` reads.
 pub const GP706: &str = "GP706";
-/// GP707: two files contradict each other (not of one machine, or not of one moment).
-pub const GP707: &str = "GP707";
 /// GP708: a file is another `nvidia-smi` output than the specific importer reads.
 pub const GP708: &str = "GP708";
 /// GP716: the files do not describe the node's GPUs (only MIG tables).
@@ -39,17 +38,6 @@ pub struct Input {
     pub kind: Kind,
 }
 
-/// What the files said, each parsed.
-#[derive(Default)]
-struct Parsed {
-    query: Option<(FileId, qtext::Report)>,
-    xml: Option<(FileId, Snapshot)>,
-    topo: Option<(FileId, topo::Matrix)>,
-    lgip: Option<(FileId, Vec<(u32, lgip::ObservedProfile)>)>,
-    lgi: Option<(FileId, Vec<InstanceRow>)>,
-    lci: Option<(FileId, Vec<InstanceRow>)>,
-}
-
 /// What `import nvidia-smi` produced.
 pub struct Outcome {
     pub inputs: Vec<Input>,
@@ -58,14 +46,6 @@ pub struct Outcome {
     pub lgip: Option<lgip::LgipReport>,
     pub report: Report,
     pub diagnostics: Vec<Diagnostic>,
-}
-
-fn first_line(sources: &SourceMap, file: FileId) -> Span {
-    let len = sources
-        .get(file)
-        .and_then(|f| f.text.lines().next().map(str::len))
-        .unwrap_or(0);
-    Span::new(file, 0, len)
 }
 
 /// Recognises each file; GP706 for one that is no `nvidia-smi` output.
@@ -178,191 +158,6 @@ fn parse_all(sources: &SourceMap, inputs: &[Input], diags: &mut Vec<Diagnostic>)
     p
 }
 
-/// Bus ids in a comparable form.
-fn buses(s: &Snapshot) -> Vec<Option<String>> {
-    s.gpus
-        .iter()
-        .map(|g| g.bus_id.as_deref().and_then(crate::units::normalize_bus_id))
-        .collect()
-}
-
-/// The GPUs: from `-q -x` or `-q` (both: they must agree), with what `-q` left out.
-fn base(
-    p: &mut Parsed,
-    sources: &SourceMap,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<(Snapshot, u32, Vec<qtext::LeftOut>)> {
-    let q = p.query.take();
-    let x = p.xml.take();
-    if let (Some((qf, q)), Some((xf, x))) = (&q, &x) {
-        if q.gpus_seen() as usize != x.gpus.len() || buses(&q.snapshot) != buses(x) {
-            diags.push(
-                Diagnostic::error(GP707, format!(
-                    "`nvidia-smi -q` and `nvidia-smi -q -x` describe different GPUs ({} and {}, or other bus ids)",
-                    q.gpus_seen(),
-                    x.gpus.len()
-                ))
-                .at(first_line(sources, *qf), "`-q`")
-                .with_related(first_line(sources, *xf), "`-q -x`")
-                .with_help("give the outputs of one machine, taken together"),
-            );
-            return None;
-        }
-    }
-    match (q, x) {
-        (_, Some((_, x))) => {
-            let n = x.gpus.len() as u32;
-            Some((x, n, Vec::new()))
-        }
-        (Some((_, q)), None) => {
-            let n = q.gpus_seen();
-            Some((q.snapshot, n, q.left_out))
-        }
-        (None, None) => None,
-    }
-}
-
-/// The MIG instances of `mig -lgi` and `mig -lci` on the GPUs. `mig_known`: the GPUs
-/// come from a report that gives each GPU's MIG mode (none: the GPU has no MIG).
-fn apply_instances(
-    snap: &mut Snapshot,
-    mig_known: bool,
-    lgi: Option<(FileId, Vec<InstanceRow>)>,
-    lci: Option<(FileId, Vec<InstanceRow>)>,
-    diags: &mut Vec<Diagnostic>,
-) {
-    if let Some((file, rows)) = lgi {
-        for r in rows {
-            let at = Span::new(file, r.offset, 1);
-            let Some(g) = snap.gpus.get_mut(r.gpu as usize) else {
-                diags.push(contradiction(
-                    at,
-                    format!(
-                        "`mig -lgi` lists GPU {}, which the other files do not have",
-                        r.gpu
-                    ),
-                ));
-                continue;
-            };
-            if mig_known && g.mig.is_none() {
-                diags.push(contradiction(
-                    at,
-                    format!("`mig -lgi` lists an instance on GPU {}, which has no MIG mode (N/A) in the report", r.gpu),
-                ));
-                continue;
-            }
-            let mig = g.mig.get_or_insert(MigFacts {
-                current: true,
-                pending: true,
-                gpu_instances: Vec::new(),
-            });
-            if !mig.current {
-                diags.push(contradiction(
-                    at,
-                    format!(
-                        "`mig -lgi` lists an instance on GPU {}, whose MIG mode is disabled",
-                        r.gpu
-                    ),
-                ));
-                continue;
-            }
-            let Some(id) = r.id else { continue };
-            let pos = match mig.gpu_instances.iter().position(|gi| gi.id == id) {
-                Some(p) => p,
-                None => {
-                    mig.gpu_instances.push(GpuInstanceFacts {
-                        id,
-                        ..GpuInstanceFacts::default()
-                    });
-                    mig.gpu_instances.len() - 1
-                }
-            };
-            let gi = &mut mig.gpu_instances[pos];
-            gi.profile = Some(r.profile.clone());
-            gi.profile_id = r.profile_id;
-            gi.start = r.placement.map(|p| p.0);
-            gi.size = r.placement.map(|p| p.1);
-        }
-    }
-    let Some((file, rows)) = lci else { return };
-    for r in rows {
-        let at = Span::new(file, r.offset, 1);
-        let gi = snap
-            .gpus
-            .get_mut(r.gpu as usize)
-            .and_then(|g| g.mig.as_mut())
-            .and_then(|m| {
-                m.gpu_instances
-                    .iter_mut()
-                    .find(|gi| Some(gi.id) == r.gpu_instance)
-            });
-        let (Some(gi), Some(id)) = (gi, r.id) else {
-            diags.push(contradiction(at, format!("`mig -lci` lists a compute instance in GPU instance {} of GPU {}, which the other files do not have", r.gpu_instance.map_or("?".into(), |i| i.to_string()), r.gpu)));
-            continue;
-        };
-        match gi.compute_instances.iter_mut().find(|c| c.id == id) {
-            Some(c) => {
-                c.profile_id = r.profile_id;
-                c.slices = r.placement.map(|p| p.1);
-            }
-            None => gi.compute_instances.push(ComputeInstanceFacts {
-                id,
-                profile_id: r.profile_id,
-                slices: r.placement.map(|p| p.1),
-            }),
-        }
-    }
-}
-
-fn contradiction(at: Span, msg: String) -> Diagnostic {
-    Diagnostic::error(GP707, msg)
-        .at(at, "this row")
-        .with_help("give the outputs of one machine, taken together")
-}
-
-/// NVLink, NUMA, PCIe switches and NICs of the matrix on the node.
-fn apply_topo(
-    inv: &mut Inventory,
-    file: FileId,
-    m: &topo::Matrix,
-    sources: &SourceMap,
-    diags: &mut Vec<Diagnostic>,
-) {
-    if m.gpus != inv.gpus.len() {
-        diags.push(
-            Diagnostic::error(
-                GP707,
-                format!(
-                    "`topo -m` has {} GPUs, the other files {}",
-                    m.gpus,
-                    inv.gpus.len()
-                ),
-            )
-            .at(first_line(sources, file), "this matrix")
-            .with_help("give the outputs of one machine, taken together"),
-        );
-        return;
-    }
-    let naming = Naming {
-        node: inv.node.clone(),
-        class: Some(inv.class.clone()),
-        model: Some(inv.model.name.clone()),
-    };
-    let Ok(t) = topo::to_inventory(m, &naming) else {
-        return;
-    };
-    for (g, tg) in inv.gpus.iter_mut().zip(&t.gpus) {
-        g.numa_node = g.numa_node.or(tg.numa_node);
-        g.cpu_affinity = tg.cpu_affinity.clone();
-    }
-    inv.nvlink_domains = t.nvlink_domains;
-    inv.nvlink_links = t.nvlink_links;
-    inv.numa = t.numa;
-    inv.pcie_switches = t.pcie_switches;
-    inv.nics = t.nics;
-    inv.notes.extend(t.notes);
-}
-
 /// Reads and merges the files of one machine.
 pub fn import(sources: &SourceMap, files: &[FileId], naming: &Naming) -> Outcome {
     let (inputs, mut diags) = recognise(sources, files);
@@ -391,63 +186,83 @@ pub fn import(sources: &SourceMap, files: &[FileId], naming: &Naming) -> Outcome
         out.diagnostics = diags;
         return out;
     }
-    let base = base(&mut p, sources, &mut diags);
-    let inv = match base {
-        Some((mut snap, seen, left_out)) => {
-            apply_instances(&mut snap, true, p.lgi.take(), p.lci.take(), &mut diags);
-            out.report.saw_node(u64::from(seen));
-            for l in &left_out {
-                out.report.leave_out(
-                    Item::new(
-                        ItemKind::Gpus,
-                        naming.node.clone(),
-                        qtext::GP709,
-                        l.reason.clone(),
-                    )
-                    .gpus(u64::from(l.gpus)),
-                );
-            }
-            match discover::inventory("nvidia-smi", &snap, naming) {
-                Ok((mut inv, d)) => {
-                    diags.extend(d);
-                    if let Some((f, m)) = &p.topo {
-                        apply_topo(&mut inv, *f, m, sources, &mut diags);
-                    } else {
-                        inv.notes.push("no `nvidia-smi topo -m` was given: NVLink domains, NUMA and NICs are unknown".into());
-                    }
-                    Some(inv)
-                }
-                Err(d) => {
-                    diags.push(d);
-                    None
-                }
-            }
-        }
+    let inv = match base(&mut p, sources, &mut diags) {
+        Some(b) => from_report(b, &mut p, sources, naming, &mut out.report, &mut diags),
         None if p.topo.is_some() && !diags.iter().any(Diagnostic::is_error) => {
-            let (_, m) = p.topo.as_ref().expect("checked");
-            match topo::to_inventory(m, naming) {
-                Ok(mut inv) => {
-                    inv.source = "nvidia-smi";
-                    out.report.saw_node(inv.gpus.len() as u64);
-                    let mut snap = Snapshot {
-                        system: inv.system.clone(),
-                        gpus: inv.gpus.clone(),
-                    };
-                    apply_instances(&mut snap, false, p.lgi.take(), p.lci.take(), &mut diags);
-                    inv.gpus = snap.gpus;
-                    Some(inv)
-                }
-                Err(d) => {
-                    diags.push(d);
-                    None
-                }
-            }
+            from_topo(&mut p, naming, &mut out.report, &mut diags)
         }
         None => None,
     };
     finish(sources, p, inv, naming, &mut out, &mut diags);
     out.diagnostics = diags;
     out
+}
+
+/// The node from the reports' GPUs (`seen`: the GPUs they count, with those left out),
+/// the MIG tables' instances and the matrix's wiring.
+fn from_report(
+    (mut snap, seen, left_out): (Snapshot, u32, Vec<qtext::LeftOut>),
+    p: &mut Parsed,
+    sources: &SourceMap,
+    naming: &Naming,
+    report: &mut Report,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Inventory> {
+    apply_instances(&mut snap, true, p.lgi.take(), p.lci.take(), diags);
+    report.saw_node(u64::from(seen));
+    for l in &left_out {
+        let item = Item::new(
+            ItemKind::Gpus,
+            naming.node.clone(),
+            qtext::GP709,
+            l.reason.clone(),
+        );
+        report.leave_out(item.gpus(u64::from(l.gpus)));
+    }
+    match discover::inventory("nvidia-smi", &snap, naming) {
+        Ok((mut inv, d)) => {
+            diags.extend(d);
+            match &p.topo {
+                Some((f, m)) => apply_topo(&mut inv, *f, m, sources, diags),
+                None => inv.notes.push(
+                    "no `nvidia-smi topo -m` was given: NVLink domains, NUMA and NICs are unknown"
+                        .into(),
+                ),
+            }
+            Some(inv)
+        }
+        Err(d) => {
+            diags.push(d);
+            None
+        }
+    }
+}
+
+/// The node from the matrix alone (`--model` needed), with the MIG tables' instances.
+fn from_topo(
+    p: &mut Parsed,
+    naming: &Naming,
+    report: &mut Report,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Inventory> {
+    let (_, m) = p.topo.as_ref()?;
+    match topo::to_inventory(m, naming) {
+        Ok(mut inv) => {
+            inv.source = "nvidia-smi";
+            report.saw_node(inv.gpus.len() as u64);
+            let mut snap = Snapshot {
+                system: inv.system.clone(),
+                gpus: inv.gpus.clone(),
+            };
+            apply_instances(&mut snap, false, p.lgi.take(), p.lci.take(), diags);
+            inv.gpus = snap.gpus;
+            Some(inv)
+        }
+        Err(d) => {
+            diags.push(d);
+            None
+        }
+    }
 }
 
 /// The `mig -lgip` check on the node's model, the report's imported tallies.
