@@ -1,5 +1,5 @@
 //! Mangled `nvidia-smi` outputs through `import nvidia-smi` (issue 30): every format it
-//! reads (`-q`, `-q -x`, `topo -m`, `mig -lgip`, `mig -lgi`), truncated, with lines and
+//! reads (`-q`, `-q -x`, `topo -m`, `mig -lgip`, `mig -lgi`, `mig -lci`), truncated, with lines and
 //! keys duplicated, hostile values and huge numbers put in. Each case ends with an
 //! output or an error with a code, never a panic; the output stays bounded, the import
 //! report balances, and an output written validates.
@@ -23,6 +23,19 @@ const INPUTS: &[&str] = &[
     "tests/fixtures/discover/nvidia-smi/mig_lgip_H100NVL_94GB__NVIDIA-gpu-operator-pr903.txt",
     "tests/fixtures/nvidia-smi/mig/lgi_A100-80GB_2gpu__NVIDIA-DCGM-issue138.txt",
 ];
+
+/// A `mig -lci` table (constructed in the driver's layout: no published one was found).
+const LCI: &str = "+--------------------------------------------------------------------+
+| Compute instances:                                                 |
+| GPU     GPU       Name             Profile   Instance   Placement  |
+|       Instance                       ID        ID       Start:Size |
+|         ID                                                         |
+|====================================================================|
+|   0      2       MIG 3g.40gb          2         0          0:3     |
++--------------------------------------------------------------------+
+|   1      1       MIG 3g.40gb          2         0          0:3     |
++--------------------------------------------------------------------+
+";
 
 /// Values that break readers.
 const HOSTILE: &[&str] = &[
@@ -178,8 +191,8 @@ proptest! {
 
     /// Each kind alone, mangled.
     #[test]
-    fn one_mangled_output(which in 0..INPUTS.len(), muts in prop::collection::vec(mutation(), 1..4)) {
-        let mut text = read(INPUTS[which]);
+    fn one_mangled_output(which in 0..=INPUTS.len(), muts in prop::collection::vec(mutation(), 1..4)) {
+        let mut text = INPUTS.get(which).map_or_else(|| LCI.to_string(), |p| read(p));
         for m in &muts {
             text = apply(&text, m);
         }
