@@ -343,10 +343,17 @@ fn build(r: &mut Reader) -> Option<Report> {
     let mut left_out = Vec::new();
     for b in &r.blocks {
         let cut = ends && !b.ended;
-        if cut || !b.fields.contains_key("product name") {
+        let why = if cut || !b.fields.contains_key("product name") {
+            "is cut before its end"
+        } else if value(&b.fields, "product name").is_none() {
+            "has no product name (N/A): the GPU cannot be told"
+        } else {
+            ""
+        };
+        if !why.is_empty() {
             left_out.push(LeftOut {
                 gpus: 1,
-                reason: format!("the block of GPU {} is cut before its end", b.bus),
+                reason: format!("the block of GPU {} {why}", quoted(&b.bus)),
             });
             continue;
         }
@@ -572,6 +579,15 @@ mod tests {
 
     #[test]
     fn keys_are_matched_without_case_or_spacing_and_values_keep_colons() {
+        let (r, _) = read(
+            "Attached GPUs : 2\nGPU 00000000:18:00.0\n    Product Name : N/A\nGPU 00000000:19:00.0\n    Product Name : NVIDIA H100 80GB HBM3\n",
+        );
+        let r = r.unwrap();
+        assert_eq!(
+            (r.snapshot.gpus.len(), r.left_out.len()),
+            (1, 1),
+            "an N/A product name is left out, not dropped"
+        );
         let text = "Attached GPUs : 1\nGPU 00000000:18:00.0\n    product   NAME : NVIDIA H100 80GB HBM3\n    Pci\n        BUS  id : 00000000:18:00.0\n    fb memory usage\n        TOTAL : 81559 MiB\n";
         let (r, d) = read(text);
         let g = &r.unwrap_or_else(|| panic!("{d:?}")).snapshot.gpus[0];
