@@ -469,7 +469,28 @@ pub struct ImportArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum ImportKind {
-    /// `nvidia-smi topo -m`: NVLink domains, NUMA and PCIe grouping, NIC affinity.
+    /// The `nvidia-smi` outputs of one machine, in any order, each recognised from its
+    /// text: `-q`, `-q -x`, `topo -m`, `mig -lgip`, `mig -lgi`, `mig -lci`; merged into
+    /// one node (docs/import.md). The kinds below read one output each.
+    NvidiaSmi {
+        /// The saved outputs (one machine's).
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Output: gpuplan KDL, or the import report and what was read as JSON.
+        #[arg(long, value_enum, default_value_t = DataFormat::Kdl)]
+        format: DataFormat,
+        /// Write the output to this file instead of stdout.
+        #[arg(short = 'o', long = "out", value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Write what could be imported even when part of the source is left out (the
+        /// output lists what is missing; exit 2).
+        #[arg(long)]
+        partial: bool,
+        #[command(flatten)]
+        naming: NamingArgs,
+    },
+    /// `nvidia-smi topo -m`: NVLink domains, NUMA and PCIe grouping, NIC affinity (as
+    /// `import nvidia-smi` with this one file).
     NvidiaSmiTopo {
         #[command(flatten)]
         args: ImportArgs,

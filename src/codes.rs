@@ -70,6 +70,30 @@ pub const ALL: &[Code] = &[
         "the message names the file and line; compare with the trace's header",
     ),
     code(
+        "GP706",
+        "import",
+        "a file given to `import nvidia-smi` is none of the `nvidia-smi` outputs it reads",
+        "give saved outputs of `nvidia-smi -q`, `-q -x`, `topo -m`, `mig -lgip`, `mig -lgi` or `mig -lci`",
+    ),
+    code(
+        "GP707",
+        "import",
+        "two `nvidia-smi` outputs contradict each other (GPU counts, bus ids, MIG state): not of one machine, or not of one moment",
+        "give the outputs of one machine taken together; import each node on its own",
+    ),
+    code(
+        "GP708",
+        "import",
+        "the file is another `nvidia-smi` output than the importer named (e.g. `mig -lgi` given to `import mig-lgip`)",
+        "use the importer the message names, or `import nvidia-smi`, which recognises every kind",
+    ),
+    code(
+        "GP709",
+        "import",
+        "GPUs the `nvidia-smi -q` report counts (`Attached GPUs`) are not described in it (made with `-i`, or cut): they are left out",
+        "capture `nvidia-smi -q` again without `-i`, whole; or pass `--partial` to write the GPUs it describes",
+    ),
+    code(
         "GP710",
         "import",
         "the input is not the expected `nvidia-smi` output at all",
@@ -98,6 +122,18 @@ pub const ALL: &[Code] = &[
         "import",
         "the GPU model cannot be told from the input",
         "pass `--model`",
+    ),
+    code(
+        "GP715",
+        "import",
+        "the `nvidia-smi -q` report lists a GPU twice, or gives one key two different values",
+        "import the unedited output of one `nvidia-smi -q` run",
+    ),
+    code(
+        "GP716",
+        "import",
+        "the files given to `import nvidia-smi` do not describe the node's GPUs (only MIG tables)",
+        "add the output of `nvidia-smi -q` (or `-q -x`) of the same machine",
     ),
     code(
         "GP720",

@@ -46,9 +46,15 @@ struct DiscoveryJson {
     system: Option<crate::discover::SystemInfo>,
 }
 
-/// Reads the JSON of `gpuplan discover --format json`.
+/// Reads the JSON of `gpuplan discover --format json`, or of `gpuplan import
+/// nvidia-smi... --format json` (the import contract's document: the node is its `read`).
 pub fn parse_json(source: &str, text: &str) -> Result<ObservedNode, String> {
-    let d: DiscoveryJson = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let v = match v.get("read") {
+        Some(read) if v.get("report").is_some() => read.clone(),
+        _ => v,
+    };
+    let d: DiscoveryJson = serde_json::from_value(v).map_err(|e| e.to_string())?;
     let gpus = d
         .gpus
         .iter()
@@ -83,29 +89,91 @@ pub fn parse_json(source: &str, text: &str) -> Result<ObservedNode, String> {
     })
 }
 
-/// Reads an `nvidia-smi mig -lgi` table: rows `| GPU  MIG <profile>  <profile id>
-/// <instance id>  <start>:<size> |`.
-pub fn parse_lgi(node: &str, source: &str, text: &str) -> Result<ObservedNode, String> {
-    let mut gpus: BTreeMap<u32, ObservedGpu> = BTreeMap::new();
-    let mut header = false;
-    for line in text.lines() {
+/// One row of an `nvidia-smi mig -lgi` table (a GPU instance) or of a `mig -lci` table
+/// (a compute instance, with the GPU instance it is in).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct InstanceRow {
+    pub gpu: u32,
+    /// `-lci`: the GPU instance of the compute instance.
+    pub gpu_instance: Option<u32>,
+    /// The profile as the driver names it, without `MIG ` (`3g.40gb`, `1c.3g.40gb`).
+    pub profile: String,
+    pub profile_id: Option<u32>,
+    /// The GPU instance (`-lgi`) or compute instance (`-lci`) id.
+    pub id: Option<u32>,
+    /// `Start:Size`, in memory slices (`-lgi`) or compute slices (`-lci`).
+    pub placement: Option<(u32, u32)>,
+    /// Byte offset of the row in its file.
+    #[serde(skip)]
+    pub offset: usize,
+}
+
+/// The most rows read from one table (8 GPUs of 7 instances of 7 compute instances).
+const MAX_INSTANCE_ROWS: usize = 4096;
+
+/// Reads the rows of an `nvidia-smi mig -lgi` table, `| GPU  MIG <profile>  <profile id>
+/// <instance id>  <start>:<size> |`, or of a `mig -lci` table, `| GPU  <GI>  MIG
+/// <profile>  <profile id>  <instance id>  <start>:<size> |`; the title line says which.
+/// `Err` for a text that is neither, a GPU index that is not a number, or too many rows.
+pub fn parse_instance_rows(text: &str) -> Result<(bool, Vec<InstanceRow>), String> {
+    let mut rows = Vec::new();
+    let mut title = None;
+    let mut off = 0;
+    for line in text.split_inclusive('\n') {
+        let at = off;
+        off += line.len();
         if line.contains("GPU instances") {
-            header = true;
+            title.get_or_insert(false);
+        } else if line.contains("Compute instances") {
+            title.get_or_insert(true);
         }
         let t = line.trim().trim_matches('|').trim();
         let w: Vec<&str> = t.split_whitespace().collect();
-        if w.len() >= 6 && w[1] == "MIG" && w[5].contains(':') {
-            let gpu: u32 = w[0]
-                .parse()
-                .map_err(|_| format!("`{}`: not a GPU index", w[0]))?;
-            let g = gpus.entry(gpu).or_default();
-            g.mig_enabled = Some(true);
-            g.profiles.push(w[2].to_string());
+        // -lci rows have the GPU instance id before `MIG`.
+        let m = match w.iter().position(|x| *x == "MIG") {
+            Some(m @ (1 | 2)) if w.len() >= m + 5 && w[m + 4].contains(':') => m,
+            _ => continue,
+        };
+        if rows.len() >= MAX_INSTANCE_ROWS {
+            return Err(format!("more than {MAX_INSTANCE_ROWS} instance rows"));
         }
+        let gpu: u32 = w[0]
+            .parse()
+            .map_err(|_| format!("`{}`: not a GPU index", w[0]))?;
+        let num = |s: &str| s.parse::<u32>().ok();
+        rows.push(InstanceRow {
+            gpu,
+            gpu_instance: if m == 2 { num(w[1]) } else { None },
+            profile: w[m + 1].to_string(),
+            profile_id: num(w[m + 2]),
+            id: num(w[m + 3]),
+            placement: w[m + 4]
+                .split_once(':')
+                .and_then(|(a, b)| Some((num(a)?, num(b)?))),
+            offset: at,
+        });
     }
-    let empty = text.contains("No GPU instances found");
-    if !header && gpus.is_empty() && !empty {
-        return Err("not an `nvidia-smi mig -lgi` table (no `GPU instances` header)".into());
+    let empty =
+        text.contains("No GPU instances found") || text.contains("No compute instances found");
+    match title {
+        Some(lci) => Ok((lci, rows)),
+        None if empty => Ok((text.contains("No compute instances found"), rows)),
+        None if !rows.is_empty() => Ok((rows.iter().any(|r| r.gpu_instance.is_some()), rows)),
+        None => Err("not an `nvidia-smi mig -lgi` table (no `GPU instances` header)".into()),
+    }
+}
+
+/// Reads an `nvidia-smi mig -lgi` table ([`parse_instance_rows`]) as an observation.
+pub fn parse_lgi(node: &str, source: &str, text: &str) -> Result<ObservedNode, String> {
+    let (lci, rows) = parse_instance_rows(text)?;
+    if lci {
+        return Err("this is `nvidia-smi mig -lci` (compute instances), not `mig -lgi`".into());
+    }
+    let mut gpus: BTreeMap<u32, ObservedGpu> = BTreeMap::new();
+    for r in rows {
+        let g = gpus.entry(r.gpu).or_default();
+        g.mig_enabled = Some(true);
+        g.profiles.push(r.profile);
     }
     Ok(ObservedNode {
         node: node.to_string(),
@@ -373,6 +441,32 @@ mod tests {
         assert_eq!(o.gpus[&3].profiles, ["1g.10gb"]);
         assert!(parse_lgi("n", "x", "hello").is_err());
         assert!(parse_lgi("n", "x", "No GPU instances found: Not Found").is_ok());
+    }
+
+    #[test]
+    fn instance_rows_of_lgi_and_lci_tables() {
+        let (lci, rows) = parse_instance_rows(LGI).unwrap();
+        assert!(!lci);
+        assert!(
+            rows.iter()
+                .all(|r| r.gpu_instance.is_none() && r.id.is_some())
+        );
+        // `mig -lci` (the layout of its rows as the driver prints it; constructed):
+        // the GPU instance id comes before `MIG`.
+        let table = "+----+\n| Compute instances:  |\n|   0      1       MIG 1g.10gb          0         0          0:1     |\n+----+\n";
+        let (lci, rows) = parse_instance_rows(table).unwrap();
+        assert!(lci);
+        assert_eq!(rows[0].gpu_instance, Some(1));
+        assert_eq!(rows[0].profile, "1g.10gb");
+        assert_eq!(
+            (rows[0].profile_id, rows[0].id, rows[0].placement),
+            (Some(0), Some(0), Some((0, 1)))
+        );
+        assert!(
+            parse_lgi("n", "x", table).is_err(),
+            "an -lci table is not an observation of GPU instances"
+        );
+        assert!(parse_instance_rows("|   x  MIG 1g.10gb  19  9  2:1 |").is_err());
     }
 
     #[test]

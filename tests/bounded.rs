@@ -4,7 +4,8 @@
 //! Inputs are generated (fixed seed in CI, `tests/common`): configurations with huge
 //! ranges, GPU counts, replica counts and gangs, long lines and comments; Slurm
 //! hostlists; Kubernetes node lists; `nvidia-smi -q -x` documents with many GPUs and
-//! entities; `topo -m` and `mig -lgip` tables. Each runs in a child process whose CPU
+//! entities, `nvidia-smi -q` texts with many GPUs and MIG devices; `topo -m` and
+//! `mig -lgip` tables. Each runs in a child process whose CPU
 //! time and peak memory are read from `wait4` (CPU time, not wall time, so that other
 //! tests running beside it cannot make it fail). `plan` runs with `--time-limit 0.5`:
 //! the limit bounds every phase (GP905 past it), but the solver overruns it in steps it
@@ -323,6 +324,32 @@ fn xml_case() -> impl Strategy<Value = Case> {
     })
 }
 
+/// `nvidia-smi -q` text with many GPUs (each with MIG devices), cut at 64 KiB, for
+/// `import nvidia-smi`.
+fn qtext_case() -> impl Strategy<Value = Case> {
+    (1usize..400, 0usize..8, big_count()).prop_map(|(gpus, migs, attached)| {
+        let mut s = format!(
+            "==============NVSMI LOG==============\n\nDriver Version : 580.95\nAttached GPUs : {}\n",
+            attached.max(gpus as u64)
+        );
+        for i in 0..gpus {
+            s.push_str(&format!(
+                "GPU 00000000:{:02X}:00.0\n    Product Name : NVIDIA H100 80GB HBM3\n    MIG Mode\n        Current : Enabled\n        Pending : Enabled\n    PCI\n        Bus Id : 00000000:{:02X}:00.0\n    FB Memory Usage\n        Total : 81559 MiB\n    MIG Devices\n",
+                i % 256,
+                i % 256
+            ));
+            for m in 0..migs {
+                s.push_str(&format!("        MIG Device\n            GPU Instance ID : {m}\n            Compute Instance ID : 0\n"));
+            }
+            s.push_str("    Processes : None\n\n");
+        }
+        Case {
+            kind: "qtext",
+            files: vec![("q.txt".into(), cut(s))],
+        }
+    })
+}
+
 fn k8s_case() -> impl Strategy<Value = Case> {
     (1usize..200, big_count(), any::<bool>()).prop_map(|(nodes, gpus, minified)| {
         let items: Vec<serde_json::Value> = (0..nodes)
@@ -440,6 +467,7 @@ fn case() -> impl Strategy<Value = Case> {
         6 => kdl_case(),
         2 => slurm_case(),
         1 => xml_case(),
+        1 => qtext_case(),
         1 => k8s_case(),
         1 => topo_case(),
         1 => lgip_case(),
@@ -455,7 +483,11 @@ fn commands(kind: &str) -> Vec<Vec<&'static str>> {
             vec!["plan", "c.kdl", "--time-limit", "0.5", "--quiet"],
         ],
         "slurm" => vec![vec!["import", "slurm", "site"]],
-        "xml" => vec![vec!["import", "nvidia-smi-xml", "q.xml"]],
+        "xml" => vec![
+            vec!["import", "nvidia-smi-xml", "q.xml"],
+            vec!["import", "nvidia-smi", "q.xml"],
+        ],
+        "qtext" => vec![vec!["import", "nvidia-smi", "q.txt", "--partial"]],
         "k8s" => vec![vec!["import", "k8s-nodes", "nodes.json"]],
         "topo" => vec![vec![
             "import",

@@ -23,6 +23,8 @@ pub fn run(kind: &ImportKind, out: &Output) -> u8 {
         | ImportKind::NvidiaSmiXml { args, .. }
         | ImportKind::MigLgip { args, .. }
         | ImportKind::K8sNodes { args, .. } => args,
+        // Dispatched to `import_smi` by `commands/mod.rs`.
+        ImportKind::NvidiaSmi { .. } => return 1,
         ImportKind::Openb {
             nodes,
             pods,
@@ -168,6 +170,7 @@ fn kind_name(kind: &ImportKind) -> &'static str {
         ImportKind::NvidiaSmiTopo { .. } => "nvidia-smi-topo",
         ImportKind::NvidiaSmiXml { .. } => "nvidia-smi-xml",
         ImportKind::MigLgip { .. } => "mig-lgip",
+        ImportKind::NvidiaSmi { .. } => "nvidia-smi",
         ImportKind::Openb { .. } => "openb",
         ImportKind::K8sNodes { .. } => "k8s-nodes",
         ImportKind::Slurm { .. } => "slurm",
@@ -357,7 +360,7 @@ fn openb(
     0
 }
 
-fn naming(n: &NamingArgs) -> Naming {
+pub(super) fn naming(n: &NamingArgs) -> Naming {
     Naming {
         node: n.node.clone().unwrap_or_else(|| DEFAULT_NODE.to_string()),
         class: n.class.clone(),
@@ -375,6 +378,11 @@ pub fn convert(
     _format: DataFormat,
 ) -> Imported {
     let path = sources.get(file).map_or("", |f| f.path.as_str());
+    if let Some(d) = other_output(kind, sources, file) {
+        let mut imported = Imported::failed(kind_name(kind), vec![d]);
+        imported.report.input(path, "another nvidia-smi output");
+        return imported;
+    }
     let (inv, diagnostics, what) = match kind {
         ImportKind::NvidiaSmiTopo { naming: n, .. } => {
             let (inv, d) = topo::import(sources, file, &naming(n));
@@ -420,7 +428,7 @@ pub fn convert(
                 diagnostics,
             };
         }
-        ImportKind::Openb { .. } | ImportKind::Slurm { .. } => {
+        ImportKind::Openb { .. } | ImportKind::Slurm { .. } | ImportKind::NvidiaSmi { .. } => {
             return Imported::failed(kind_name(kind), Vec::new());
         }
     };
@@ -443,6 +451,18 @@ pub fn convert(
         report,
         diagnostics,
     }
+}
+
+/// GP708 when a specific `nvidia-smi` importer is given another `nvidia-smi` output.
+fn other_output(kind: &ImportKind, sources: &SourceMap, file: FileId) -> Option<Diagnostic> {
+    use crate::discover::sniff::Kind;
+    let expected = match kind {
+        ImportKind::NvidiaSmiTopo { .. } => Kind::Topo,
+        ImportKind::NvidiaSmiXml { .. } => Kind::QueryXml,
+        ImportKind::MigLgip { .. } => Kind::Lgip,
+        _ => return None,
+    };
+    crate::import::nvidia_smi::other_output(expected, sources, file)
 }
 
 fn to_value<T: Serialize>(v: &T) -> serde_json::Value {

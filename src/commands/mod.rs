@@ -11,6 +11,7 @@ mod explain;
 mod fmt;
 mod generate;
 pub mod import;
+mod import_smi;
 mod init;
 mod man;
 mod output;
@@ -97,6 +98,25 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
                 naming,
                 format,
                 out: file,
+            },
+            out,
+        ),
+        Command::Import {
+            kind:
+                crate::cli::ImportKind::NvidiaSmi {
+                    files,
+                    format,
+                    out: file,
+                    partial,
+                    naming,
+                },
+        } => import_smi::run(
+            &files,
+            &import::naming(&naming),
+            &import::Target {
+                format,
+                out: file.as_deref(),
+                partial,
             },
             out,
         ),

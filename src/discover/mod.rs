@@ -4,8 +4,9 @@
 //! ```text
 //! NVML (nvml.rs, behind GpuSource) --collect--> Snapshot --+
 //! nvidia-smi topo -m (topo.rs) ---------------------------+--> Inventory --kdl.rs--> KDL text
-//! nvidia-smi -q -x (xml.rs) -------------------------------+              \--serde--> JSON
+//! nvidia-smi -q -x (xml.rs), -q (qtext.rs) ----------------+              \--serde--> JSON
 //! nvidia-smi mig -lgip (lgip.rs) --> profile table --catalog check--> KDL (`gpu-model` pins)
+//! any of them, recognised (sniff.rs), merged into one node: crate::import::nvidia_smi
 //! ```
 //!
 //! Everything above the [`GpuSource`] trait is pure: model matching against the catalog,
@@ -21,6 +22,8 @@ pub mod derive;
 pub mod kdl;
 pub mod lgip;
 pub mod nvml;
+pub mod qtext;
+pub mod sniff;
 pub mod topo;
 pub mod xml;
 
