@@ -44,7 +44,7 @@ impl Cx<'_> {
         let v = n.capacity.get("memory")?;
         match quantity(v) {
             Some(q) if (GIB..MAX_MEMORY_GIB * GIB).contains(&q) => {
-                Some(coarse_gib((q / GIB).floor() as u64))
+                Some(crate::import::memory::coarse_gib((q / GIB).floor() as u64))
             }
             _ => {
                 let msg = format!(
@@ -202,15 +202,4 @@ pub fn quantity(s: &str) -> Option<f64> {
         .unwrap_or((s, 1.0));
     let v: f64 = num.parse().ok()?;
     (v.is_finite() && v >= 0.0).then_some(v * mul)
-}
-
-/// GiB rounded down to a 32nd of their power of two (at least 1 GiB: 1829 -> 1824,
-/// 251 -> 248, 31 -> 31), so that identical servers whose kernels reserve a little
-/// more or less memory still form one class.
-pub fn coarse_gib(gib: u64) -> u64 {
-    let step = (1u64 << gib.max(1).ilog2()) / 32;
-    match step {
-        0 | 1 => gib,
-        s => gib / s * s,
-    }
 }

@@ -324,7 +324,8 @@ fn unique_valid_names(
 
 #[cfg(test)]
 mod tests {
-    use super::facts::{coarse_gib, quantity};
+    use super::facts::quantity;
+    use crate::import::memory::coarse_gib;
     use super::model::model_name;
     use super::*;
     use crate::import::names::{one_pattern, sanitize, unique};

@@ -157,7 +157,7 @@ pub(super) fn rounded_mib(mib: u64) -> u64 {
     if mib < 1024 {
         return mib;
     }
-    crate::import::k8s::node::coarse_gib(mib / 1024) * 1024
+    crate::import::memory::coarse_gib(mib / 1024) * 1024
 }
 
 /// The pool mode the node's sharing GRES asks for: `mps` (Name=mps), `time-slice`
