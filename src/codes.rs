@@ -70,6 +70,12 @@ pub const ALL: &[Code] = &[
         "the message names the file and line; compare with the trace's header",
     ),
     code(
+        "GP708",
+        "import",
+        "`gpuplan fmt` refused an importer's output, which is written as generated",
+        "a bug: report it with the input; `gpuplan fmt --check` on the written file says what it cannot format",
+    ),
+    code(
         "GP710",
         "import",
         "the input is not the expected `nvidia-smi` output at all",

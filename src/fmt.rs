@@ -66,6 +66,16 @@ pub fn format(file: FileId, text: &str) -> Result<String, Vec<Diagnostic>> {
     Ok(formatted)
 }
 
+/// KDL that gpuplan generates (an importer's or `discover`'s output) in the canonical
+/// layout, so that what gpuplan writes passes `gpuplan fmt --check` (issue 30). Generators
+/// write text that parses; should `fmt` refuse it all the same (a bug), its diagnostics
+/// are returned and the caller says so (GP708) and writes the text as generated.
+pub fn generated(text: &str) -> Result<String, Vec<Diagnostic>> {
+    let mut sources = crate::source::SourceMap::new();
+    let file = sources.add("generated.kdl", text.to_string());
+    format(file, text)
+}
+
 /// Whether the file's first line ends with CRLF: then every line `fmt` writes does.
 fn crlf(text: &str) -> bool {
     text.find('\n').is_some_and(|i| text[..i].ends_with('\r'))
