@@ -375,7 +375,7 @@ fn openb(
         name(pods),
         if per_pod { " --per-pod" } else { "" }
     );
-    let files = ob::convert(
+    let files = match ob::convert(
         &ns,
         &ps,
         &ob::OpenbOptions {
@@ -384,7 +384,15 @@ fn openb(
             aggregate: !per_pod,
             command,
         },
-    );
+    ) {
+        Ok(f) => f,
+        Err(msg) => {
+            let d = Diagnostic::error(GP705, msg)
+                .with_help("lower --load, or give a pod list whose pods request more GPU");
+            out.diagnostics(&sources, &[d], Format::Human);
+            return 1;
+        }
+    };
     if let Err(e) = std::fs::create_dir_all(dir) {
         let d = Diagnostic::error(GP704, format!("cannot create {}: {e}", dir.display()))
             .with_help("choose a folder you can write to");
