@@ -99,8 +99,8 @@ fn string_len(s: &str) -> Option<usize> {
     let mut i = start;
     while i < s.len() {
         let rest = &s[i..];
-        if rest.starts_with('\\') {
-            i += 1 + rest[1..].chars().next().map_or(0, char::len_utf8);
+        if let Some(escaped) = rest.strip_prefix('\\') {
+            i += 1 + escaped.chars().next().map_or(0, char::len_utf8);
         } else if rest.starts_with(close) {
             return Some(i + quotes);
         } else {
