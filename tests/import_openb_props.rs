@@ -221,3 +221,27 @@ fn duplicate_and_bad_node_names_are_refused() {
         assert!(err.contains(want), "{rows}: {err}");
     }
 }
+
+/// Through the command: a refused list is GP705 at its line, exit 1, nothing written.
+#[test]
+fn the_command_refuses_a_mangled_list_with_gp705() {
+    let s = common::Scratch::new("openb-mangled");
+    let dup = apply(NODES, &Mangle::Repeat(3, 1));
+    s.write("nodes.csv", &dup);
+    s.write("pods.csv", PODS);
+    let r = s.run(&[
+        "import",
+        "openb",
+        "--nodes",
+        "nodes.csv",
+        "--pods",
+        "pods.csv",
+        "-o",
+        "out",
+    ]);
+    assert_eq!(r.0, 1, "{}", r.2);
+    assert!(!common::panicked(&r));
+    assert_eq!(common::codes(&r), ["GP705"], "{}", r.2);
+    assert!(r.2.contains("listed twice"), "{}", r.2);
+    assert!(!s.path("out").exists());
+}
