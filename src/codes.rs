@@ -136,6 +136,12 @@ pub const ALL: &[Code] = &[
         "add the output of `nvidia-smi -q` (or `-q -x`) of the same machine",
     ),
     code(
+        "GP717",
+        "import",
+        "`gpuplan fmt` refused an importer's output, which is written as generated",
+        "a bug: report it with the input; `gpuplan fmt --check` on the written file says what it cannot format",
+    ),
+    code(
         "GP720",
         "import",
         "a MIG profile name differs from the catalog (driver rename)",

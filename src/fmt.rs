@@ -5,33 +5,39 @@
 //!   `}` on its own line; a block written on one line without comments stays on one line
 //!   as `{ a; b; }`;
 //! - one space between a node's name and each entry, none around `=`; line
-//!   continuations (`\`) are joined;
+//!   continuations (`\`) are joined, but for one holding a `//` comment, which stays;
 //! - node names and property keys bare where KDL allows it, quoted otherwise; string
 //!   values always quoted (raw `#"…"#` and multi-line `"""` strings stay as written);
 //!   numbers as written (`1_000`, `0x10` keep their spelling); `#true`, `#false`, `#null`;
-//! - nodes keep the order they were written in; comments stay where they were, each on
-//!   its own line at the indentation of the node it precedes, or at the end of the line
-//!   they ended; trailing comments of consecutive one-line nodes are aligned two spaces
-//!   after the longest of those lines; runs of blank lines become one, none at the start
-//!   of a block or a file, one newline at the end of the file.
+//! - nodes keep the order they were written in;
+//! - comments (`//`, `/* */`, `/-`) are kept byte for byte, inner lines and trailing
+//!   spaces included: only the indentation of a comment's first line may change. Each
+//!   stays on the line it was on: on a line of its own at the indentation of the node
+//!   that follows, before the node it preceded on its line, or at the end of the line
+//!   it ended (a `{` line, or a node's line, whose `;` goes); trailing comments of
+//!   consecutive one-line nodes are aligned two spaces after the longest of those lines
+//!   (a comment of several lines is not aligned, one space after its node);
+//! - runs of blank lines become one, none at the start of a block or a file, one newline
+//!   at the end of the file; a file whose first line ends with CRLF is written with CRLF.
 //!
 //! The formatter is pure ([`format`]) and refuses rather than guesses: the result is
 //! parsed again and must give the same nodes, entries and values as the input, and the
-//! same comments (compared without whitespace); otherwise the file is left alone with
-//! GP761. Formatting is idempotent (`tests/fmt.rs` checks every example, docs block and
-//! test corpus file).
+//! same comments, compared byte for byte ([`decor`] cuts them out); otherwise the file is
+//! left alone with GP761. Formatting is idempotent (`tests/fmt.rs` checks every example,
+//! docs block and test corpus file).
 
 use crate::diag::Diagnostic;
 use crate::source::{FileId, Span};
-use kdl::{KdlDocument, KdlEntry, KdlIdentifier, KdlNode, KdlValue};
+use kdl::{KdlDocument, KdlIdentifier, KdlNode};
 use std::fmt::Write as _;
+
+mod decor;
+mod layout;
 
 /// GP760: a file `fmt` was given does not parse (the syntax diagnostics follow).
 pub const GP760: &str = "GP760";
 /// GP761: formatting would change what the file means or drop a comment.
 pub const GP761: &str = "GP761";
-
-const INDENT: &str = "    ";
 
 /// The canonical form of `text` (file `file`, for diagnostics).
 pub fn format(file: FileId, text: &str) -> Result<String, Vec<Diagnostic>> {
@@ -45,16 +51,48 @@ pub fn format(file: FileId, text: &str) -> Result<String, Vec<Diagnostic>> {
         diags
     })?;
     let mut out = String::new();
-    write_document(&doc, 0, true, &mut out);
+    layout::write_document(&doc, 0, true, &mut out);
     // One newline at the end, none before the first node.
     let trimmed = out.trim_matches('\n');
     let formatted = if trimmed.is_empty() {
         String::new()
+    } else if crlf(text) {
+        with_crlf(&format!("{trimmed}\n"))
     } else {
         format!("{trimmed}\n")
     };
     check_same(file, text, &doc, &formatted)?;
     Ok(formatted)
+}
+
+/// KDL that gpuplan generates (an importer's or `discover`'s output) in the canonical
+/// layout, so that what gpuplan writes passes `gpuplan fmt --check` (issue 30). Generators
+/// write text that parses; should `fmt` refuse it all the same (a bug), its diagnostics
+/// are returned and the caller says so (GP717) and writes the text as generated.
+pub fn generated(text: &str) -> Result<String, Vec<Diagnostic>> {
+    let mut sources = crate::source::SourceMap::new();
+    let file = sources.add("generated.kdl", text.to_string());
+    format(file, text)
+}
+
+/// Whether the file's first line ends with CRLF: then every line `fmt` writes does.
+fn crlf(text: &str) -> bool {
+    text.find('\n').is_some_and(|i| text[..i].ends_with('\r'))
+}
+
+/// `text` with every LF not already after a CR written as CRLF (comments copied from a
+/// CRLF file already have CRLF inside).
+fn with_crlf(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 16);
+    let mut prev = '\0';
+    for c in text.chars() {
+        if c == '\n' && prev != '\r' {
+            out.push('\r');
+        }
+        out.push(c);
+        prev = c;
+    }
+    out
 }
 
 /// Refuses a result that does not mean what the input meant.
@@ -83,7 +121,7 @@ fn check_same(
     if outline(before) != outline(&after) {
         return Err(refuse("nodes, entries or values differ"));
     }
-    if decor(before) != decor(&after) {
+    if comments(before) != comments(&after) {
         return Err(refuse("comments differ"));
     }
     Ok(())
@@ -122,16 +160,17 @@ fn outline(doc: &KdlDocument) -> Vec<String> {
     out
 }
 
-/// Every comment of a document, in order, without whitespace and line continuations.
-fn decor(doc: &KdlDocument) -> String {
-    fn squeeze(s: &str, out: &mut String) {
-        out.extend(s.chars().filter(|c| !c.is_whitespace() && *c != '\\'));
+/// Every comment of a document, verbatim, in document order (slashdashed items
+/// included; whitespace and line continuations between them are not comments).
+fn comments(doc: &KdlDocument) -> Vec<String> {
+    fn take(s: &str, out: &mut Vec<String>) {
+        out.extend(decor::comments(s).map(str::to_string));
     }
-    fn node(n: &KdlNode, out: &mut String) {
+    fn node(n: &KdlNode, out: &mut Vec<String>) {
         let f = n.format();
         if let Some(f) = f {
             for s in [&f.leading, &f.before_ty_name, &f.after_ty_name, &f.after_ty] {
-                squeeze(s, out);
+                take(s, out);
             }
         }
         for e in n.entries() {
@@ -145,310 +184,36 @@ fn decor(doc: &KdlDocument) -> String {
                     &f.after_eq,
                     &f.trailing,
                 ] {
-                    squeeze(s, out);
+                    take(s, out);
                 }
             }
         }
         if let Some(f) = f {
-            squeeze(&f.before_children, out);
+            take(&f.before_children, out);
         }
         if let Some(c) = n.children() {
             document(c, out);
         }
         if let Some(f) = f {
-            squeeze(&f.before_terminator, out);
-            squeeze(&f.terminator.replace(';', ""), out);
-            squeeze(&f.trailing, out);
+            take(&f.before_terminator, out);
+            take(&f.terminator, out);
+            take(&f.trailing, out);
         }
     }
-    fn document(d: &KdlDocument, out: &mut String) {
+    fn document(d: &KdlDocument, out: &mut Vec<String>) {
         if let Some(f) = d.format() {
-            squeeze(&f.leading, out);
+            take(&f.leading, out);
         }
         for n in d.nodes() {
             node(n, out);
         }
         if let Some(f) = d.format() {
-            squeeze(&f.trailing, out);
+            take(&f.trailing, out);
         }
     }
-    let mut out = String::new();
+    let mut out = Vec::new();
     document(doc, &mut out);
     out
-}
-
-/// Writes the nodes of `doc` at `level`, with the comments around them. `top`: the
-/// whole file (the text before its first node starts on a line of its own; in a block
-/// it starts on the `{` line).
-fn write_document(doc: &KdlDocument, level: usize, top: bool, out: &mut String) {
-    let (leading, trailing) = doc.format().map_or((String::new(), String::new()), |f| {
-        (f.leading.clone(), f.trailing.clone())
-    });
-    let mut lines = Vec::new();
-    let mut at_line_start = top;
-    comment_lines(&leading, !at_line_start, &mut lines);
-    if leading.contains('\n') {
-        at_line_start = true;
-    }
-    // Consecutive one-line nodes: their trailing comments are aligned.
-    let mut run: Vec<(String, String)> = Vec::new();
-    for n in doc.nodes() {
-        let f = n.format();
-        comment_lines(
-            f.map_or("", |f| f.leading.as_str()),
-            !at_line_start,
-            &mut lines,
-        );
-        if !lines.is_empty() {
-            flush_run(&mut run, out);
-        }
-        // Blank lines at the start of a block or file go.
-        while lines.first() == Some(&None) && out_ends_block_start(out, top) {
-            lines.remove(0);
-        }
-        flush(&lines, level, out);
-        lines.clear();
-        let mut code = String::new();
-        indent(level, &mut code);
-        let comment = write_node(n, level, &mut code);
-        if code.contains('\n') {
-            flush_run(&mut run, out);
-            out.push_str(&code);
-            if !comment.is_empty() {
-                out.push(' ');
-                out.push_str(&comment);
-            }
-            out.push('\n');
-        } else {
-            run.push((code, comment));
-        }
-        at_line_start = f.is_none_or(|f| f.terminator.ends_with('\n'));
-    }
-    flush_run(&mut run, out);
-    comment_lines(&trailing, !at_line_start, &mut lines);
-    while lines.first() == Some(&None) && out_ends_block_start(out, top) {
-        lines.remove(0);
-    }
-    while lines.last() == Some(&None) {
-        lines.pop();
-    }
-    flush(&lines, level, out);
-}
-
-/// Writes a run of one-line nodes, their trailing comments aligned two spaces after
-/// the longest line that has one.
-fn flush_run(run: &mut Vec<(String, String)>, out: &mut String) {
-    let width = run
-        .iter()
-        .filter(|(_, c)| !c.is_empty())
-        .map(|(code, _)| code.chars().count())
-        .max()
-        .unwrap_or(0);
-    for (code, comment) in run.drain(..) {
-        out.push_str(&code);
-        if !comment.is_empty() {
-            for _ in code.chars().count()..width + 2 {
-                out.push(' ');
-            }
-            out.push_str(&comment);
-        }
-        out.push('\n');
-    }
-}
-
-/// Whether nothing but the opening of a block (or of the file) was written yet.
-fn out_ends_block_start(out: &str, top: bool) -> bool {
-    if top {
-        out.trim().is_empty()
-    } else {
-        out.ends_with("{\n")
-    }
-}
-
-/// Appends the comment lines of a decor string to `lines`, `None` for one blank line
-/// (runs collapsed). The text after the last newline is the indentation of what follows
-/// (or, when it holds a comment, a line of its own). `first_is_rest`: the text before
-/// the first newline ends a line already written (the `{` line, or a line ended by `;`),
-/// so it is a blank line only if it holds nothing at all.
-fn comment_lines(decor: &str, first_is_rest: bool, lines: &mut Vec<Option<String>>) {
-    let parts: Vec<&str> = decor.split('\n').collect();
-    let n = parts.len();
-    for (i, p) in parts.iter().enumerate() {
-        let t = p.trim();
-        let last = i + 1 == n;
-        if !t.is_empty() {
-            lines.push(Some(t.to_string()));
-        } else if !(last || i == 0 && first_is_rest) && lines.last() != Some(&None) {
-            lines.push(None);
-        }
-    }
-}
-
-fn flush(lines: &[Option<String>], level: usize, out: &mut String) {
-    for l in lines {
-        if let Some(t) = l {
-            indent(level, out);
-            out.push_str(t);
-        }
-        out.push('\n');
-    }
-}
-
-fn indent(level: usize, out: &mut String) {
-    for _ in 0..level {
-        out.push_str(INDENT);
-    }
-}
-
-/// Comments written inline (inside a line): kept, with one space before; line
-/// continuations and surrounding whitespace dropped.
-fn inline_decor(decor: &str) -> String {
-    let mut s = String::new();
-    let mut chars = decor.chars().peekable();
-    let mut in_line_comment = false;
-    while let Some(c) = chars.next() {
-        if in_line_comment {
-            s.push(c);
-            if c == '\n' {
-                in_line_comment = false;
-            }
-            continue;
-        }
-        if c == '/' && chars.peek() == Some(&'/') {
-            in_line_comment = true;
-            s.push(c);
-            continue;
-        }
-        if c == '\\' {
-            // A line continuation: `\`, optional spaces and a comment, a newline.
-            continue;
-        }
-        s.push(c);
-    }
-    let collapsed: Vec<&str> = s.split_whitespace().collect();
-    if s.contains("//") || s.contains("/*") || s.contains("/-") {
-        // Keep line comments' newlines (they end the comment).
-        let mut out = String::new();
-        for (i, line) in s.split('\n').enumerate() {
-            let t = line.split_whitespace().collect::<Vec<_>>().join(" ");
-            if t.is_empty() {
-                continue;
-            }
-            if i > 0 && !out.is_empty() {
-                out.push('\n');
-            }
-            out.push_str(&t);
-        }
-        out
-    } else {
-        collapsed.join(" ")
-    }
-}
-
-/// Writes a node's code; returns its trailing comment (empty when none).
-fn write_node(n: &KdlNode, level: usize, out: &mut String) -> String {
-    if let Some(ty) = n.ty() {
-        let _ = write!(out, "({})", ident(ty.value()));
-    }
-    out.push_str(&ident(n.name().value()));
-    for e in n.entries() {
-        write_entry(e, out);
-    }
-    let f = n.format();
-    let before_children = f.map_or(String::new(), |f| inline_decor(&f.before_children));
-    if !before_children.is_empty() {
-        out.push(' ');
-        out.push_str(&before_children);
-    }
-    if let Some(children) = n.children() {
-        if children.nodes().is_empty() && decor(children).is_empty() {
-            out.push_str(" {}");
-        } else if written_inline(children) {
-            out.push_str(" {");
-            for c in children.nodes() {
-                out.push(' ');
-                // An inline block has no comments (`written_inline`).
-                let _ = write_node(c, level + 1, out);
-                out.push(';');
-            }
-            out.push_str(" }");
-        } else {
-            out.push_str(" {\n");
-            write_document(children, level + 1, false, out);
-            indent(level, out);
-            out.push('}');
-        }
-    }
-    let before_term = f.map_or(String::new(), |f| inline_decor(&f.before_terminator));
-    let terminator = f.map_or(String::new(), |f| {
-        inline_decor(f.terminator.trim_start_matches(';'))
-    });
-    let trailing = f.map_or(String::new(), |f| inline_decor(&f.trailing));
-    [before_term, terminator, trailing]
-        .into_iter()
-        .filter(|c| !c.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Whether a children block was written on one line with no comments.
-fn written_inline(d: &KdlDocument) -> bool {
-    let no_break = |s: &str| !s.contains('\n') && !s.contains('/');
-    d.format()
-        .is_none_or(|f| no_break(&f.leading) && no_break(&f.trailing))
-        && d.nodes().iter().all(|n| {
-            n.format().is_none_or(|f| {
-                no_break(&f.leading)
-                    && no_break(&f.terminator)
-                    && no_break(&f.trailing)
-                    && no_break(&f.before_terminator)
-                    && no_break(&f.before_children)
-            }) && n.entries().iter().all(|e| {
-                e.format()
-                    .is_none_or(|f| no_break(&f.leading) && no_break(&f.trailing))
-            }) && n.children().is_none_or(written_inline)
-        })
-}
-
-fn write_entry(e: &KdlEntry, out: &mut String) {
-    let f = e.format();
-    let leading = f.map_or(String::new(), |f| inline_decor(&f.leading));
-    out.push(' ');
-    if !leading.is_empty() {
-        out.push_str(&leading);
-        out.push(' ');
-    }
-    if let Some(name) = e.name() {
-        out.push_str(&ident(name.value()));
-        out.push('=');
-    }
-    if let Some(ty) = e.ty() {
-        let _ = write!(out, "({})", ident(ty.value()));
-    }
-    let repr = f.map(|f| f.value_repr.as_str()).unwrap_or("");
-    match e.value() {
-        KdlValue::String(s) => {
-            if repr.starts_with('#') || repr.starts_with("\"\"\"") {
-                out.push_str(repr);
-            } else {
-                out.push_str(&quote(s));
-            }
-        }
-        KdlValue::Integer(_) | KdlValue::Float(_) if !repr.is_empty() => out.push_str(repr),
-        v => {
-            let _ = write!(out, "{v}");
-        }
-    }
-    let trailing = f.map_or(String::new(), |f| inline_decor(&f.trailing));
-    if !trailing.is_empty() {
-        out.push(' ');
-        out.push_str(&trailing);
-    }
-}
-
-/// A node name or property key: bare where KDL allows it.
-fn ident(s: &str) -> String {
-    KdlValue::String(s.to_string()).to_string()
 }
 
 /// Text for a `//` comment of generated KDL: every character that KDL reads as a line
@@ -534,6 +299,25 @@ mod tests {
         assert_eq!(fmt("\"my node\" \"x\"\n"), "\"my node\" \"x\"\n");
         assert_eq!(fmt("a #\"raw\\d\"#\n"), "a #\"raw\\d\"#\n");
         assert_eq!(fmt(""), "");
+    }
+
+    /// Issue 30: the safety check compares comments byte for byte (it used to compare
+    /// them without whitespace, so a re-indented block comment passed).
+    #[test]
+    fn the_check_compares_comments_byte_for_byte() {
+        let mut sources = crate::source::SourceMap::new();
+        let text = "/* a\n   b */\nteam \"t\" // c  \n";
+        let f = sources.add("t.kdl", text.to_string());
+        let doc = crate::spec::parse_one(f, text).expect("parses");
+        assert!(check_same(f, text, &doc, text).is_ok());
+        for changed in [
+            "/* a\nb */\nteam \"t\" // c  \n",
+            "/* a\n   b */\nteam \"t\" // c\n",
+            "/* a\n   b */\nteam \"t\" //  c  \n",
+        ] {
+            let err = check_same(f, text, &doc, changed).expect_err(changed);
+            assert_eq!(err[0].code, GP761);
+        }
     }
 
     #[test]

@@ -133,6 +133,9 @@ fn every_machine_discovers_validates_and_matches_its_snapshot() {
             "{file}: discover output does not validate: {}{}",
             v.1, v.2
         );
+        // Issue 30: what gpuplan writes passes its own `fmt --check`.
+        let f = s.run(&["fmt", "--check", "node.kdl"]);
+        assert_eq!(f.0, 0, "{file}: discover output is not fmt-clean: {}", f.1);
         let name = file.trim_end_matches(".json").replace('-', "_");
         insta::assert_snapshot!(
             format!("fake_nvml_{name}"),
@@ -316,10 +319,10 @@ fn discovery_agrees_with_the_xml_import_of_the_same_machine() {
             "json",
         ]);
         assert_eq!(i.0, 0, "{xml}: {}", i.2);
+        // The import's JSON holds what it read under `read` (the import contract).
         let (d, i): (Value, Value) = (
             serde_json::from_str(&d.1).unwrap(),
-            // The import's JSON is the contract's document: the node is its `read`.
-            serde_json::from_str::<Value>(&i.1).unwrap()["read"].clone(),
+            serde_json::from_str::<Value>(&i.1).unwrap()["read"].take(),
         );
         assert_eq!(comparable(&d), comparable(&i), "{file} vs {xml}");
     }
@@ -357,10 +360,10 @@ fn discovery_agrees_with_the_topo_import_of_the_same_machine() {
             "json",
         ]);
         assert_eq!(i.0, 0, "{name}: {}", i.2);
+        // The import's JSON holds what it read under `read` (the import contract).
         let (d, i): (Value, Value) = (
             serde_json::from_str(&d.1).unwrap(),
-            // The import's JSON is the contract's document: the node is its `read`.
-            serde_json::from_str::<Value>(&i.1).unwrap()["read"].clone(),
+            serde_json::from_str::<Value>(&i.1).unwrap()["read"].take(),
         );
         for k in ["class", "nvlink_domains"] {
             assert_eq!(d[k], i[k], "{name}: {k}");

@@ -16,7 +16,9 @@ fn drift_reports_a_driver_mismatch() {
     s.write("q.xml", xml);
     let r = s.run(&["import", "nvidia-smi-xml", "q.xml", "--format", "json"]);
     assert_eq!(r.0, 0, "{}", r.2);
-    s.write("obs/node-01.json", &r.1);
+    // The import's JSON holds the discovery under `read` (the import contract).
+    let j: serde_json::Value = serde_json::from_str(&r.1).unwrap();
+    s.write("obs/node-01.json", j["read"].to_string());
     let kdl = |driver: &str| {
         format!(
             r#"cluster "c" {{ scheduler "kueue"; }}

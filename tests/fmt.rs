@@ -277,3 +277,99 @@ fn unparsable_fixture_is_refused() {
     let d = format(&text).unwrap_err();
     assert_eq!(d[0].code, "GP760");
 }
+
+/// Issue 30, case 6: `fmt` keeps every comment byte for byte; only the indentation of a
+/// comment's first line may change, and a comment stays on the line it was on.
+/// (`input`, what `fmt` writes); each result is a fixed point.
+const COMMENT_CASES: &[(&str, &str, &str)] = &[
+    (
+        "block comment with odd inner indentation",
+        "node-class \"x\" {\n      /* first\n   second\n\t\t third */\n  gpus 8\n}\n",
+        "node-class \"x\" {\n    /* first\n   second\n\t\t third */\n    gpus 8\n}\n",
+    ),
+    (
+        "comment after `{`",
+        "node-class \"x\" { // comment\n  gpus 8\n}\n",
+        "node-class \"x\" { // comment\n    gpus 8\n}\n",
+    ),
+    (
+        "comment after `{` of an empty block",
+        "fabric { /* nothing yet */\n}\n",
+        "fabric { /* nothing yet */\n}\n",
+    ),
+    (
+        "nested block comments",
+        "/* outer\n   /* inner\n        deeper */\n  end */\nteam \"t\" guarantee=1\n",
+        "/* outer\n   /* inner\n        deeper */\n  end */\nteam \"t\" guarantee=1\n",
+    ),
+    (
+        "slashdashed node over several lines, slashdashed entry",
+        "fabric {\n  /-leaf \"l2\" {\n          odd 1\n      }\n  leaf \"l1\" /-nodes=\"a\"   link-speed=\"1\"\n}\n",
+        "fabric {\n    /-leaf \"l2\" {\n          odd 1\n      }\n    leaf \"l1\" /-nodes=\"a\" link-speed=\"1\"\n}\n",
+    ),
+    (
+        "block comment at the end of the file, no final newline",
+        "team \"t\" guarantee=1\n   /* last\n      block */",
+        "team \"t\" guarantee=1\n/* last\n      block */\n",
+    ),
+    (
+        "line comment ending the file without a newline",
+        "team \"t\" guarantee=1 // end",
+        "team \"t\" guarantee=1  // end\n",
+    ),
+    (
+        "comment before a node on its line",
+        "  /* a */ team \"t\"\n",
+        "/* a */ team \"t\"\n",
+    ),
+    (
+        "comment after `;`",
+        "cluster \"c\" {\n    scheduler \"kueue\"; // the scheduler\n}\n",
+        "cluster \"c\" {\n    scheduler \"kueue\"  // the scheduler\n}\n",
+    ),
+    (
+        "multi-line block comment between entries",
+        "team \"t\" /* a\n     b */ guarantee=1\n",
+        "team \"t\" /* a\n     b */ guarantee=1\n",
+    ),
+    (
+        "line comment in a line continuation",
+        "node-class \"x\" {\n  gpus 8 \\ // eight\n     model=\"h100\"\n}\n",
+        "node-class \"x\" {\n    gpus 8 \\ // eight\n        model=\"h100\"\n}\n",
+    ),
+    (
+        "trailing spaces inside a line comment",
+        "team \"t\" // note  \n",
+        "team \"t\"  // note  \n",
+    ),
+    (
+        "CRLF line endings",
+        "node-class \"x\" { // c\r\n  /* a\r\n     b */\r\n  gpus 8\r\n}\r\n",
+        "node-class \"x\" { // c\r\n    /* a\r\n     b */\r\n    gpus 8\r\n}\r\n",
+    ),
+];
+
+#[test]
+fn issue30_fmt_keeps_comments_byte_for_byte() {
+    let mut failed = Vec::new();
+    for (what, input, want) in COMMENT_CASES {
+        match format(input) {
+            Ok(got) if got == *want => {
+                assert_eq!(format(&got).unwrap(), got, "{what}: not a fixed point");
+            }
+            Ok(got) => failed.push(format!("{what}:\n  got  {got:?}\n  want {want:?}")),
+            Err(d) => failed.push(format!("{what}: refused: {:?}", d[0].message)),
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// The fixture with every kind of comment: its formatted form, byte for byte.
+#[test]
+fn issue30_comments_fixture() {
+    let dir = root().join("tests/fixtures/fmt");
+    let input = std::fs::read_to_string(dir.join("comments.kdl")).unwrap();
+    let want = std::fs::read_to_string(dir.join("comments.formatted.kdl")).unwrap();
+    assert_eq!(format(&input).unwrap(), want);
+    assert_eq!(format(&want).unwrap(), want);
+}

@@ -117,6 +117,18 @@ pub fn finish(out: &Output, sources: &SourceMap, imported: Imported, to: &Target
     if has_output && !report.complete() {
         diagnostics.push(loss(&report, to.partial));
     }
+    // What is written: headed by what is missing (`--partial`), in `fmt`'s layout.
+    let written = has_output && decision.write && to.format != DataFormat::Json;
+    let kdl = kdl.filter(|_| written).map(|text| {
+        let text = if report.complete() {
+            text
+        } else {
+            format!("{}{text}", report.partial_comment())
+        };
+        let (text, refused) = tidy(text);
+        diagnostics.extend(refused);
+        text
+    });
     out.diagnostics(sources, &diagnostics, Format::Human);
     if !failed || report.nodes.seen > 0 {
         out.status(report.summary(20).trim_end());
@@ -130,17 +142,36 @@ pub fn finish(out: &Output, sources: &SourceMap, imported: Imported, to: &Target
         let rc = emit(out, to.out, &to_json(&doc));
         return if rc != 0 { rc } else { decision.exit };
     }
-    match (decision.write, kdl) {
-        (true, Some(text)) if !failed => {
-            let text = if report.complete() {
-                text
-            } else {
-                format!("{}{text}", report.partial_comment())
-            };
+    match kdl {
+        Some(text) => {
             let rc = emit(out, to.out, &text);
             if rc != 0 { rc } else { decision.exit }
         }
-        _ => decision.exit.max(1),
+        None => decision.exit.max(1),
+    }
+}
+
+/// GP717: `gpuplan fmt` refused an importer's output (a bug of the importer or of
+/// `fmt`), which is written as generated.
+pub const GP717: &str = "GP717";
+
+/// An importer's output in `gpuplan fmt`'s layout (issue 30: what an import writes
+/// passes `gpuplan fmt --check`); when `fmt` refuses it, the text as generated and GP717
+/// saying why.
+pub(super) fn tidy(text: String) -> (String, Option<Diagnostic>) {
+    match crate::fmt::generated(&text) {
+        Ok(t) => (t, None),
+        Err(d) => {
+            let why = d
+                .first()
+                .map_or(String::new(), |d| format!("{}: {}", d.code, d.message));
+            let warning = Diagnostic::warning(
+                GP717,
+                format!("the output is written as generated: `gpuplan fmt` refused it ({why})"),
+            )
+            .with_help("please report it with the input; `gpuplan fmt --check` on the written file says what it cannot format");
+            (text, Some(warning))
+        }
     }
 }
 
@@ -326,7 +357,7 @@ fn openb(
         name(pods),
         if per_pod { " --per-pod" } else { "" }
     );
-    let files = ob::convert(
+    let files = match ob::convert(
         &ns,
         &ps,
         &ob::OpenbOptions {
@@ -335,7 +366,15 @@ fn openb(
             aggregate: !per_pod,
             command,
         },
-    );
+    ) {
+        Ok(f) => f,
+        Err(msg) => {
+            let d = Diagnostic::error(GP705, msg)
+                .with_help("lower --load, or give a pod list whose pods request more GPU");
+            out.diagnostics(&sources, &[d], Format::Human);
+            return 1;
+        }
+    };
     if let Err(e) = std::fs::create_dir_all(dir) {
         let d = Diagnostic::error(GP704, format!("cannot create {}: {e}", dir.display()))
             .with_help("choose a folder you can write to");
@@ -343,6 +382,8 @@ fn openb(
         return 1;
     }
     for (f, text) in files {
+        let (text, refused) = tidy(text);
+        out.diagnostics(&sources, refused.as_slice(), Format::Human);
         let rc = emit(out, Some(&dir.join(f)), &text);
         if rc != 0 {
             return rc;
@@ -493,5 +534,24 @@ pub(super) fn emit(out: &Output, path: Option<&Path>, text: &str) -> u8 {
                 1
             }
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 30: an import's output is written in `fmt`'s layout; if `fmt` refused it
+    /// (a bug), it is written as generated and GP717 says why.
+    #[test]
+    fn output_is_tidied_or_gp708_says_why() {
+        let (text, refused) = tidy("team   \"t\"    guarantee=1 // c\n".to_string());
+        assert_eq!(text, "team \"t\" guarantee=1  // c\n");
+        assert!(refused.is_none());
+        let (text, refused) = tidy("team \"t\" {\n".to_string());
+        assert_eq!(text, "team \"t\" {\n");
+        let d = refused.expect("fmt refuses what does not parse");
+        assert_eq!((d.code, d.is_error()), (GP717, false));
+        assert!(d.message.contains("GP760"), "{}", d.message);
     }
 }

@@ -3,6 +3,7 @@
 //! observed MIG state as a `mig` block of `layout ... current=#true` lines (what the GPUs
 //! have now, which the planner keeps where it serves the plan: observed state is not a
 //! requirement; placements and instance ids are in the comments and in the JSON output).
+//! The text is in `gpuplan fmt`'s layout ([`crate::fmt::generated`]).
 
 use super::{GpuFacts, Inventory};
 use crate::units::format_index_set;
@@ -38,7 +39,8 @@ pub fn render(inv: &Inventory, header: &str) -> String {
     render_class(inv, &mut s);
     let _ = writeln!(s, "nodes {} class={}", quote(&inv.node), quote(&inv.class));
     render_mig(inv, &mut s);
-    s
+    // Trailing comments aligned as `gpuplan fmt` aligns them (issue 30).
+    crate::fmt::generated(&s).unwrap_or(s)
 }
 
 fn render_model(inv: &Inventory, s: &mut String) {

@@ -422,5 +422,5 @@ pub fn render(r: &LgipReport, header: &str) -> String {
         }
         s.push_str("}\n");
     }
-    s
+    crate::fmt::generated(&s).unwrap_or(s)
 }

@@ -14,6 +14,7 @@
 //! two classes share one. Pure: CSV text in, KDL files out.
 
 use super::Rng;
+use crate::limits::MAX_GPUS_PER_NODE;
 use crate::names;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -109,6 +110,8 @@ fn rows(text: &str) -> Result<Rows<'_>, CsvError> {
 pub fn parse_nodes(text: &str) -> Result<Vec<OpenbNode>, CsvError> {
     let (cols, data) = rows(text)?;
     let mut out = Vec::new();
+    // Line of each node name: a name listed twice is an error, not two nodes (GP007).
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for (line, fields) in data {
         let row = Row {
             cols: &cols,
@@ -116,15 +119,33 @@ pub fn parse_nodes(text: &str) -> Result<Vec<OpenbNode>, CsvError> {
             line,
         };
         let gpus = row.number("gpu")?;
+        if gpus > MAX_GPUS_PER_NODE {
+            return Err((
+                line,
+                format!("{gpus} GPUs on one node: at most {MAX_GPUS_PER_NODE}"),
+            ));
+        }
         let name = row.text("sn")?.to_ascii_lowercase();
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
-            return Err((line, format!("node name `{name}` is not a DNS label")));
+        if let Err(why) = names::dns_label(&name, names::DNS_LABEL_MAX) {
+            return Err((
+                line,
+                format!(
+                    "node name `{}` is not a DNS label: it {why}",
+                    crate::fmt::comment(&name)
+                ),
+            ));
+        }
+        if let Some(first) = seen.insert(name.clone(), line) {
+            return Err((
+                line,
+                format!("node `{name}` is listed twice (first on line {first})"),
+            ));
         }
         out.push(OpenbNode {
             name,
             cpu_milli: row.number("cpu_milli")?,
             memory_mib: row.number("memory_mib")?,
-            gpus: u32::try_from(gpus).map_err(|_| (line, "too many GPUs".to_string()))?,
+            gpus: gpus as u32,
             model: row.text("model")?.to_string(),
         });
     }
@@ -182,13 +203,14 @@ pub fn parse_pods(text: &str) -> Result<Vec<OpenbPod>, CsvError> {
 
 /// The paper's sampling: uniform with replacement until requested GPU reaches `load` x
 /// capacity (a list without GPU pods stops after as many pods as it has).
+/// At most [`MAX_SAMPLED_PODS`] pods ([`convert`] refuses a sample cut there).
 pub fn sample(pods: &[OpenbPod], capacity_gpus: u64, load: f64, seed: u64) -> Vec<OpenbPod> {
-    let target = (load.max(0.0) * capacity_gpus as f64 * 1000.0).round() as u64;
+    let target = target_milli(capacity_gpus, load);
     let mut rng = Rng::new(seed);
     let mut out = Vec::new();
     let mut total = 0;
     let any_gpu = pods.iter().any(|p| p.gpu() > 0);
-    while total < target && (any_gpu || out.len() < pods.len()) {
+    while total < target && out.len() < MAX_SAMPLED_PODS && (any_gpu || out.len() < pods.len()) {
         let p = rng.pick(pods).clone();
         total += p.gpu();
         out.push(p);
@@ -300,12 +322,36 @@ fn fmt_cores(milli: u64) -> String {
     }
 }
 
+/// The most pods one import samples: the published trace needs about 9,000 at load 1.0
+/// and 90,000 at the largest load (10); a list of tiny GPU shares on many GPUs could
+/// otherwise ask for millions (issue 30: never an unbounded allocation).
+pub const MAX_SAMPLED_PODS: usize = 200_000;
+
+/// GPU requested by `load` x the cluster's GPUs, in 1/1000 GPU.
+fn target_milli(capacity_gpus: u64, load: f64) -> u64 {
+    (load.max(0.0) * capacity_gpus as f64 * 1000.0).round() as u64
+}
+
 /// `(file name, KDL text)`: `cluster.kdl` (models, classes, nodes, team, priority) and
-/// `workloads.kdl` (the sampled pods).
-pub fn convert(nodes: &[OpenbNode], pods: &[OpenbPod], o: &OpenbOptions) -> Vec<(String, String)> {
+/// `workloads.kdl` (the sampled pods); an error when the load takes more than
+/// [`MAX_SAMPLED_PODS`] pods to reach.
+pub fn convert(
+    nodes: &[OpenbNode],
+    pods: &[OpenbPod],
+    o: &OpenbOptions,
+) -> Result<Vec<(String, String)>, String> {
     let capacity: u64 = nodes.iter().map(|n| n.gpus as u64).sum();
     let sampled = sample(pods, capacity, o.load, o.seed);
-    vec![
+    let requested: u64 = sampled.iter().map(OpenbPod::gpu).sum();
+    if sampled.len() >= MAX_SAMPLED_PODS && requested < target_milli(capacity, o.load) {
+        return Err(format!(
+            "--load {} of {capacity} GPUs takes more than {MAX_SAMPLED_PODS} sampled pods \
+             ({MAX_SAMPLED_PODS} request {:.1} GPUs)",
+            o.load,
+            requested as f64 / 1000.0
+        ));
+    }
+    Ok(vec![
         (
             "cluster.kdl".to_string(),
             cluster_kdl(nodes, pods, o, capacity),
@@ -314,14 +360,14 @@ pub fn convert(nodes: &[OpenbNode], pods: &[OpenbPod], o: &OpenbOptions) -> Vec<
             "workloads.kdl".to_string(),
             workloads_kdl(&sampled, o, capacity),
         ),
-    ]
+    ])
 }
 
 /// `cluster.kdl`: GPU models (of nodes and pods), one node class per distinct node
 /// shape, every node, one team and one priority.
 fn cluster_kdl(nodes: &[OpenbNode], pods: &[OpenbPod], o: &OpenbOptions, capacity: u64) -> String {
     let mut c = String::new();
-    let _ = writeln!(c, "// Generated by `{}`.", o.command);
+    let _ = writeln!(c, "// Generated by `{}`.", crate::fmt::comment(&o.command));
     let _ = writeln!(
         c,
         "// Alibaba GPU cluster trace v2023 (openb): {} nodes, {capacity} GPUs.",
@@ -387,7 +433,7 @@ fn cluster_kdl(nodes: &[OpenbNode], pods: &[OpenbPod], o: &OpenbOptions, capacit
 fn workloads_kdl(sampled: &[OpenbPod], o: &OpenbOptions, capacity: u64) -> String {
     let requested: u64 = sampled.iter().map(OpenbPod::gpu).sum();
     let mut w = String::new();
-    let _ = writeln!(w, "// Generated by `{}`.", o.command);
+    let _ = writeln!(w, "// Generated by `{}`.", crate::fmt::comment(&o.command));
     let _ = writeln!(
         w,
         "// {} pods sampled (seed {}, load {}): {:.1} GPUs requested, {:.2}% of {capacity}.",
@@ -496,7 +542,7 @@ mod tests {
             aggregate: true,
             command: "test".into(),
         };
-        let files = convert(&nodes, &pods, &o);
+        let files = convert(&nodes, &pods, &o).unwrap();
         let w = &files[1].1;
         assert!(files[0].1.contains("cores-per-socket=32"));
         assert!(w.contains("fraction \"50%\""));

@@ -369,11 +369,11 @@ fn line(i: &Item) -> String {
     )
 }
 
-/// A line safe inside a `//` comment: no line breaks, no control characters.
+/// A line safe inside a `//` comment: no line breaks (KDL's U+2028 and U+2029 too, which
+/// `is_control` misses: a node name carrying one injected nodes into `--partial` output),
+/// no control characters ([`crate::fmt::comment`]).
 fn one_line(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    crate::fmt::comment(s)
 }
 
 /// The JSON document of `import ... --format json`: the report and what was read.
@@ -397,6 +397,17 @@ mod tests {
         r.imported_node(8);
         r.imported_node(8);
         r
+    }
+
+    /// Issue 30: what a source names cannot end the `--partial` header's comments.
+    #[test]
+    fn the_partial_header_is_comments_only() {
+        let mut r = report();
+        let name = "n3\u{2028}team \"evil\" guarantee=999\u{2029}x\ny";
+        r.leave_out(Item::new(ItemKind::Node, name, "GP755", "two\u{85}models").gpus(2));
+        let header = r.partial_comment();
+        let doc = kdl::KdlDocument::parse_v2(&header).expect("parses");
+        assert!(doc.nodes().is_empty(), "{header:?}");
     }
 
     #[test]

@@ -325,9 +325,9 @@ fn unique_valid_names(
 #[cfg(test)]
 mod tests {
     use super::facts::quantity;
-    use crate::import::memory::coarse_gib;
     use super::model::model_name;
     use super::*;
+    use crate::import::memory::coarse_gib;
     use crate::import::names::{one_pattern, sanitize, unique};
 
     fn names(v: &[&str]) -> Vec<String> {
