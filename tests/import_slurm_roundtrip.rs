@@ -260,6 +260,13 @@ fn round_trip(dir: &Path) {
         "out",
     ]);
     assert_eq!(code, 0, "{tag}: {err}\n{kdl}");
+    // A node without GPUs carries no `Gres=` at all: an empty one is not a GRES
+    // specification (slurm.conf(5)).
+    let conf = std::fs::read_to_string(s.path("out/slurm/slurm.conf")).unwrap();
+    assert!(
+        !conf.split_whitespace().any(|w| w == "Gres="),
+        "{tag}: an empty Gres= in the rendered slurm.conf"
+    );
     let source = read_site(dir, true);
     let back = read_site(&s.path("out").join("slurm"), false);
     // Nodes: names, CPUs, memory (rounded), GPUs per type.
