@@ -460,4 +460,16 @@ fn a_published_mig_enabled_excerpt_reads_mig_mode_and_its_mig_device() {
     let (inv, _) = discover::inventory("nvidia-smi", &r.snapshot, &naming()).unwrap();
     assert_eq!(inv.model.catalog, Some("rtx-pro-6000-blackwell-96gb"));
     assert_eq!(inv.model.matched_by, "product-name");
+    // The command recognises the excerpt (no `NVSMI LOG` header: a GPU block with its
+    // product name) and imports the GPU.
+    let out = run(&["import", "nvidia-smi", &path, "--node", "cn13"]);
+    assert_eq!(out.0, 0, "{}", out.2);
+    assert!(out.2.contains("recognised as `nvidia-smi -q`"), "{}", out.2);
+    assert!(
+        out.1
+            .contains(r#"gpus 1 model="rtx-pro-6000-blackwell-96gb" bus-ids="0001:04:00.0""#),
+        "{}",
+        out.1
+    );
+    assert_valid_and_formatted("mig excerpt", &out.1);
 }
