@@ -1,6 +1,7 @@
 //! `gpuplan import nvidia-smi FILE...` (issue 30): the text of `nvidia-smi -q` of six
 //! published machines (tests/fixtures/nvidia-smi/SOURCES.md) read with the right model,
-//! GPU count, memory and bus ids; every kind recognised and said; the files of one
+//! GPU count, memory and bus ids, and a published MIG-enabled excerpt with its MIG mode
+//! and MIG device; every kind recognised and said; the files of one
 //! machine merged into one node, contradictory ones refused; the import contract (what
 //! is left out, exit codes); the specific importers naming a file of another kind.
 
@@ -415,4 +416,60 @@ fn an_older_drivers_layout_reads_and_an_excerpt_leaves_gpus_out() {
     let r = run(&["import", "nvidia-smi", &path, "--partial"]);
     assert_eq!(r.0, 2, "{}", r.2);
     assert!(r.2.contains("1 of 8 GPU(s) imported"), "{}", r.2);
+}
+
+#[test]
+fn a_published_mig_enabled_excerpt_reads_mig_mode_and_its_mig_device() {
+    // A later driver's layout: `MIG Device` straight under the GPU, no `MIG Devices`
+    // around it; the source trimmed it to one GPU block of a few sections.
+    let path = format!(
+        "{Q}/q_RTX-PRO-6000-Blackwell-SE_MIG-enabled_excerpt__bigstack-oss-cube-cos-api.txt"
+    );
+    let mut sources = SourceMap::new();
+    let id = sources.add(path.clone(), std::fs::read_to_string(&path).unwrap());
+    let (r, diags) = qtext::parse(&sources, id);
+    let r = r.unwrap_or_else(|| panic!("{}", Report::new(&sources, &diags).human(false)));
+    assert!(diags.is_empty(), "{diags:?}");
+    assert_eq!(r.attached, None);
+    assert!(r.left_out.is_empty(), "{:?}", r.left_out);
+    let gpus = &r.snapshot.gpus;
+    assert_eq!(gpus.len(), 1);
+    let g = &gpus[0];
+    assert_eq!(
+        g.name.as_deref(),
+        Some("NVIDIA RTX PRO 6000 Blackwell Server Edition")
+    );
+    assert_eq!(g.bus_id.as_deref(), Some("00000001:04:00.0"));
+    assert_eq!(
+        g.uuid.as_deref(),
+        Some("GPU-171566b8-60f0-9c5e-7388-59b5583f7b97")
+    );
+    assert_eq!(g.memory_mib, Some(97887), "the GPU's, not the MIG device's");
+    let m = g.mig.as_ref().expect("MIG mode read");
+    assert!(m.current && m.pending);
+    let gis: Vec<(u32, Option<u64>, usize)> = m
+        .gpu_instances
+        .iter()
+        .map(|gi| (gi.id, gi.memory_mib, gi.compute_instances.len()))
+        .collect();
+    assert_eq!(
+        gis,
+        vec![(3, Some(23680), 0)],
+        "no compute instance id kept"
+    );
+    let (inv, _) = discover::inventory("nvidia-smi", &r.snapshot, &naming()).unwrap();
+    assert_eq!(inv.model.catalog, Some("rtx-pro-6000-blackwell-96gb"));
+    assert_eq!(inv.model.matched_by, "product-name");
+    // The command recognises the excerpt (no `NVSMI LOG` header: a GPU block with its
+    // product name) and imports the GPU.
+    let out = run(&["import", "nvidia-smi", &path, "--node", "cn13"]);
+    assert_eq!(out.0, 0, "{}", out.2);
+    assert!(out.2.contains("recognised as `nvidia-smi -q`"), "{}", out.2);
+    assert!(
+        out.1
+            .contains(r#"gpus 1 model="rtx-pro-6000-blackwell-96gb" bus-ids="0001:04:00.0""#),
+        "{}",
+        out.1
+    );
+    assert_valid_and_formatted("mig excerpt", &out.1);
 }

@@ -4,8 +4,9 @@
 //! (`Driver Version`, `CUDA Version`, `Attached GPUs`), then one block per GPU opened
 //! by `GPU <bus id>` at the left margin. Read per GPU: `Product Name`, `GPU UUID`,
 //! `MIG Mode/Current` and `/Pending`, `PCI/Device Id`, `PCI/Bus Id`,
-//! `FB Memory Usage/Total`, and `MIG Devices/MIG Device` (GPU and compute instance ids,
-//! memory): what the `-q -x` reader ([`super::xml`]) reads.
+//! `FB Memory Usage/Total`, and each `MIG Device` (GPU and compute instance ids, memory;
+//! inside `MIG Devices` in older drivers, straight under the GPU in later ones): what the
+//! `-q -x` reader ([`super::xml`]) reads.
 //!
 //! Robust to the differences between drivers: keys are matched without regard to case
 //! or to the number of spaces (`Virtualization mode` in R396, `Virtualization Mode`
@@ -215,7 +216,9 @@ impl Reader {
             b.ended = true;
         }
         match (names.as_slice(), l.value) {
-            (["mig devices"], None) if key == "mig device" => {
+            // `MIG Devices/MIG Device` (R450-R470), or `MIG Device` straight under the GPU
+            // (later drivers: one section per MIG device, no `MIG Devices` around them).
+            (["mig devices"] | [], None) if key == "mig device" => {
                 if b.mig.len() >= MAX_MIG_DEVICES {
                     self.diags.push(
                         Diagnostic::error(
@@ -228,7 +231,7 @@ impl Reader {
                     b.mig.push(BTreeMap::new());
                 }
             }
-            (["mig devices", "mig device", rest @ ..], Some(v)) => {
+            (["mig devices", "mig device", rest @ ..] | ["mig device", rest @ ..], Some(v)) => {
                 let path = rest
                     .iter()
                     .copied()

@@ -59,6 +59,16 @@ pub fn sniff(text: &str) -> Option<Kind> {
     if lines().any(|l| l.contains("NVSMI LOG") || l.starts_with("Attached GPUs")) {
         return Some(Kind::Query);
     }
+    // A report whose header was cut (an excerpt pasted into an issue): a GPU block,
+    // `GPU 00000000:17:00.0`, with its `Product Name`.
+    let gpu_block = lines().any(|l| l.strip_prefix("GPU ").is_some_and(is_bus_id));
+    let product = lines().any(|l| {
+        l.split_once(':')
+            .is_some_and(|(k, _)| k.trim().eq_ignore_ascii_case("Product Name"))
+    });
+    if gpu_block && product {
+        return Some(Kind::Query);
+    }
     let table = |title: &str| {
         lines().any(|l| {
             l.trim_matches(|c: char| c == '|' || c.is_whitespace())
@@ -82,6 +92,16 @@ pub fn sniff(text: &str) -> Option<Kind> {
     topo_header.then_some(Kind::Topo)
 }
 
+/// `00000000:17:00.0`: a PCI bus id as `nvidia-smi -q` heads a GPU's block with.
+fn is_bus_id(s: &str) -> bool {
+    let s = s.trim();
+    (12..=16).contains(&s.len())
+        && s.contains(':')
+        && s.contains('.')
+        && s.chars()
+            .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,6 +118,10 @@ mod tests {
             ("+---+\n| GPU instance profiles:   |\n", Kind::Lgip),
             ("+---+\n| GPU instances:   |\n", Kind::Lgi),
             ("No GPU instances found: Not Found\n", Kind::Lgi),
+            (
+                "GPU 00000001:04:00.0\n    Product Name      : NVIDIA H100 NVL\n",
+                Kind::Query,
+            ),
             ("+---+\n| Compute instances:   |\n", Kind::Lci),
         ];
         for (text, kind) in cases {
