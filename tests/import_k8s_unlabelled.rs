@@ -66,14 +66,22 @@ fn the_report_flags_the_placeholder_and_the_node() {
         flagged.contains(&("gpu-model", "unknown-gpu", "GP733")),
         "{flagged:?}"
     );
-    assert!(flagged.contains(&("gpus", "nvidia1", "GP733")), "{flagged:?}");
+    assert!(
+        flagged.contains(&("gpus", "nvidia1", "GP733")),
+        "{flagged:?}"
+    );
 }
 
 #[test]
 fn model_unknown_gpu_maps_the_placeholder() {
     let (r, s) = import(
         "mapped",
-        &["--model", "unknown-gpu=h100-sxm5-80gb", "-o", "site/nodes.kdl"],
+        &[
+            "--model",
+            "unknown-gpu=h100-sxm5-80gb",
+            "-o",
+            "site/nodes.kdl",
+        ],
     );
     assert_eq!(r.0, 0, "{}", r.2);
     let kdl = s.read("site/nodes.kdl");
@@ -84,12 +92,26 @@ fn model_unknown_gpu_maps_the_placeholder() {
     // A name the user declares: the placeholder under that name.
     let (r, s) = import(
         "named",
-        &["--model", "unknown-gpu=tesla-t4-lab", "-o", "site/nodes.kdl"],
+        &[
+            "--model",
+            "unknown-gpu=tesla-t4-lab",
+            "-o",
+            "site/nodes.kdl",
+        ],
     );
     assert_eq!(r.0, 0, "{}", r.2);
-    assert!(s.read("site/nodes.kdl").contains("gpu-model \"tesla-t4-lab\""));
+    assert!(
+        s.read("site/nodes.kdl")
+            .contains("gpu-model \"tesla-t4-lab\"")
+    );
     // An id that cannot be a name: an error, nothing written.
     let (r, _s) = import("bad-id", &["--model", "unknown-gpu=Not A Name"]);
     assert_eq!(r.0, 1, "{}", r.2);
     assert!(codes(&r).contains(&"GP734".to_string()), "{}", r.2);
+}
+
+#[test]
+fn the_fixture_says_where_it_comes_from() {
+    let sources = std::fs::read_to_string("tests/fixtures/k8s/SOURCES.md").unwrap();
+    assert!(sources.contains("device-plugin-only.yaml"));
 }

@@ -3,8 +3,8 @@
 
 use super::read::{Locator, RawNode, Taint};
 use super::{
-    COUNT, DeclaredModel, FAMILY, GP723, GP736, GP737, GPU_RESOURCE, Hardware, Options,
-    PRODUCT, REPLICAS, SHARING, count, mig, text,
+    COUNT, DeclaredModel, FAMILY, GP723, GP736, GP737, GPU_RESOURCE, Hardware, Options, PRODUCT,
+    REPLICAS, SHARING, count, mig, text,
 };
 use crate::catalog::GpuSpec;
 use crate::diag::Diagnostic;
