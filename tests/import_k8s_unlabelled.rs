@@ -115,3 +115,17 @@ fn the_fixture_says_where_it_comes_from() {
     let sources = std::fs::read_to_string("tests/fixtures/k8s/SOURCES.md").unwrap();
     assert!(sources.contains("device-plugin-only.yaml"));
 }
+
+#[test]
+fn no_count_and_no_product_declares_nothing() {
+    let s = Scratch::new("k8s-unlabelled-present");
+    s.write(
+        "nodes.json",
+        r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"gpu-01","labels":{"nvidia.com/gpu.present":"true"}},"status":{"capacity":{"cpu":"8"}}}"#,
+    );
+    let r = s.run(&["import", "k8s-nodes", "nodes.json", "--format", "json"]);
+    assert!(!panicked(&r), "{}", r.2);
+    assert_eq!(r.0, 1, "{}", r.2);
+    assert!(!r.1.contains("unknown-gpu"), "{}", r.1);
+    assert!(!codes(&r).contains(&"GP733".to_string()), "{}", r.2);
+}

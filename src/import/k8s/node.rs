@@ -229,7 +229,7 @@ impl Cx<'_> {
     /// The count of `nvidia.com/gpu.count`, else of the `nvidia.com/gpu` capacity over
     /// the time-slicing replicas ([`count::count_of`]); an unreadable label is a GP737
     /// warning, no count at all leaves the node out with GP737 at what is missing.
-    fn count(&mut self, n: &RawNode) -> Result<u64, Leave> {
+    pub(super) fn count(&mut self, n: &RawNode) -> Result<u64, Leave> {
         if let Some(v) = n.labels.get(COUNT) {
             if v.trim().parse::<u64>().is_err() {
                 let msg = format!(

@@ -8,7 +8,7 @@
 use super::node::{Cx, Leave, Model};
 use super::read::RawNode;
 use super::text::shown;
-use super::{DeclaredModel, GP733, GP734, GPU_RESOURCE, PRODUCT, mig};
+use super::{DeclaredModel, GP733, GP734, GPU_RESOURCE, PRODUCT, count, mig};
 use crate::catalog;
 use crate::diag::Diagnostic;
 use crate::import::contract::{Item, ItemKind};
@@ -31,6 +31,10 @@ impl Cx<'_> {
             );
             self.warn(GP733, n, GPU_RESOURCE, msg.clone(), "deploy GPU Feature Discovery (GPU Operator), which labels the GPU model and count, or describe the node by hand");
             return Err(Leave::new(GP733, msg));
+        }
+        // No count (only `gpu.present=true`): left out before anything is declared.
+        if count::count_of(n).is_err() {
+            self.count(n)?;
         }
         let mapped = self
             .opts
