@@ -520,7 +520,8 @@ pub enum ImportKind {
         #[command(flatten)]
         args: ImportArgs,
         /// Map a `nvidia.com/gpu.product` value to a catalog model, e.g.
-        /// `--model NVIDIA-A10=a10-24gb` (repeatable).
+        /// `--model NVIDIA-A10=a10-24gb` (repeatable); `unknown-gpu=ID` maps the GPUs of
+        /// nodes without a product label (no GPU Feature Discovery).
         #[arg(long = "model", value_name = "PRODUCT=ID", value_parser = parse_assignment)]
         models: Vec<(String, String)>,
         /// The node label naming a switch tier: `--tier leaf=KEY`, `spine=KEY`, `core=KEY`

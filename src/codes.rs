@@ -186,8 +186,8 @@ pub const ALL: &[Code] = &[
     code(
         "GP733",
         "import",
-        "a node with GPUs has no `nvidia.com/gpu.product` label and is left out",
-        "deploy GPU Feature Discovery (GPU Operator), or describe the node by hand",
+        "a node with GPUs has no `nvidia.com/gpu.product` label: its GPUs are imported as the placeholder `gpu-model \"unknown-gpu\"` without memory (flagged; validate refuses it, GP006, until filled in), or, when it shows only MIG devices, the node is left out",
+        "deploy GPU Feature Discovery (GPU Operator) and import again, map the GPUs with `--model unknown-gpu=ID`, or fill in the placeholder's memory",
     ),
     code(
         "GP734",

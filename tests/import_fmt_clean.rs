@@ -148,9 +148,11 @@ fn check_output(s: &Scratch, name: &str, r: &Run, out_dir: bool) -> Option<Strin
 
 /// An output that does not validate is allowed only when the importer said why: the
 /// one case is a GPU model declared without memory (GP006 until the user fills it in),
-/// which the importer flagged (GP742 Slurm, GP734 Kubernetes).
+/// which the importer flagged (GP742 Slurm, GP734 or GP733 Kubernetes).
 fn said_why(import: &Run, validate: &Run) -> bool {
-    let flagged = codes(import).iter().any(|c| c == "GP742" || c == "GP734");
+    let flagged = codes(import)
+        .iter()
+        .any(|c| c == "GP742" || c == "GP734" || c == "GP733");
     let refused = codes(validate);
     flagged && !refused.is_empty() && refused.iter().all(|c| c == "GP006")
 }

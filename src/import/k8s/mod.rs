@@ -18,6 +18,7 @@ pub mod node;
 pub mod read;
 pub mod render;
 pub mod text;
+pub mod unlabelled;
 
 use crate::diag::Diagnostic;
 use crate::import::contract::{Item, ItemKind, Report};
@@ -37,7 +38,8 @@ pub const GP730: &str = "GP730";
 pub const GP731: &str = "GP731";
 /// GP732: an item of the list is skipped (not a Node, no name, a bad or repeated name).
 pub const GP732: &str = "GP732";
-/// GP733: a node with GPUs but no `nvidia.com/gpu.product` label is left out.
+/// GP733: a node with GPUs but no `nvidia.com/gpu.product` label: its GPUs imported as
+/// the placeholder model `unknown-gpu` (flagged), or, with only MIG devices, left out.
 pub const GP733: &str = "GP733";
 /// GP734: a GPU product neither the catalog nor the labels describe (declared without
 /// memory, for the user to fill in), or a `--model` id that cannot be a model name.

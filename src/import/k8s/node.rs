@@ -3,8 +3,8 @@
 
 use super::read::{Locator, RawNode, Taint};
 use super::{
-    COUNT, DeclaredModel, FAMILY, GP723, GP733, GP736, GP737, GPU_RESOURCE, Hardware, Options,
-    PRODUCT, REPLICAS, SHARING, count, mig, text,
+    COUNT, DeclaredModel, FAMILY, GP723, GP736, GP737, GPU_RESOURCE, Hardware, Options, PRODUCT,
+    REPLICAS, SHARING, count, mig, text,
 };
 use crate::catalog::GpuSpec;
 use crate::diag::Diagnostic;
@@ -113,15 +113,10 @@ impl Cx<'_> {
     }
 
     pub fn gpu_node<'n>(&mut self, n: &'n RawNode) -> Result<GpuNode<'n>, Leave> {
-        let Some(product) = n.labels.get(PRODUCT) else {
-            let msg = format!(
-                "node `{}` has GPUs but no `{PRODUCT}` label: left out",
-                n.name
-            );
-            self.warn(GP733, n, GPU_RESOURCE, msg.clone(), "deploy GPU Feature Discovery (GPU Operator), which labels the GPU model, or describe the node by hand");
-            return Err(Leave::new(GP733, msg));
+        let (model, product) = match n.labels.get(PRODUCT) {
+            Some(p) => (self.model(n, p)?, p.as_str()),
+            None => (self.unlabelled(n)?, ""),
         };
-        let model = self.model(n, product)?;
         let (gpus, layout) = self.gpus_and_mig(n, &model, product)?;
         let hardware = Hardware {
             model: model.name().to_string(),
@@ -234,7 +229,7 @@ impl Cx<'_> {
     /// The count of `nvidia.com/gpu.count`, else of the `nvidia.com/gpu` capacity over
     /// the time-slicing replicas ([`count::count_of`]); an unreadable label is a GP737
     /// warning, no count at all leaves the node out with GP737 at what is missing.
-    fn count(&mut self, n: &RawNode) -> Result<u64, Leave> {
+    pub(super) fn count(&mut self, n: &RawNode) -> Result<u64, Leave> {
         if let Some(v) = n.labels.get(COUNT) {
             if v.trim().parse::<u64>().is_err() {
                 let msg = format!(

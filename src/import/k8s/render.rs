@@ -58,6 +58,13 @@ fn model(m: &DeclaredModel, s: &mut String) {
                 quote(&m.product)
             );
         }
+        None if m.product.is_empty() => {
+            let _ = writeln!(
+                s,
+                "// GPUs of nodes without a nvidia.com/gpu.product label (GPU Feature Discovery not\n// deployed): the model is unknown. `gpuplan validate` refuses it (GP006) until its memory\n// is filled in, or import again with `--model unknown-gpu=ID`.\ngpu-model {}   // memory unknown: set memory=\"...\" (or base=\"...\")\n",
+                quote(&m.name)
+            );
+        }
         None => {
             let _ = writeln!(
                 s,
@@ -85,6 +92,8 @@ fn class(c: &Class, s: &mut String) {
         .unwrap_or_default();
     let what = if hw.gpus == 0 {
         "no NVIDIA GPUs".to_string()
+    } else if products.is_empty() {
+        "no nvidia.com/gpu.product label, GPU model unknown".to_string()
     } else {
         format!("{}{family}{cuda}", products.join(", "))
     };
