@@ -19,6 +19,7 @@ const FIXTURES: &[&str] = &[
     "gke-a3-mega-tas.json",
     "gb200-eks-clique.yaml",
     "h100-mig-single.json",
+    "device-plugin-only.yaml",
 ];
 
 /// What one GPU node says, normalised: model id, GPUs, MIG devices per profile, taints.
@@ -73,10 +74,20 @@ fn taints(n: &Value) -> Vec<String> {
 /// single strategy's product and count or the mixed strategy's per-profile counts. MIG
 /// layouts not applied (`mig.config.state` not success) have no devices.
 fn source_facts(n: &Value) -> Option<Facts> {
-    let product = label(n, "nvidia.com/gpu.product")?;
-    let model = gpuplan::catalog::identify(product)
-        .map(|s| s.id.to_string())
-        .unwrap_or_else(|| gpuplan::import::k8s::model::model_name(product));
+    // Without GPU Feature Discovery there is no product label: the GPUs the device
+    // plugin advertises are the placeholder model (docs/import.md).
+    let (product, model) = match label(n, "nvidia.com/gpu.product") {
+        Some(p) => (
+            p,
+            gpuplan::catalog::identify(p)
+                .map(|s| s.id.to_string())
+                .unwrap_or_else(|| gpuplan::import::k8s::model::model_name(p)),
+        ),
+        None => {
+            n["status"]["capacity"]["nvidia.com/gpu"].as_str()?;
+            ("", "unknown-gpu".to_string())
+        }
+    };
     let count = num(label(n, "nvidia.com/gpu.count"))
         .or_else(|| num(n["status"]["capacity"]["nvidia.com/gpu"].as_str()))
         .unwrap_or(0);
@@ -197,8 +208,20 @@ fn every_fixture_round_trips_through_the_kubernetes_render() {
         // The imported layouts are what the GPUs have now (`current=#true`), which a
         // plan without demand does not keep: pinned here, as a user keeping today's
         // layouts would (docs/import.md, "Round trip").
+        // A model declared without memory is completed, as the user is told to.
         let kdl = s.read("site/nodes.kdl");
-        s.write("site/nodes.kdl", kdl.replace(" current=#true", ""));
+        let kdl: String = kdl
+            .replace(" current=#true", "")
+            .lines()
+            .map(|l| match l.strip_prefix("gpu-model ") {
+                Some(rest) if l.contains("// memory unknown") => {
+                    let name = rest.split_whitespace().next().unwrap();
+                    format!("gpu-model {name} memory=\"16GiB\"\n")
+                }
+                _ => format!("{l}\n"),
+            })
+            .collect();
+        s.write("site/nodes.kdl", kdl);
         s.write(
             "site/cluster.kdl",
             "cluster \"roundtrip\" {\n    scheduler \"kubernetes\"\n    kubernetes version=\"1.31\"\n}\n",
