@@ -209,18 +209,10 @@ fn every_fixture_round_trips_through_the_kubernetes_render() {
         // plan without demand does not keep: pinned here, as a user keeping today's
         // layouts would (docs/import.md, "Round trip").
         // A model declared without memory is completed, as the user is told to.
-        let kdl = s.read("site/nodes.kdl");
-        let kdl: String = kdl
-            .replace(" current=#true", "")
-            .lines()
-            .map(|l| match l.strip_prefix("gpu-model ") {
-                Some(rest) if l.contains("// memory unknown") => {
-                    let name = rest.split_whitespace().next().unwrap();
-                    format!("gpu-model {name} memory=\"16GiB\"\n")
-                }
-                _ => format!("{l}\n"),
-            })
-            .collect();
+        let kdl = common::complete_placeholders(
+            &s.read("site/nodes.kdl").replace(" current=#true", ""),
+            "16GiB",
+        );
         s.write("site/nodes.kdl", kdl);
         s.write(
             "site/cluster.kdl",

@@ -212,19 +212,6 @@ fn rounded_mib(mib: u64) -> u64 {
     (if step > 1 { gib / step * step } else { gib }) * 1024
 }
 
-/// Imported KDL made renderable: a declared model's placeholder gets a memory (the
-/// user's part, not the importer's).
-fn complete(kdl: &str) -> String {
-    kdl.lines()
-        .map(|l| match l.split_once("  // memory unknown") {
-            Some((decl, _)) if l.starts_with("gpu-model ") => format!("{decl} memory=\"8GiB\""),
-            _ => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-        + "\n"
-}
-
 fn fixtures() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir("tests/fixtures/slurm")
         .unwrap()
@@ -249,7 +236,7 @@ fn round_trip(dir: &Path) {
         (0, ""),
         "{tag}: imported KDL is formatted"
     );
-    let kdl = complete(&String::from_utf8_lossy(&o.stdout));
+    let kdl = common::complete_placeholders(&String::from_utf8_lossy(&o.stdout), "8GiB");
     std::fs::write(s.path("cluster.kdl"), &kdl).unwrap();
     let (code, _, err) = s.run(&[
         "render",

@@ -61,7 +61,11 @@ pub fn sniff(text: &str) -> Option<Kind> {
     }
     // A report whose header was cut (an excerpt pasted into an issue): a GPU block,
     // `GPU 00000000:17:00.0`, with its `Product Name`.
-    let gpu_block = lines().any(|l| l.strip_prefix("GPU ").is_some_and(is_bus_id));
+    let gpu_block = lines().any(|l| {
+        l.strip_prefix("GPU ")
+            .and_then(crate::units::normalize_bus_id)
+            .is_some()
+    });
     let product = lines().any(|l| {
         l.split_once(':')
             .is_some_and(|(k, _)| k.trim().eq_ignore_ascii_case("Product Name"))
@@ -90,16 +94,6 @@ pub fn sniff(text: &str) -> Option<Kind> {
             && (l.contains("CPU Affinity") || l.contains("GPU1"))
     });
     topo_header.then_some(Kind::Topo)
-}
-
-/// `00000000:17:00.0`: a PCI bus id as `nvidia-smi -q` heads a GPU's block with.
-fn is_bus_id(s: &str) -> bool {
-    let s = s.trim();
-    (12..=16).contains(&s.len())
-        && s.contains(':')
-        && s.contains('.')
-        && s.chars()
-            .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
 }
 
 #[cfg(test)]

@@ -114,15 +114,23 @@ pub fn uint_at(v: &Value, path: &[&str]) -> Result<Option<u64>, String> {
     }
 }
 
+/// The map at a path: `None` when absent or null, an error when it is not a map.
+fn map_at<'v>(v: &'v Value, path: &[&str]) -> Result<Option<&'v serde_yaml::Mapping>, String> {
+    match at(v, path).filter(|x| !x.is_null()) {
+        None => Ok(None),
+        Some(m) => m
+            .as_mapping()
+            .map(Some)
+            .ok_or_else(|| format!("`{}` is not a map", path.join("."))),
+    }
+}
+
 /// A map of strings at a path (labels, annotations, nodeSelector): every value must be
 /// a string, as the API server requires. Absent: empty.
 pub fn string_map(v: &Value, path: &[&str]) -> Result<BTreeMap<String, String>, String> {
-    let Some(m) = at(v, path).filter(|x| !x.is_null()) else {
+    let Some(m) = map_at(v, path)? else {
         return Ok(BTreeMap::new());
     };
-    let m = m
-        .as_mapping()
-        .ok_or_else(|| format!("`{}` is not a map", path.join(".")))?;
     let mut out = BTreeMap::new();
     for (k, x) in m {
         let (Some(k), Some(x)) = (k.as_str(), x.as_str()) else {
@@ -139,12 +147,9 @@ pub fn string_map(v: &Value, path: &[&str]) -> Result<BTreeMap<String, String>, 
 
 /// A map of quantities (`resources.limits`, `spec.hard`, `capability`) in thousandths.
 pub fn quantities(v: &Value, path: &[&str]) -> Result<BTreeMap<String, i128>, String> {
-    let Some(m) = at(v, path).filter(|x| !x.is_null()) else {
+    let Some(m) = map_at(v, path)? else {
         return Ok(BTreeMap::new());
     };
-    let m = m
-        .as_mapping()
-        .ok_or_else(|| format!("`{}` is not a map", path.join(".")))?;
     let mut out = BTreeMap::new();
     for (k, x) in m {
         let k = k.as_str().unwrap_or_default();

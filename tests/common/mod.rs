@@ -182,6 +182,20 @@ pub fn codes(r: &Run) -> Vec<String> {
     out
 }
 
+/// Imported KDL made usable: each `gpu-model` an importer declared without memory (under
+/// its `// memory unknown` comment) gets `memory`, as the user is told to do; the rest of
+/// the text is kept.
+pub fn complete_placeholders(kdl: &str, memory: &str) -> String {
+    kdl.lines()
+        .map(|l| match l.split_once("  // memory unknown") {
+            Some((decl, _)) if l.starts_with("gpu-model ") => format!("{decl} memory=\"{memory}\""),
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
 /// Property-test configuration: a fixed seed, so CI runs the same cases every time
 /// (a failure found once becomes a regression test). `PROPTEST_CASES=N` changes the
 /// number of cases; `GPUPLAN_PROPTEST_SEED=N` another fixed seed, `=random` a new
