@@ -6,9 +6,11 @@
 
 use gpuplan::import::slurm::{Files, Options, import};
 use gpuplan::source::SourceMap;
+mod common;
+
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use proptest::test_runner::TestRunner;
 use std::path::Path;
 
 /// Hostile values and lines spliced into a file.
@@ -128,12 +130,12 @@ fn run(texts: &[String; 3]) {
 fn mangled_sites_give_codes_never_panics() {
     let sites = fixtures();
     assert!(sites.len() >= 5);
-    let mut runner = TestRunner::new_with_rng(
-        Config::default(),
-        TestRng::from_seed(RngAlgorithm::ChaCha, &[0x51; 32]),
-    );
+    // The project's seed and case count (GPUPLAN_PROPTEST_SEED, PROPTEST_CASES: a
+    // random sweep on demand, docs/fuzzing.md); 400 cases in CI.
+    let config = common::proptest_config(400);
+    let cases = config.cases as usize;
+    let mut runner = TestRunner::new(config);
     let muts = prop::collection::vec((0..3usize, mutation()), 1..5);
-    let cases = 400;
     for case in 0..cases {
         let site = &sites[case % sites.len()];
         let ms = muts.new_tree(&mut runner).unwrap().current();
