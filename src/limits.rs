@@ -16,6 +16,10 @@ use std::sync::OnceLock;
 /// beyond it a number is a typo or an attack, not a server.
 pub const MAX_GPUS_PER_NODE: u64 = 64;
 
+/// The largest number the language reads exactly (2^53, an f64's integers): a number
+/// property past it is GP005, so nothing gpuplan writes may exceed it.
+pub const MAX_NUMBER: u64 = 1 << 53;
+
 /// Bounds on one run's input and on what it expands to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {

@@ -70,7 +70,13 @@ fn mangle() -> impl Strategy<Value = Mangle> {
 
 fn apply(text: &str, m: &Mangle) -> String {
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
-    let rows = lines.len() - 1;
+    // A list an earlier cut emptied, or left with its header only, has no row (or no
+    // header) to mangle: it stays as it is.
+    let rows = lines.len().saturating_sub(1);
+    let needs_rows = !matches!(m, Mangle::Cut(_) | Mangle::DuplicateKey(_));
+    if lines.is_empty() || (needs_rows && rows == 0) {
+        return text.to_string();
+    }
     match *m {
         Mangle::Cut(f) => {
             let mut at = (text.len() as f64 * f) as usize;

@@ -14,7 +14,7 @@
 //! two classes share one. Pure: CSV text in, KDL files out.
 
 use super::Rng;
-use crate::limits::MAX_GPUS_PER_NODE;
+use crate::limits::{MAX_GPUS_PER_NODE, MAX_NUMBER};
 use crate::names;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -87,8 +87,15 @@ impl<'a> Row<'a> {
 
     fn number(&self, name: &str) -> Result<u64, CsvError> {
         let s = self.text(name)?;
-        s.parse::<u64>()
-            .map_err(|_| (self.line, format!("`{name}` is `{s}`, not a whole number")))
+        let n = s
+            .parse::<u64>()
+            .map_err(|_| (self.line, format!("`{name}` is `{s}`, not a whole number")))?;
+        // What is read is written (requests, capacities): past what the language reads
+        // exactly, the output would not validate.
+        if n > MAX_NUMBER {
+            return Err((self.line, format!("`{name}` is {n}: at most {MAX_NUMBER}")));
+        }
+        Ok(n)
     }
 }
 
@@ -619,5 +626,18 @@ mod tests {
         );
         assert!(parse_pods("cpu_milli,memory_mib,num_gpu,gpu_milli\n1,1,2,500\n").is_err());
         assert!(parse_pods("").is_err());
+        // Past what the language reads exactly: the class it became would not validate.
+        let huge = format!(
+            "cpu_milli,memory_mib,num_gpu,gpu_milli\n{},1,1,500\n",
+            u64::MAX
+        );
+        let e = parse_pods(&huge).unwrap_err();
+        assert_eq!(e.0, 2, "{}", e.1);
+        assert!(
+            parse_pods(&format!(
+                "cpu_milli,memory_mib,num_gpu,gpu_milli\n{MAX_NUMBER},1,1,500\n"
+            ))
+            .is_ok()
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! Values against their types: what [`super::NodeView::check`] reports about one
 //! argument or property, and what the typed getters skip.
 
+use crate::limits::MAX_NUMBER;
 use crate::spec::language::Ty;
 use crate::suggest;
 use crate::units;
@@ -43,12 +44,12 @@ pub(super) fn check_value(ty: Ty, v: &KdlValue) -> Result<(), Problem> {
             _ => Err(wrong_kind(ty, v)),
         },
         Ty::Number => match v {
-            KdlValue::Integer(n) if n.unsigned_abs() <= 1u128 << 53 => Ok(()),
+            KdlValue::Integer(n) if n.unsigned_abs() <= u128::from(MAX_NUMBER) => Ok(()),
             // Bounded like the integers: a price of 1e308 would make every cost `inf`.
-            KdlValue::Float(f) if f.is_finite() && f.abs() <= (1u64 << 53) as f64 => Ok(()),
+            KdlValue::Float(f) if f.is_finite() && f.abs() <= MAX_NUMBER as f64 => Ok(()),
             KdlValue::Integer(_) | KdlValue::Float(_) => Err((
                 GP005,
-                format!("number out of range (at most {} in magnitude)", 1u64 << 53),
+                format!("number out of range (at most {MAX_NUMBER} in magnitude)"),
                 None,
             )),
             _ => Err(wrong_kind(ty, v)),
