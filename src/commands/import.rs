@@ -270,19 +270,12 @@ fn slurm(path: &Path, models: &[(String, String)], to: &Target, out: &Output) ->
         report.input(sources.get(f).map_or("", |x| x.path.as_str()), kind);
     }
     let imported = Imported {
-        kdl: text.map(|t| canonical(&t)),
+        kdl: text,
         read: None,
         report,
         diagnostics: diags,
     };
     finish(out, &sources, imported, to)
-}
-
-/// Importers' KDL in `gpuplan fmt`'s layout (unchanged if it could not be formatted).
-pub(super) fn canonical(text: &str) -> String {
-    let mut sources = SourceMap::new();
-    let id = sources.add("import.kdl", text.to_string());
-    crate::fmt::format(id, text).unwrap_or_else(|_| text.to_string())
 }
 
 /// GP705: an openb CSV row that cannot be read.
@@ -463,7 +456,7 @@ pub fn convert(
                 kdl: r
                     .as_ref()
                     .filter(|_| ok)
-                    .map(|r| canonical(&k8s::render::render(r, header))),
+                    .map(|r| k8s::render::render(r, header)),
                 read: r.as_ref().map(to_value),
                 report,
                 diagnostics,

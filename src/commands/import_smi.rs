@@ -4,7 +4,7 @@
 //! `commands/import.rs` (which it uses) does not depend on it.
 
 use super::Output;
-use super::import::{Imported, Target, canonical, finish};
+use super::import::{Imported, Target, finish};
 use crate::cli::Format;
 use crate::diag::Diagnostic;
 use crate::discover::{self, Naming};
@@ -44,11 +44,11 @@ pub fn run(files: &[PathBuf], naming: &Naming, to: &Target, out: &Output) -> u8 
     let ok = !o.diagnostics.iter().any(Diagnostic::is_error);
     let (kdl, read) = match (&o.inventory, &o.lgip) {
         (Some(inv), _) => (
-            ok.then(|| canonical(&discover::kdl::render(inv, &header))),
+            ok.then(|| discover::kdl::render(inv, &header)),
             serde_json::to_value(inv).ok(),
         ),
         (None, Some(r)) => (
-            ok.then(|| canonical(&discover::lgip::render(r, &header))),
+            ok.then(|| discover::lgip::render(r, &header)),
             serde_json::to_value(r).ok(),
         ),
         (None, None) => (None, None),
