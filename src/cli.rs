@@ -369,6 +369,10 @@ pub struct SolveArgs {
     /// Relative MIP gap at which a stage stops: `0.01%`, `1%`, or a fraction.
     #[arg(long, default_value = "0.01%", value_parser = parse_gap)]
     pub gap: f64,
+    /// Relative gap at which an admission stage of packed replicas only (`requests`,
+    /// `fraction`: no gangs, MIG or shared GPUs) stops; other admission stages are exact.
+    #[arg(long, default_value = "0.1%", value_parser = parse_gap)]
+    pub admission_gap: f64,
 }
 
 /// What `gpuplan render` writes.

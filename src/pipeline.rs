@@ -50,6 +50,9 @@ pub struct Settings {
     pub time_limit: f64,
     /// Relative gap at which the compaction stage stops (a fraction).
     pub gap: f64,
+    /// Relative gap at which an admission stage of packed replicas only stops (see
+    /// [`Options::admission_gap`]).
+    pub admission_gap: f64,
     pub highs: Highs,
 }
 
@@ -60,6 +63,7 @@ impl Default for Settings {
             solver: o.solver,
             time_limit: o.time_limit,
             gap: o.gap,
+            admission_gap: o.admission_gap,
             highs: o.highs,
         }
     }
@@ -298,6 +302,7 @@ pub fn place(
         solver: s.solver,
         time_limit: s.time_limit,
         gap: s.gap,
+        admission_gap: s.admission_gap,
         previous: previous.map(|pl| match &mixed {
             Some((_, parts)) => placement::previous::resolve(model, &pl.split_parts(parts)),
             None => placement::previous::resolve(model, pl),

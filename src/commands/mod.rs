@@ -44,6 +44,7 @@ fn settings(a: &crate::cli::SolveArgs) -> crate::pipeline::Settings {
         },
         time_limit: a.time_limit,
         gap: a.gap,
+        admission_gap: a.admission_gap,
         highs: crate::solve::Highs {
             log: std::env::var_os("GPUPLAN_HIGHS_LOG").is_some(),
             options: std::env::var("GPUPLAN_HIGHS_OPTIONS")

@@ -380,9 +380,12 @@ fn cluster_kdl(nodes: &[OpenbNode], pods: &[OpenbPod], o: &OpenbOptions, capacit
         "// Alibaba GPU cluster trace v2023 (openb): {} nodes, {capacity} GPUs.",
         nodes.len()
     );
-    // The trace is a Kubernetes cluster with a GPU-sharing scheduler: Kueue-managed
-    // nodes get every sharing mode.
-    c.push_str("cluster \"openb\" {\n    scheduler \"kueue\"\n}\n\n");
+    // The trace's cluster runs a GPU-sharing scheduler (any share of a GPU, beside
+    // whole-GPU pods on one node) that none of the declared authorities carries: the
+    // device plugin behind kubernetes, kueue and volcano gives a shared replica at most
+    // half a GPU (GP048). No scheduler is declared, so the planner keeps the trace's
+    // semantics (docs/render.md: sharing with no scheduler declared).
+    c.push_str("cluster \"openb\"\n\n");
     let mut models: Vec<&str> = nodes
         .iter()
         .filter(|n| n.gpus > 0)

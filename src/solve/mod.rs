@@ -46,6 +46,12 @@ pub struct Options {
     pub time_limit: f64,
     /// Relative MIP gap at which a stage stops.
     pub gap: f64,
+    /// Relative gap at which an admission stage of packed replicas only (no gangs, MIG
+    /// or shared GPUs: no replica larger than a node) stops: such stages run on a bound
+    /// that no placement may reach (the per-GPU relaxation pools a group's CPU and
+    /// memory), so closing it exactly costs the whole time limit for a few replicas.
+    /// Stages with gangs, MIG or shared GPUs stay exact to half their resolution.
+    pub admission_gap: f64,
     /// The previous placement, to move as little as possible (the ILP only).
     pub previous: Option<previous::Previous>,
     /// Enumerate every node pattern of small groups, so that their integer program is
@@ -82,6 +88,7 @@ impl Default for Options {
             solver: SolverKind::Ilp,
             time_limit: 30.0,
             gap: 0.0001,
+            admission_gap: 0.001,
             previous: None,
             enumerate: true,
             highs: Highs::default(),

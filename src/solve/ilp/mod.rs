@@ -15,15 +15,18 @@
 //! valid bound even when generation stops early). Small groups have every pattern
 //! enumerated up front, so their integer program is exact.
 
+mod dive;
 mod extract;
 mod keep;
 mod lp;
 mod master;
+mod par;
 mod pattern;
 mod pricing;
 mod problem;
 mod relax;
 mod seed;
+mod small;
 mod stage;
 
 use super::{Assignment, LevelBound, Options, SolveInfo, SolveStatus};
@@ -49,9 +52,8 @@ pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), Str
         .map_or(&no_layouts, |pv| &pv.mig_layouts);
     let p = Problem::build(c, previous_layouts);
     let mut phases = vec![("aggregate".to_string(), start.elapsed().as_secs_f64())];
-    let t = Instant::now();
-    let (m, complete, seeded) = build_master(c, &p, opts, start);
-    phases.push(("master".to_string(), t.elapsed().as_secs_f64()));
+    let (m, complete, seeded, built) = build_master(c, &p, opts, start);
+    phases.extend(built);
     let mut run = Run {
         m,
         opts,
@@ -81,7 +83,8 @@ fn build_master<'a>(
     p: &'a Problem,
     opts: &Options,
     start: Instant,
-) -> (Master<'a>, Vec<bool>, Option<Vec<f64>>) {
+) -> (Master<'a>, Vec<bool>, Option<Vec<f64>>, Vec<(String, f64)>) {
+    let t = Instant::now();
     let mut m = Master::new(c, p);
     m.lp.highs = opts.highs.clone();
     let seed_obj = Objective::Compact;
@@ -99,13 +102,27 @@ fn build_master<'a>(
         *done = m.seed_patterns(g, &seed_obj, cap);
         budget = budget.saturating_sub(m.patterns[g].len());
     }
+    let mut phases = vec![("master".to_string(), t.elapsed().as_secs_f64())];
     // The packed seed may take at most half the time limit: the solve needs the rest.
+    let t = Instant::now();
     let deadline = start + std::time::Duration::from_secs_f64(opts.time_limit.max(0.0) / 2.0);
-    let seeded = seed::packed(&mut m, deadline);
+    // Where the dive applies, its placement (read off the relaxation) is the start.
+    let seeded = if dive::applies(&m) {
+        None
+    } else {
+        seed::packed(&mut m, deadline)
+    };
+    if let Some(x) = &seeded {
+        let all: Vec<usize> = (0..c.workloads.len()).collect();
+        phases.push((
+            format!("packed seed, {:.2} admitted", usage_value(&m, &all, x)),
+            t.elapsed().as_secs_f64(),
+        ));
+    }
     if let Some(pv) = &opts.previous {
         keep::add(&mut m, pv);
     }
-    (m, complete, seeded)
+    (m, complete, seeded, phases)
 }
 
 /// The priority values of the cluster's workloads, highest first, once each.
@@ -183,6 +200,16 @@ impl Run<'_, '_> {
             ),
             st.lp_s - st.relax_s,
         ));
+        if let Some((x, secs)) = &st.dive {
+            self.phases.push((
+                format!(
+                    "stage {} (priority {level}) dive, {:.2} admitted",
+                    i + 1,
+                    usage_value(m, ws, x)
+                ),
+                *secs,
+            ));
+        }
         self.phases
             .push((format!("stage {} (priority {level}) mip", i + 1), st.mip_s));
         let achieved = usage_value(m, ws, &st.x);
@@ -270,7 +297,7 @@ impl Run<'_, '_> {
             obj,
             self.x.as_deref(),
             budget,
-            self.opts.gap,
+            (self.opts.gap, self.opts.admission_gap),
             &self.complete,
             &mut self.pool,
         )?;

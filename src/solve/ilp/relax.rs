@@ -11,7 +11,8 @@
 
 use super::lp::{ColId, Live, Lp, RowId, Status};
 use super::master::{Master, Objective};
-use super::pattern::Item;
+use super::pattern::{Item, Pattern};
+use super::{par, small};
 use std::collections::BTreeMap;
 
 const INF: f64 = f64::INFINITY;
@@ -20,10 +21,12 @@ const INF: f64 = f64::INFINITY;
 #[derive(Clone, Debug, Default)]
 pub struct Pool {
     pub fills: BTreeMap<usize, Vec<Vec<(Item, u32)>>>,
+    /// Node patterns priced for the groups kept as patterns, per group.
+    pub patterns: BTreeMap<usize, Vec<Pattern>>,
 }
 
-/// The groups the relaxation replaces: pattern groups holding fractional items.
-pub fn groups(m: &Master) -> Vec<usize> {
+/// Pattern groups holding fractional items (where the relaxation applies).
+fn fractional(m: &Master) -> Vec<usize> {
     (0..m.p.groups.len())
         .filter(|g| {
             !m.volume.contains_key(g)
@@ -33,20 +36,64 @@ pub fn groups(m: &Master) -> Vec<usize> {
         .collect()
 }
 
-/// Rows of one relaxed group.
+/// The groups the relaxation replaces by fills: fractional groups whose nodes are not
+/// priced exactly as patterns ([`small`]).
+pub fn groups(m: &Master) -> Vec<usize> {
+    fractional(m)
+        .into_iter()
+        .filter(|g| !small::applies(&m.p.groups[*g].shape, &m.items[*g]))
+        .collect()
+}
+
+/// Rows and columns of one relaxed group.
 struct Caps {
     gpu: RowId,
     cpu: Option<RowId>,
     mem: Option<RowId>,
+    /// The fill columns (one GPU each) and the whole-GPU item columns.
+    fills: Vec<(ColId, Vec<(Item, u32)>)>,
+    whole: Vec<(ColId, Item)>,
 }
 
-/// A valid lower bound (minimisation) on the stage's optimum: the relaxed LP solved by
-/// column generation over fills; `NEG_INFINITY` when it cannot be solved in time.
-pub fn bound(m: &Master, obj: &Objective, pool: &mut Pool, deadline: std::time::Instant) -> f64 {
-    let gs = groups(m);
-    if gs.is_empty() {
-        return f64::NEG_INFINITY;
+/// The relaxation's solution, read by [`super::dive`]: per relaxed group, how many GPUs
+/// take each fill and how many units of each whole-GPU item it holds; and the relaxed
+/// program's values of the master's own columns (pattern and volume groups).
+#[derive(Clone, Debug, Default)]
+pub struct Solved {
+    pub fills: BTreeMap<usize, Vec<(Vec<(Item, u32)>, f64)>>,
+    pub whole: BTreeMap<usize, Vec<(Item, f64)>>,
+    /// Per group kept as patterns: how many of its nodes take each pattern.
+    pub nodes: BTreeMap<usize, Vec<(Pattern, f64)>>,
+}
+
+/// The relaxation of a stage: its bound, and its solution when it was solved.
+pub struct Relaxed {
+    /// A valid lower bound (minimisation) on the stage's optimum (`NEG_INFINITY`: none).
+    pub bound: f64,
+    pub solved: Option<Solved>,
+}
+
+/// The relaxed program solved by column generation over fills: a valid lower bound
+/// (minimisation) on the stage's optimum (`NEG_INFINITY` when it cannot be solved in
+/// time), and its solution.
+///
+/// Groups kept as patterns are priced too (small ones exactly by [`small`], the others
+/// as the stage prices them), so the bound holds over all patterns; `complete` says
+/// which groups already have every pattern as a column.
+pub fn relax(
+    m: &Master,
+    obj: &Objective,
+    pool: &mut Pool,
+    complete: &[bool],
+    deadline: std::time::Instant,
+) -> Relaxed {
+    if fractional(m).is_empty() {
+        return Relaxed {
+            bound: f64::NEG_INFINITY,
+            solved: None,
+        };
     }
+    let gs = groups(m);
     let mut lp: Lp = m.lp.clone();
     // Rows tied to a single pattern column (kept previous patterns) are relaxed.
     for (g, row) in &m.pattern_keep_rows {
@@ -59,7 +106,47 @@ pub fn bound(m: &Master, obj: &Objective, pool: &mut Pool, deadline: std::time::
         let cp = relax_group(&mut lp, m, g, obj, pool);
         caps.insert(g, cp);
     }
-    generate(lp, m, obj, pool, &caps, deadline)
+    let mut nodes = Nodes::default();
+    for g in (0..m.p.groups.len()).filter(|g| !gs.contains(g) && !m.patterns[*g].is_empty()) {
+        let cols: Vec<(ColId, Pattern)> = m.patterns[g]
+            .iter()
+            .map(|pc| (pc.col, pc.pattern.clone()))
+            .collect();
+        nodes.cols.insert(g, cols);
+        if !complete.get(g).copied().unwrap_or(false) {
+            nodes.priced.push(g);
+            for pat in pool.patterns.get(&g).cloned().unwrap_or_default() {
+                nodes.add(&mut lp, m, g, pat, obj);
+            }
+        }
+    }
+    generate(lp, m, obj, pool, caps, nodes, deadline)
+}
+
+/// The groups the relaxation keeps as node patterns: their columns in the relaxed
+/// program, and those whose patterns are priced (not all columns yet).
+#[derive(Default)]
+struct Nodes {
+    cols: BTreeMap<usize, Vec<(ColId, Pattern)>>,
+    priced: Vec<usize>,
+}
+
+impl Nodes {
+    /// Adds pattern `pat` of group `g` to `lp` unless its item counts are a column
+    /// already; returns the new column.
+    fn add(&mut self, lp: &mut Lp, m: &Master, g: usize, pat: Pattern, obj: &Objective) -> Option<ColId> {
+        let cols = self.cols.entry(g).or_default();
+        if cols.iter().any(|(_, p)| p.items == pat.items) {
+            return None;
+        }
+        let size = m.p.groups[g].nodes.len() as f64;
+        let col = lp.col(m.pattern_cost(g, &pat, obj), 0.0, size, false);
+        for (r, v) in m.pattern_entries(g, &pat) {
+            lp.set(r, col, v);
+        }
+        cols.push((col, pat));
+        Some(col)
+    }
 }
 
 /// Replaces group `g`'s pattern columns in `lp`: its whole-GPU nodes, their GPU, CPU and
@@ -90,19 +177,35 @@ fn relax_group(lp: &mut Lp, m: &Master, g: usize, obj: &Objective, pool: &mut Po
         lp.set(r, w, -(c as f64));
         r
     });
-    let cp = Caps { gpu, cpu, mem };
+    let mut cp = Caps {
+        gpu,
+        cpu,
+        mem,
+        fills: Vec::new(),
+        whole: Vec::new(),
+    };
     for &i in &m.items[g] {
-        if m.need(i).milli == 0 {
-            let entries = entries(m, g, &cp, &[(i, 1)]);
+        let n = m.need(i);
+        if n.milli == 0 {
+            let mut entries = entries(m, g, &cp, &[(i, 1)]);
+            // A replica that takes every GPU of a node leaves that node's CPU and memory
+            // to nothing else: it spends all of them (a valid tightening of the pool).
+            if n.gpus == shape.gpus() {
+                entries.retain(|(r, _)| Some(*r) != cp.cpu && Some(*r) != cp.mem);
+                entries.extend(cp.cpu.zip(shape.cpu).map(|(r, c)| (r, c as f64)));
+                entries.extend(cp.mem.zip(shape.mem).map(|(r, x)| (r, x as f64)));
+            }
             let col = lp.col(m.item_cost(g, i, obj), 0.0, INF, false);
             for (r, v) in entries {
                 lp.set(r, col, v);
             }
+            cp.whole.push((col, i));
         }
     }
     seed_fills(m, g, pool);
     for f in pool.fills.get(&g).cloned().unwrap_or_default() {
-        add_fill(lp, m, g, &cp, &f, obj);
+        let col = add_fill(lp, m, g, &cp, &f, obj);
+        cp.fills.push((col, f));
     }
     cp
 }
@@ -114,37 +217,147 @@ fn generate(
     m: &Master,
     obj: &Objective,
     pool: &mut Pool,
-    caps: &BTreeMap<usize, Caps>,
+    mut caps: BTreeMap<usize, Caps>,
+    mut nodes: Nodes,
     deadline: std::time::Instant,
-) -> f64 {
+) -> Relaxed {
     let mut live = Live::new(&lp, false);
+    // Columns join a solved program: its basis stays primal feasible, so the primal
+    // simplex goes on from it (the dual simplex would start over; measured: half the
+    // time per round on the openb lists).
+    live.option_int("simplex_strategy", 4);
     loop {
         let sol = live.run(false);
         if sol.status != Status::Optimal {
-            return f64::NEG_INFINITY;
+            return Relaxed {
+                bound: f64::NEG_INFINITY,
+                solved: None,
+            };
         }
         let out_of_time = std::time::Instant::now() > deadline;
         let mut added = 0;
         // Lasdon: a group's fills use at most its GPUs, so no column can improve the
         // objective by more than (GPUs) x (its reduced cost): a valid bound at any round.
         let mut lasdon = 0.0;
-        for (&g, cp) in caps {
-            let (value, fill) = best_fill(m, g, cp, &sol.duals, obj);
-            // rc = -value - dual(gpu row).
-            let rc = -value - sol.duals[cp.gpu];
-            let gpus = (m.p.groups[g].nodes.len() * m.p.groups[g].shape.gpus() as usize) as f64;
-            lasdon += gpus * rc.min(0.0);
-            if rc < -1e-7 && !out_of_time {
-                let col = add_fill(&mut lp, m, g, cp, &fill, obj);
-                live.add_col(lp.cost[col], lp.lo[col], lp.hi[col], &lp.entries[col]);
-                pool.fills.entry(g).or_default().push(fill);
-                added += 1;
+        let mut exact = true;
+        // Every group priced at once, on the machine's cores (results in group order).
+        let fill_groups: Vec<usize> = caps.keys().copied().collect();
+        let jobs: Vec<(usize, bool)> = fill_groups
+            .iter()
+            .map(|g| (*g, true))
+            .chain(nodes.priced.iter().map(|g| (*g, false)))
+            .collect();
+        let priced = par::map(&jobs, |&(g, fill)| {
+            if fill {
+                Priced::Fill(best_fill(m, g, &caps[&g], &sol.duals, obj))
+            } else {
+                Priced::Node(price_node(m, g, &sol.duals, obj, out_of_time))
+            }
+        });
+        for (&(g, _), p) in jobs.iter().zip(priced) {
+            match p {
+                Priced::Fill((value, bound, fill)) => {
+                    let cp = caps.get_mut(&g).expect("a fill group");
+                    // rc = -value - dual(gpu row); no fill does better than -bound - dual.
+                    let rc = -value - sol.duals[cp.gpu];
+                    let gpus = (m.p.groups[g].nodes.len() * m.p.groups[g].shape.gpus() as usize)
+                        as f64;
+                    lasdon += gpus * (-bound - sol.duals[cp.gpu]).min(0.0);
+                    if rc < -1e-7 && !out_of_time {
+                        let col = add_fill(&mut lp, m, g, cp, &fill, obj);
+                        live.add_col(lp.cost[col], lp.lo[col], lp.hi[col], &lp.entries[col]);
+                        pool.fills.entry(g).or_default().push(fill.clone());
+                        cp.fills.push((col, fill));
+                        added += 1;
+                    }
+                }
+                Priced::Node(priced) => {
+                    let c0 = m.pattern_constant(g, &sol.duals);
+                    if !priced.bound.is_finite() {
+                        exact = false;
+                    }
+                    let size = m.p.groups[g].nodes.len() as f64;
+                    lasdon += size * (c0 - priced.bound).min(0.0);
+                    let Some(pat) = priced.pattern.filter(|_| c0 - priced.value < -1e-7) else {
+                        continue;
+                    };
+                    if out_of_time {
+                        continue;
+                    }
+                    if let Some(col) = nodes.add(&mut lp, m, g, pat.clone(), obj) {
+                        live.add_col(lp.cost[col], lp.lo[col], lp.hi[col], &lp.entries[col]);
+                        pool.patterns.entry(g).or_default().push(pat);
+                        added += 1;
+                    }
+                }
             }
         }
         if added == 0 {
-            return sol.objective + lasdon;
+            return Relaxed {
+                bound: if exact {
+                    sol.objective + lasdon
+                } else {
+                    f64::NEG_INFINITY
+                },
+                solved: Some(solved(&caps, &nodes, &sol.x)),
+            };
         }
     }
+}
+
+/// What pricing one group gives: a fill (value, bound, items) or a node pattern.
+enum Priced {
+    Fill((f64, f64, Vec<(Item, u32)>)),
+    Node(super::pricing::Priced),
+}
+
+/// The best pattern of group `g` kept as patterns: exactly for small nodes
+/// ([`small`]), else as the stage prices it.
+fn price_node(
+    m: &Master,
+    g: usize,
+    duals: &[f64],
+    obj: &Objective,
+    bound_only: bool,
+) -> super::pricing::Priced {
+    let shape = &m.p.groups[g].shape;
+    if small::applies(shape, &m.items[g]) {
+        let vals = m.values(g, duals, obj);
+        let need = |i| m.need(i);
+        return small::price(shape, &m.items[g], &vals, &need);
+    }
+    super::stage::price(m, g, duals, obj, bound_only)
+}
+
+/// The relaxed solution `x` read per group (values below 1e-9 left out).
+fn solved(caps: &BTreeMap<usize, Caps>, nodes: &Nodes, x: &[f64]) -> Solved {
+    let at = |c: ColId| x.get(c).copied().unwrap_or(0.0);
+    let mut out = Solved::default();
+    for (&g, cols) in &nodes.cols {
+        let used: Vec<(Pattern, f64)> = cols
+            .iter()
+            .filter(|(c, _)| at(*c) > 1e-9)
+            .map(|(c, p)| (p.clone(), at(*c)))
+            .collect();
+        out.nodes.insert(g, used);
+    }
+    for (&g, cp) in caps {
+        let fills: Vec<(Vec<(Item, u32)>, f64)> = cp
+            .fills
+            .iter()
+            .filter(|(c, _)| at(*c) > 1e-9)
+            .map(|(c, f)| (f.clone(), at(*c)))
+            .collect();
+        let whole: Vec<(Item, f64)> = cp
+            .whole
+            .iter()
+            .filter(|(c, _)| at(*c) > 1e-9)
+            .map(|(c, i)| (*i, at(*c)))
+            .collect();
+        out.fills.insert(g, fills);
+        out.whole.insert(g, whole);
+    }
+    out
 }
 
 /// Adds to the pool the fills of every GPU of the group's node patterns: then every
@@ -219,16 +432,21 @@ fn add_fill(
     col
 }
 
-/// The most valuable fill of one GPU of group `g` under `duals` (an unbounded knapsack
-/// over 1/1000 of a GPU), and its value (without the GPU row's dual).
+/// The most valuable fill of one GPU of group `g` under `duals`: its value (without the
+/// GPU row's dual), an upper bound on every fill's value (equal to it when the search
+/// was exact) and the fill. A fill lives on one node, so its replicas' CPU and memory
+/// stay within one node's: an exact branch and bound ([`Fill`]) over the items by
+/// value per GPU share, bounded by the unbounded knapsack over GPU shares alone
+/// (CPU and memory left out), which is also the bound when the search runs out of
+/// budget.
 fn best_fill(
     m: &Master,
     g: usize,
     cp: &Caps,
     duals: &[f64],
     obj: &Objective,
-) -> (f64, Vec<(Item, u32)>) {
-    let frac: Vec<(Item, u32, f64)> = m.items[g]
+) -> (f64, f64, Vec<(Item, u32)>) {
+    let mut frac: Vec<FillItem> = m.items[g]
         .iter()
         .filter(|i| m.need(**i).milli > 0)
         .map(|i| {
@@ -244,34 +462,143 @@ fn best_fill(
             if let Some(r) = cp.mem {
                 v += duals[r] * n.mem as f64;
             }
-            (*i, n.milli, v - m.item_cost(g, *i, obj))
+            FillItem {
+                item: *i,
+                milli: n.milli,
+                cpu: n.cpu,
+                mem: n.mem,
+                value: v - m.item_cost(g, *i, obj),
+            }
         })
-        .filter(|(_, _, v)| *v > 0.0)
+        .filter(|f| f.value > 0.0)
         .collect();
-    let unit = frac.iter().fold(1000u32, |a, (_, s, _)| gcd(a, *s)) as usize;
-    let cap = 1000 / unit.max(1);
-    let mut best: Vec<(f64, Option<usize>)> = vec![(0.0, None); cap + 1];
+    frac.sort_by(|a, b| {
+        (b.value / b.milli as f64)
+            .total_cmp(&(a.value / a.milli as f64))
+            .then(a.item.cmp(&b.item))
+    });
+    let unit = frac.iter().fold(1000u32, |a, f| gcd(a, f.milli));
+    let ub = share_knapsack(&frac, unit);
+    let shape = &m.p.groups[g].shape;
+    let ratio = |f: fn(&FillItem) -> u64| {
+        frac.iter()
+            .map(|x| match f(x) {
+                0 => f64::INFINITY,
+                r => x.value / r as f64,
+            })
+            .fold(0.0, f64::max)
+    };
+    let mut search = Fill {
+        items: &frac,
+        ub: &ub,
+        per_cpu: ratio(|x| x.cpu),
+        per_mem: ratio(|x| x.mem),
+        unit,
+        best: 0.0,
+        best_counts: Vec::new(),
+        counts: vec![0; frac.len()],
+        budget: FILL_BUDGET,
+    };
+    search.go(
+        0,
+        1000,
+        shape.cpu.unwrap_or(u64::MAX),
+        shape.mem.unwrap_or(u64::MAX),
+        0.0,
+    );
+    let bound = if search.budget == 0 {
+        ub[(1000 / unit) as usize]
+    } else {
+        search.best
+    };
+    let fill: Vec<(Item, u32)> = frac
+        .iter()
+        .zip(&search.best_counts)
+        .filter(|(_, k)| **k > 0)
+        .map(|(f, k)| (f.item, *k))
+        .collect();
+    let mut fill = fill;
+    fill.sort();
+    (search.best, bound.max(search.best), fill)
+}
+
+/// Nodes the branch and bound of one fill may visit.
+const FILL_BUDGET: u32 = 20_000;
+
+/// A fractional item as the fill search sees it.
+struct FillItem {
+    item: Item,
+    milli: u32,
+    cpu: u64,
+    mem: u64,
+    value: f64,
+}
+
+/// `ub[c]`: the best value of GPU shares adding up to at most `c` units of `unit`
+/// thousandths, CPU and memory left out (an unbounded knapsack).
+fn share_knapsack(frac: &[FillItem], unit: u32) -> Vec<f64> {
+    let cap = (1000 / unit.max(1)) as usize;
+    let mut best = vec![0.0f64; cap + 1];
     for c in 1..=cap {
-        best[c] = (best[c - 1].0, None);
-        for (k, (_, s, v)) in frac.iter().enumerate() {
-            let s = *s as usize / unit;
-            if s <= c && best[c - s].0 + v > best[c].0 + 1e-12 {
-                best[c] = (best[c - s].0 + v, Some(k));
+        best[c] = best[c - 1];
+        for f in frac {
+            let s = (f.milli / unit) as usize;
+            if s <= c && best[c - s] + f.value > best[c] + 1e-12 {
+                best[c] = best[c - s] + f.value;
             }
         }
     }
-    let mut counts: BTreeMap<Item, u32> = BTreeMap::new();
-    let mut c = cap;
-    while c > 0 {
-        match best[c].1 {
-            Some(k) => {
-                *counts.entry(frac[k].0).or_default() += 1;
-                c -= frac[k].1 as usize / unit;
-            }
-            None => c -= 1,
+    best
+}
+
+/// The exact search of one fill: items in order, each taken as often as fits, then
+/// fewer times, pruned by [`share_knapsack`] on the share left.
+struct Fill<'a> {
+    items: &'a [FillItem],
+    ub: &'a [f64],
+    /// The most value per unit of CPU and of memory of any item (a bound on what the
+    /// CPU and memory left can add).
+    per_cpu: f64,
+    per_mem: f64,
+    unit: u32,
+    best: f64,
+    best_counts: Vec<u32>,
+    counts: Vec<u32>,
+    budget: u32,
+}
+
+impl Fill<'_> {
+    fn go(&mut self, i: usize, share: u32, cpu: u64, mem: u64, value: f64) {
+        if value > self.best + 1e-12 {
+            self.best = value;
+            self.best_counts = self.counts.clone();
         }
+        if i == self.items.len() || self.budget == 0 {
+            return;
+        }
+        let reach = self.ub[(share / self.unit) as usize]
+            .min(self.per_cpu * cpu as f64)
+            .min(self.per_mem * mem as f64);
+        if value + reach <= self.best + 1e-12 {
+            return;
+        }
+        self.budget -= 1;
+        let f = &self.items[i];
+        let most = (share / f.milli)
+            .min(if f.cpu > 0 { (cpu / f.cpu) as u32 } else { u32::MAX })
+            .min(if f.mem > 0 { (mem / f.mem) as u32 } else { u32::MAX });
+        for k in (0..=most).rev() {
+            self.counts[i] = k;
+            self.go(
+                i + 1,
+                share - k * f.milli,
+                cpu - k as u64 * f.cpu,
+                mem - k as u64 * f.mem,
+                value + k as f64 * f.value,
+            );
+        }
+        self.counts[i] = 0;
     }
-    (best[cap].0, counts.into_iter().collect())
 }
 
 fn gcd(a: u32, b: u32) -> u32 {

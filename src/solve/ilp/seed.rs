@@ -6,7 +6,7 @@
 //! starts from a good basis instead of single-item patterns.
 
 use super::master::{Master, Objective};
-use super::pattern::{self, Item};
+use super::pattern::{self, Item, Pattern};
 use crate::model::NodeIdx;
 use crate::solve::pack::{self, Bins, Policy};
 use std::collections::BTreeMap;
@@ -20,17 +20,15 @@ pub fn packed(m: &mut Master, deadline: Instant) -> Option<Vec<f64>> {
     }
     let group_of = packed_nodes(m);
     let on = place(m, &group_of, deadline);
-    let cols = pattern_columns(m, &on, &group_of);
-    let x = solution(m, &on, &group_of, &cols)?;
-    m.lp.feasible(&x, 1e-6).then_some(x)
+    solution_of(m, &on, &group_of)
 }
 
-/// Contents of a node: replicas per packed item.
-type Contents = BTreeMap<NodeIdx, BTreeMap<Item, u32>>;
+/// Packed replicas on nodes: (workload, node, GPU indexes), one entry per replica.
+pub type Replicas = Vec<(usize, NodeIdx, Vec<u32>)>;
 
 /// Whole-GPU nodes of groups that hold packed items (and are not packed by volume),
 /// with their group.
-fn packed_nodes(m: &Master) -> BTreeMap<NodeIdx, usize> {
+pub fn packed_nodes(m: &Master) -> BTreeMap<NodeIdx, usize> {
     let mut group_of: BTreeMap<NodeIdx, usize> = BTreeMap::new();
     for (g, items) in m.items.iter().enumerate() {
         if items.iter().any(|i| matches!(i, Item::Packed { .. })) && !m.volume.contains_key(&g) {
@@ -46,11 +44,11 @@ fn packed_nodes(m: &Master) -> BTreeMap<NodeIdx, usize> {
 /// whose group can hold it, while the team's ceilings and quotas allow, and until
 /// `deadline` (the seed is a starting point: a partial one is still feasible, and the
 /// time limit bounds every phase).
-fn place(m: &Master, group_of: &BTreeMap<NodeIdx, usize>, deadline: Instant) -> Contents {
+fn place(m: &Master, group_of: &BTreeMap<NodeIdx, usize>, deadline: Instant) -> Replicas {
     let (c, p) = (m.c, m.p);
     let nodes: Vec<NodeIdx> = group_of.keys().copied().collect();
     let mut bins = Bins::new(c, &Default::default(), nodes.iter().copied());
-    let mut on = Contents::new();
+    let mut on = Replicas::new();
     let mut ledger = Ledger::default();
     for w in pack::largest_first(c, p.packed.keys().copied()) {
         let wl = &c.workloads[w];
@@ -73,64 +71,101 @@ fn place(m: &Master, group_of: &BTreeMap<NodeIdx, usize>, deadline: Instant) -> 
                 break;
             }
             ledger.add(m, w, &model);
-            *on.entry(n).or_default().entry(item).or_default() += 1;
+            on.push((w, n, gpus));
         }
     }
     on
 }
 
-/// The pattern column of each node's contents (added when new), with how many nodes
-/// hold it.
-fn pattern_columns(
-    m: &mut Master,
-    on: &Contents,
-    group_of: &BTreeMap<NodeIdx, usize>,
-) -> Vec<(usize, f64)> {
-    let p = m.p;
-    let mut per_group: BTreeMap<(usize, Vec<(Item, u32)>), f64> = BTreeMap::new();
-    for (n, items) in on {
-        let g = group_of[n];
-        let counts: Vec<(Item, u32)> = items.iter().map(|(i, k)| (*i, *k)).collect();
-        *per_group.entry((g, counts)).or_default() += 1.0;
+/// The pattern one node holds: its replicas' items laid out on exactly the GPUs they
+/// were given (checked: whole GPUs free, fractions within a GPU and the node's sharing,
+/// CPU and memory). `None` when the layout does not hold.
+fn node_pattern(m: &Master, g: usize, n: NodeIdx, on: &[(usize, &[u32])]) -> Option<Pattern> {
+    let positions = pattern::positions(m.c, n);
+    let position = |gpu: &u32| positions.iter().position(|x| x == gpu).map(|p| p as u16);
+    let mut by_item: BTreeMap<Item, Vec<Vec<u16>>> = BTreeMap::new();
+    for (w, gpus) in on {
+        let places: Option<Vec<u16>> = gpus.iter().map(position).collect();
+        let mut places = places?;
+        places.sort_unstable();
+        by_item
+            .entry(Item::Packed { w: *w as u32 })
+            .or_default()
+            .push(places);
     }
-    let mut cols: Vec<(usize, f64)> = Vec::new();
-    for ((g, counts), k) in per_group {
-        let need = |i: Item| m.need(i);
-        let Some(pat) = pattern::fit(&p.groups[g].shape, &counts, &need) else {
-            continue;
-        };
-        let col = match m.pattern_col(g, &pat.items) {
-            Some(col) => col,
-            None => match m.add_pattern(g, pat, &Objective::Compact) {
-                Some(col) => col,
-                None => continue,
-            },
-        };
-        cols.push((col, k));
+    let shape = &m.p.groups[g].shape;
+    let (mut cpu, mut mem) = (0u64, 0u64);
+    let mut slots = pattern::Slots::all(shape);
+    // Whole GPUs first, then fractions (the node's sharing is decided by them).
+    for whole in [true, false] {
+        for (item, places) in &by_item {
+            let need = m.need(*item);
+            if (need.milli == 0) != whole {
+                continue;
+            }
+            for at in places {
+                cpu += need.cpu;
+                mem += need.mem;
+                let ok = if whole {
+                    at.len() == need.gpus as usize && slots.take(at)
+                } else {
+                    at.len() == 1 && slots.add_fraction(at[0], &need)
+                };
+                if !ok {
+                    return None;
+                }
+            }
+        }
     }
-    cols
+    if shape.cpu.is_some_and(|c| cpu > c) || shape.mem.is_some_and(|x| mem > x) {
+        return None;
+    }
+    let items: Vec<(Item, u32)> = by_item.iter().map(|(i, p)| (*i, p.len() as u32)).collect();
+    let places: Vec<Vec<u16>> = by_item.into_values().flatten().collect();
+    Some(Pattern { items, places })
 }
 
-/// The master's solution of the seed: the pattern columns, the rest of every group on
-/// the empty pattern (or another mode), and the packed and admitted replicas. `None`
-/// when a column is not a pattern column.
-fn solution(
-    m: &Master,
-    on: &Contents,
+/// The master's solution holding `on`: each node's pattern column (added when new),
+/// the rest of every group on the empty pattern (or another mode), and the packed and
+/// admitted replicas. A node whose layout does not hold is left empty. `None` when the
+/// result does not satisfy the master's rows.
+pub fn solution_of(
+    m: &mut Master,
+    on: &[(usize, NodeIdx, Vec<u32>)],
     group_of: &BTreeMap<NodeIdx, usize>,
-    cols: &[(usize, f64)],
 ) -> Option<Vec<f64>> {
-    let p = m.p;
+    let mut per_node: BTreeMap<NodeIdx, Vec<(usize, &[u32])>> = BTreeMap::new();
+    for (w, n, gpus) in on {
+        per_node.entry(*n).or_default().push((*w, gpus));
+    }
+    let mut cols: Vec<(usize, usize)> = Vec::new();
+    let mut held: BTreeMap<(usize, String), f64> = BTreeMap::new();
+    for (n, list) in &per_node {
+        let Some(&g) = group_of.get(n) else { continue };
+        let Some(pat) = node_pattern(m, g, *n, list) else {
+            continue;
+        };
+        for (i, k) in &pat.items {
+            if let Item::Packed { w } = i {
+                let model = m.p.groups[g].model.clone();
+                *held.entry((*w as usize, model)).or_default() += *k as f64;
+            }
+        }
+        let col = match m.pattern_col(g, &pat.items) {
+            Some(col) => col,
+            None => m.add_pattern(g, pat, &Objective::Compact)?,
+        };
+        cols.push((g, col));
+    }
     let mut x = vec![0.0; m.lp.cols()];
     let mut used: BTreeMap<usize, f64> = BTreeMap::new();
-    for (col, k) in cols {
-        x[*col] += k;
-        let g = m.group_of_col(*col)?;
-        *used.entry(g).or_default() += k;
+    for (g, col) in cols {
+        x[col] += 1.0;
+        *used.entry(g).or_default() += 1.0;
     }
     // The rest of every group: the empty pattern (or another mode).
-    for g in 0..p.groups.len() {
-        let size = p.groups[g].nodes.len() as f64;
+    for g in 0..m.p.groups.len() {
+        let size = m.p.groups[g].nodes.len() as f64;
         let left = size - used.get(&g).copied().unwrap_or(0.0);
         if let Some(col) = m.pattern_col(g, &[]) {
             x[col] += left;
@@ -141,33 +176,24 @@ fn solution(
         }
     }
     for (&(w, ref model), &pk) in &m.pk {
-        let k: f64 = on
-            .iter()
-            .filter(|(n, _)| p.groups[group_of[n]].model == *model)
-            .map(|(_, items)| {
-                items
-                    .get(&Item::Packed { w: w as u32 })
-                    .copied()
-                    .unwrap_or(0) as f64
-            })
-            .sum();
+        let k = held.get(&(w, model.clone())).copied().unwrap_or(0.0);
         x[pk] = k;
         if let Some(&a) = m.a.get(&w) {
             x[a] += k;
         }
     }
-    Some(x)
+    m.lp.feasible(&x, 1e-6).then_some(x)
 }
 
 /// Team usage of the seed, in GPU-equivalents (ceilings and per-model quotas).
-#[derive(Default)]
-struct Ledger {
+#[derive(Clone, Default)]
+pub struct Ledger {
     team: BTreeMap<String, f64>,
     quota: BTreeMap<(String, usize), f64>,
 }
 
 impl Ledger {
-    fn admits(&self, m: &Master, w: usize, model: &str) -> bool {
+    pub fn admits(&self, m: &Master, w: usize, model: &str) -> bool {
         let c = m.c;
         let wl = &c.workloads[w];
         let amount = wl.packed_gpu_milli() as f64 / 1000.0;
@@ -187,7 +213,22 @@ impl Ledger {
         })
     }
 
-    fn add(&mut self, m: &Master, w: usize, model: &str) {
+    /// Takes back one replica of `w` on `model` that [`Ledger::add`] counted.
+    pub fn remove(&mut self, m: &Master, w: usize, model: &str) {
+        let c = m.c;
+        let wl = &c.workloads[w];
+        let amount = wl.packed_gpu_milli() as f64 / 1000.0;
+        for t in c.team_chain(&wl.team) {
+            *self.team.entry(t.name.clone()).or_default() -= amount;
+            for (qi, q) in t.quotas.iter().enumerate() {
+                if q.model.as_deref() == Some(model) {
+                    *self.quota.entry((t.name.clone(), qi)).or_default() -= amount;
+                }
+            }
+        }
+    }
+
+    pub fn add(&mut self, m: &Master, w: usize, model: &str) {
         let c = m.c;
         let wl = &c.workloads[w];
         let amount = wl.packed_gpu_milli() as f64 / 1000.0;

@@ -7,7 +7,7 @@
 use super::lp::{self, Live, Solution, Status};
 use super::master::{Master, Objective};
 use super::pattern::Pattern;
-use super::{pricing, relative_gap, relax, step_of};
+use super::{dive, pricing, relative_gap, relax, step_of};
 use std::time::Instant;
 
 /// Column-generation rounds per stage.
@@ -30,6 +30,8 @@ pub(super) struct StageOut {
     pub rounds: usize,
     pub lp_s: f64,
     pub mip_s: f64,
+    /// The dive's solution (see [`dive`]) and its seconds, when it ran.
+    pub dive: Option<(Vec<f64>, f64)>,
 }
 
 /// One stage: column generation on the LP relaxation, then the integer program over
@@ -39,17 +41,33 @@ pub(super) fn run(
     obj: &Objective,
     warm: Option<&[f64]>,
     budget: f64,
-    gap: f64,
+    gaps: (f64, f64),
     complete: &[bool],
     pool: &mut relax::Pool,
 ) -> Result<StageOut, String> {
     let t = Instant::now();
     m.lp.cost = m.costs(obj);
     let lp = lp_phase(m, obj, budget, complete, pool, t);
-    let mip = Mip::new(m, obj, gap, &lp, budget);
+    let mip = Mip::new(m, obj, gaps, &lp, budget);
+    // The dive's placement, when it is as good as the bound allows: done.
+    if let Some(x) = lp.dived.as_ref().filter(|x| mip.close(m.lp.objective(x))) {
+        let objective = m.lp.objective(x);
+        return Ok(StageOut {
+            relax_s: lp.relax_s,
+            x: x.clone(),
+            objective,
+            bound: lp.bound.min(objective),
+            status: Status::Optimal,
+            rounds: lp.rounds,
+            lp_s: lp.lp_s,
+            mip_s: 0.0,
+            dive: lp.dive_out(),
+        });
+    }
     // First the integer program around the LP optimum: integer columns the LP holds at
     // an integer value stay there. Often as good as the bound allows, and then done.
-    let start = starting_point(m, warm, &lp.x, (budget - lp.lp_s) * 0.5);
+    let warm = better(m, warm, lp.dived.as_deref());
+    let start = starting_point(m, warm.as_deref(), &lp.x, (budget - lp.lp_s) * 0.5);
     let mut live = Live::new(&m.lp, true);
     mip.configure(&mut live);
     if let Some(sx) = &start {
@@ -64,6 +82,7 @@ pub(super) fn run(
                 rounds: lp.rounds,
                 lp_s: lp.lp_s,
                 mip_s: mip.t.elapsed().as_secs_f64(),
+                dive: lp.dive_out(),
             });
         }
         live.start(sx);
@@ -101,12 +120,34 @@ pub(super) fn run(
         rounds: lp.rounds,
         lp_s: lp.lp_s,
         mip_s: mip.t.elapsed().as_secs_f64(),
+        dive: lp.dive_out(),
     })
 }
 
 /// Whether every group that has patterns has all of them as columns.
 fn all_complete(m: &Master, complete: &[bool]) -> bool {
     (0..m.patterns.len()).all(|g| complete[g] || m.patterns[g].is_empty())
+}
+
+/// The better (lower objective) of two solutions of the master, either absent, each
+/// padded to the master's columns; a warm start that no longer satisfies the master's
+/// rows does not count.
+fn better(m: &Master, a: Option<&[f64]>, b: Option<&[f64]>) -> Option<Vec<f64>> {
+    let pad = |x: &[f64]| {
+        let mut v = x.to_vec();
+        v.resize(m.lp.cols(), 0.0);
+        v
+    };
+    let a = a.map(pad).filter(|v| m.lp.feasible(v, 1e-6));
+    let b = b.map(pad).filter(|v| m.lp.feasible(v, 1e-6));
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if m.lp.objective(&b) < m.lp.objective(&a) - 1e-9 {
+            b
+        } else {
+            a
+        }),
+        (a, b) => a.or(b),
+    }
 }
 
 /// What a stage's LP phase gives.
@@ -121,6 +162,16 @@ struct LpPhase {
     relax_s: f64,
     /// Seconds of the whole LP phase, the relaxation's included.
     lp_s: f64,
+    /// The dive's placement read off the relaxation, when it applies.
+    dived: Option<Vec<f64>>,
+    /// Seconds of the dive.
+    dive_s: f64,
+}
+
+impl LpPhase {
+    fn dive_out(&self) -> Option<(Vec<f64>, f64)> {
+        self.dived.clone().map(|x| (x, self.dive_s))
+    }
 }
 
 /// The LP phase of a stage begun at `t`: the per-GPU relaxation's bound, then column
@@ -139,21 +190,30 @@ fn lp_phase(
     // Groups with fractional classes: the per-GPU relaxation's bound, often far tighter
     // than what node-pattern pricing can prove in time. First, so that node pricing
     // cannot starve it.
-    let deadline = t + std::time::Duration::from_secs_f64(budget * 0.2);
-    let relaxed = relax::bound(m, obj, pool, deadline);
+    // The relaxation converges well within this on every benchmark (docs/benchmarks.md);
+    // the deadline only bounds pathological inputs.
+    let deadline = t + std::time::Duration::from_secs_f64(budget * 0.4);
+    let relaxed = relax::relax(m, obj, pool, complete, deadline);
+    let t_dive = Instant::now();
+    let dived = relaxed.solved.as_ref().and_then(|s| dive::dive(m, s));
+    let dive_s = t_dive.elapsed().as_secs_f64();
     let relax_s = t.elapsed().as_secs_f64();
-    let (mut bound, rounds, x) = if all_complete {
+    // With the dive's placement, the relaxation's bound and columns stand in for node
+    // patterns priced one by one (far slower where replicas are fractional).
+    let (mut bound, rounds, x) = if all_complete || dived.is_some() {
         (f64::NEG_INFINITY, 0, Vec::new())
     } else {
         generate(m, obj, complete, Instant::now(), budget * 0.4)
     };
-    bound = bound.max(relaxed);
+    bound = bound.max(relaxed.bound);
     LpPhase {
         bound,
         rounds,
         x,
         relax_s,
         lp_s: t.elapsed().as_secs_f64(),
+        dived,
+        dive_s,
     }
 }
 
@@ -162,6 +222,9 @@ struct Mip<'o> {
     obj: &'o Objective,
     /// The relative gap asked for.
     gap: f64,
+    /// An admission stage's tolerance beyond its resolution: the admission gap times
+    /// the bound for a stage of packed replicas only ([`dive::applies`]), else 0.
+    slack: f64,
     /// The LP phase's bound.
     bound: f64,
     /// An admission stage's resolution (see [`step_of`]); `None` for compaction.
@@ -174,15 +237,27 @@ struct Mip<'o> {
 }
 
 impl<'o> Mip<'o> {
-    fn new(m: &Master, obj: &'o Objective, gap: f64, lp: &LpPhase, budget: f64) -> Mip<'o> {
+    fn new(
+        m: &Master,
+        obj: &'o Objective,
+        (gap, admission_gap): (f64, f64),
+        lp: &LpPhase,
+        budget: f64,
+    ) -> Mip<'o> {
         let t = Instant::now();
         let step = match obj {
             Objective::Admit { ws, .. } => Some(step_of(m, ws)),
             Objective::Compact => None,
         };
+        let slack = if step.is_some() && dive::applies(m) && lp.bound.is_finite() {
+            admission_gap.max(0.0) * lp.bound.abs()
+        } else {
+            0.0
+        };
         Mip {
             obj,
             gap,
+            slack,
             bound: lp.bound,
             step,
             budget,
@@ -196,7 +271,7 @@ impl<'o> Mip<'o> {
     fn close(&self, objective: f64) -> bool {
         self.bound.is_finite()
             && match self.step {
-                Some(step) => objective <= self.bound + step * 0.5,
+                Some(step) => objective <= self.bound + (step * 0.5).max(self.slack),
                 None => relative_gap(objective, self.bound) <= self.gap.max(0.0),
             }
     }
@@ -211,9 +286,10 @@ impl<'o> Mip<'o> {
         live.option_f64("mip_rel_gap", self.gap.max(0.0));
         if let Some(step) = self.step {
             // Admission is exact to half its resolution (see `step_of`), whatever the
-            // relative gap: a higher-priority replica is never left out within "the gap".
+            // relative gap: a higher-priority replica is never left out within "the gap";
+            // a stage of packed replicas only stops within its slack.
             live.option_f64("mip_rel_gap", 0.0);
-            live.option_f64("mip_abs_gap", step * 0.5);
+            live.option_f64("mip_abs_gap", (step * 0.5).max(self.slack));
         }
     }
 }
@@ -396,7 +472,7 @@ fn generate(
 /// items; else a greedy fill and, when that does not improve, a small MIP, with the
 /// Lagrangian bound ([`pricing::lagrangian`]) keeping the bound valid and tight.
 /// `bound_only`: no column wanted, only the bound.
-fn price(
+pub(super) fn price(
     m: &Master,
     g: usize,
     duals: &[f64],

@@ -141,13 +141,6 @@ impl Master<'_> {
         self.seen[g].get(items).map(|&i| self.patterns[g][i].col)
     }
 
-    /// The group a pattern column belongs to.
-    pub fn group_of_col(&self, col: ColId) -> Option<usize> {
-        self.patterns
-            .iter()
-            .position(|pats| pats.iter().any(|pc| pc.col == col))
-    }
-
     /// Columns that extend the patterns a solution uses with items of workloads it does
     /// not fully admit (one more, two more, ... while they fit), and those items alone:
     /// the integer program over generated columns can then admit what the LP's columns
