@@ -84,6 +84,15 @@ pub fn human_detail(p: &Plan, color: bool, verbose: bool) -> String {
             );
         }
     }
+    for m in &p.moved {
+        let line = format!(
+            "~ {} `{}` renamed to `{}` (moved: it keeps what it held; objects named after it are renamed)",
+            m.kind.as_str(),
+            m.from,
+            m.to
+        );
+        let _ = writeln!(s, "  {}", paint.action(Action::Update, &line));
+    }
     let unchanged = p
         .changes
         .iter()

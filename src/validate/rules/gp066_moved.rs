@@ -107,6 +107,11 @@ fn ambiguous_or_missing(
         .filter(|k| moved::declared(spec, *k).contains(to))
         .map(MoveKind::as_str)
         .collect();
+    let label = if kinds.is_empty() {
+        "not declared"
+    } else {
+        "which one?"
+    };
     let d = if kinds.is_empty() {
         Diagnostic::error(
             RULE.code,
@@ -124,5 +129,5 @@ fn ambiguous_or_missing(
         .with_help(format!("add `kind=\"{}\"` (or another of them)", kinds[0]))
     };
     let span = m.to.as_ref().map_or(m.span, |t| t.span);
-    d.at(span, "which one?")
+    d.at(span, label)
 }
