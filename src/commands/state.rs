@@ -181,17 +181,22 @@ fn pull(
 
 /// Why `pushed` may not replace `current`: another lineage (GP962), or a serial not
 /// newer (GP963). `None`: it may (an empty backend takes any state).
-pub fn push_conflict(place: &str, pushed: &Loaded, current: Option<&Loaded>) -> Option<Diagnostic> {
-    let cur = current?;
-    let (p, c) = (&pushed.state, &cur.state);
-    if p.lineage != c.lineage {
+pub fn push_conflict(
+    place: &str,
+    pushed: (&str, u64),
+    current: Option<(&str, u64)>,
+) -> Option<Diagnostic> {
+    let c = current?;
+    let (p_lineage, p_serial) = pushed;
+    let (c_lineage, c_serial) = c;
+    if p_lineage != c_lineage {
         return Some(
             Diagnostic::error(
                 GP962,
                 format!(
                     "not pushed: the state in {place} has lineage {}, the file {}",
-                    quoted(&c.lineage),
-                    quoted(&p.lineage)
+                    quoted(c_lineage),
+                    quoted(p_lineage)
                 ),
             )
             .with_help(
@@ -200,13 +205,13 @@ pub fn push_conflict(place: &str, pushed: &Loaded, current: Option<&Loaded>) -> 
             ),
         );
     }
-    if p.serial <= c.serial {
+    if p_serial <= c_serial {
         return Some(
             Diagnostic::error(
                 GP963,
                 format!(
                     "not pushed: the state in {place} is at serial {}, the file at {} (not newer)",
-                    c.serial, p.serial
+                    c_serial, p_serial
                 ),
             )
             .with_help(
@@ -244,7 +249,13 @@ fn push(a: &StoreArgs, file: &Path, timeout: f64, out: &Output) -> Result<u8, Ve
         held.release().map_err(|d| vec![d])?;
         return Ok(0);
     }
-    if let Some(d) = push_conflict(&store.name(), &pushed, current.as_ref()) {
+    let key = |l: &Loaded| (l.state.lineage.clone(), l.state.serial);
+    let (p, c) = (key(&pushed), current.as_ref().map(key));
+    if let Some(d) = push_conflict(
+        &store.name(),
+        (&p.0, p.1),
+        c.as_ref().map(|c| (c.0.as_str(), c.1)),
+    ) {
         return Err(vec![d]);
     }
     held.prepare(current.as_ref(), &pushed.state, &pushed.text)
@@ -282,36 +293,13 @@ pub fn force_unlock(a: &ForceUnlockArgs, out: &Output) -> u8 {
 mod tests {
     use super::*;
 
-    fn loaded(lineage: &str, serial: u64) -> Loaded {
-        let text = format!(
-            r#"{{"format_version":1,"lineage":"{lineage}","serial":{serial},"gpuplan_version":"x","inputs_digest":"d","plan_digest":"p","out_dir":"out","artifacts":{{}},"placement":{}}}"#,
-            serde_json::to_string(&crate::placement::Placement::default()).unwrap()
-        );
-        crate::state::parse("s", &text).unwrap()
-    }
-
     #[test]
     fn push_refuses_another_lineage_and_an_older_serial() {
-        let cur = loaded("a", 3);
-        assert!(push_conflict("x", &loaded("a", 4), None).is_none());
-        assert!(push_conflict("x", &loaded("a", 4), Some(&cur)).is_none());
-        assert_eq!(
-            push_conflict("x", &loaded("b", 9), Some(&cur))
-                .unwrap()
-                .code,
-            GP962
-        );
-        assert_eq!(
-            push_conflict("x", &loaded("a", 3), Some(&cur))
-                .unwrap()
-                .code,
-            GP963
-        );
-        assert_eq!(
-            push_conflict("x", &loaded("a", 1), Some(&cur))
-                .unwrap()
-                .code,
-            GP963
-        );
+        let cur = Some(("a", 3));
+        assert!(push_conflict("x", ("a", 4), None).is_none());
+        assert!(push_conflict("x", ("a", 4), cur).is_none());
+        assert_eq!(push_conflict("x", ("b", 9), cur).unwrap().code, GP962);
+        assert_eq!(push_conflict("x", ("a", 3), cur).unwrap().code, GP963);
+        assert_eq!(push_conflict("x", ("a", 1), cur).unwrap().code, GP963);
     }
 }
