@@ -37,6 +37,10 @@ pub(super) fn split_saved(paths: &[PathBuf]) -> Option<(&Path, &[PathBuf])> {
     }
 }
 
+/// A saved plan read and checked for its version: its path, the configuration given
+/// after it, the plan and its text.
+type Saved<'a> = (&'a Path, &'a [PathBuf], Plan, String);
+
 pub fn run(s: &Settings, out: &Output) -> u8 {
     if !s.dry_run {
         // SIGINT, SIGTERM, SIGHUP from here on remove the lock and the staging folders
@@ -45,38 +49,13 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
     }
     // Refusals that do not depend on the state come first, before anything is created:
     // a saved plan that cannot be read, or that another gpuplan version made.
-    let saved = match split_saved(&s.paths) {
-        Some((path, config)) => match crate::saved::read(path).and_then(|(p, text)| {
-            crate::saved::check_version(&path.display().to_string(), &p)?;
-            Ok((path, config, p, text))
-        }) {
-            Ok(x) => Some(x),
-            Err(d) => return out.fail(&[d]),
-        },
-        None => None,
+    let saved = match read_saved(&s.paths) {
+        Ok(x) => x,
+        Err(d) => return out.fail(&[d]),
     };
-    // The configuration names the backend (`backend`): the saved plan's inputs, or the
-    // paths given. They are read again, and checked, once the lock is held.
-    let loaded = match &saved {
-        Some((path, config, plan, _)) => match crate::saved::inputs(path, plan, config) {
-            Ok(sources) => Inputs {
-                sources,
-                load_diagnostics: Vec::new(),
-                previous: None,
-            },
-            Err(d) => return out.fail(&d),
-        },
-        None => Inputs::load(&s.paths),
-    };
-    let opened = super::backend::choose(&s.backend, &s.state, Some(&loaded.sources))
-        .and_then(|c| Ok((super::backend::open(&c)?, c)));
-    let (store, choice) = match opened {
+    let (loaded, store, place) = match open_store(s, saved.as_ref()) {
         Ok(x) => x,
         Err(d) => return out.fail(&d),
-    };
-    let place = match &choice {
-        Choice::Local(p) => p.display().to_string(),
-        Choice::Pg { .. } => store.name(),
     };
     // The lock is taken before the state is read, so nothing changes it in between. A
     // refusal after this point releases it (and the local lock removes the state
@@ -85,19 +64,9 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
     let mut held = if s.dry_run {
         None
     } else {
-        let mut who = Record::current("apply");
-        who.plan = saved
-            .as_ref()
-            .map(|(_, _, _, text)| crate::state::sha256(text.as_bytes()));
-        let timeout = std::time::Duration::from_secs_f64(s.lock_timeout);
-        match backend::lock(store.as_ref(), &who, timeout) {
-            Ok(mut h) => {
-                let warnings = h.take_warnings();
-                if !warnings.is_empty() {
-                    out.diagnostics(&SourceMap::new(), &warnings, Format::Human);
-                }
-                Some(h)
-            }
+        let digest = saved.as_ref().map(|x| crate::state::sha256(x.3.as_bytes()));
+        match take_lock(s, store.as_ref(), digest, out) {
+            Ok(h) => Some(h),
             Err(d) => return out.fail(&[d]),
         }
     };
@@ -128,6 +97,60 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
         }
     }
     code
+}
+
+/// The saved plan, when the first path is one (not KDL): read, and made by this
+/// gpuplan version.
+fn read_saved(paths: &[PathBuf]) -> Result<Option<Saved<'_>>, Diagnostic> {
+    let Some((path, config)) = split_saved(paths) else {
+        return Ok(None);
+    };
+    let (p, text) = crate::saved::read(path)?;
+    crate::saved::check_version(&path.display().to_string(), &p)?;
+    Ok(Some((path, config, p, text)))
+}
+
+/// The configuration (the saved plan's inputs, or the paths given), which names the
+/// backend (`backend`; read again, and checked, once the lock is held), the backend
+/// opened, and how messages name the state.
+fn open_store(
+    s: &Settings,
+    saved: Option<&Saved<'_>>,
+) -> Result<(Inputs<'static>, Box<dyn backend::Store>, String), Vec<Diagnostic>> {
+    let loaded = match saved {
+        Some((path, config, plan, _)) => Inputs {
+            sources: crate::saved::inputs(path, plan, config)?,
+            load_diagnostics: Vec::new(),
+            previous: None,
+        },
+        None => Inputs::load(&s.paths),
+    };
+    let choice = super::backend::choose(&s.backend, &s.state, Some(&loaded.sources))?;
+    let store = super::backend::open(&choice)?;
+    let place = match &choice {
+        Choice::Local(p) => p.display().to_string(),
+        Choice::Pg { .. } => store.name(),
+    };
+    Ok((loaded, store, place))
+}
+
+/// Takes the state's lock for this apply (waiting up to `--lock-timeout`), recording
+/// the saved plan's digest; prints the warnings of taking it (GP929).
+fn take_lock(
+    s: &Settings,
+    store: &dyn backend::Store,
+    plan: Option<String>,
+    out: &Output,
+) -> Result<Box<dyn Held>, Diagnostic> {
+    let mut who = Record::current("apply");
+    who.plan = plan;
+    let timeout = std::time::Duration::from_secs_f64(s.lock_timeout);
+    let mut h = backend::lock(store, &who, timeout)?;
+    let warnings = h.take_warnings();
+    if !warnings.is_empty() {
+        out.diagnostics(&SourceMap::new(), &warnings, Format::Human);
+    }
+    Ok(h)
 }
 
 /// `apply PATH...`: plans against `prior`, prints the plan and asks for confirmation.

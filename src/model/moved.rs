@@ -112,7 +112,7 @@ pub fn resolve(spec: &Spec) -> Vec<Move> {
         }
     }
     let mut out = Vec::new();
-    for (&(kind, from), _) in &edges {
+    for &(kind, from) in edges.keys() {
         let names = declared(spec, kind);
         let mut at = from;
         let mut steps = 0;

@@ -33,7 +33,7 @@
 // One `Diagnostic` explains a refusal; boxing buys nothing.
 #![allow(clippy::result_large_err)]
 
-use super::{Attempt, GP960, GP961, GP966, Held, Store, Version};
+use super::{Attempt, GP960, GP966, Held, Store, Version};
 use crate::apply::interrupt;
 use crate::apply::lock::Record;
 use crate::diag::{Diagnostic, quoted};
@@ -41,102 +41,8 @@ use crate::state::{self, GP920, Loaded, State};
 use postgres::{Client, NoTls};
 use std::time::Duration;
 
-/// The connection settings, as the environment gives them (read by the commands).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Connect {
-    /// `GPUPLAN_PG_DSN`: `host=/run/pg dbname=gpuplan` or `postgresql://...`.
-    pub dsn: Option<String>,
-    pub host: Option<String>,
-    pub port: Option<String>,
-    pub user: Option<String>,
-    pub password: Option<String>,
-    pub dbname: Option<String>,
-    pub connect_timeout: Option<String>,
-}
-
-impl Connect {
-    /// The settings from environment variables, read through `var`.
-    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Connect {
-        let v = |k: &str| var(k).filter(|s| !s.is_empty());
-        Connect {
-            dsn: v("GPUPLAN_PG_DSN"),
-            host: v("PGHOST"),
-            port: v("PGPORT"),
-            user: v("PGUSER").or_else(|| v("USER")),
-            password: v("PGPASSWORD"),
-            dbname: v("PGDATABASE"),
-            connect_timeout: v("PGCONNECT_TIMEOUT"),
-        }
-    }
-
-    /// The client configuration, or GP961 saying what is missing or wrong.
-    pub fn config(&self) -> Result<postgres::Config, Diagnostic> {
-        let bad = |what: String| {
-            Diagnostic::error(GP961, format!("the pg backend cannot connect: {what}")).with_help(
-                "set GPUPLAN_PG_DSN (`host=/run/postgresql dbname=gpuplan user=ci`, or a \
-                 postgresql:// URL) or PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE; \
-                 credentials come only from the environment, never from the configuration",
-            )
-        };
-        let mut c = match &self.dsn {
-            // The DSN may hold a password: never quoted back.
-            Some(dsn) => dsn
-                .parse::<postgres::Config>()
-                .map_err(|_| bad("GPUPLAN_PG_DSN is not a valid connection string".into()))?,
-            None => {
-                let mut c = postgres::Config::new();
-                let Some(host) = &self.host else {
-                    return Err(bad("neither GPUPLAN_PG_DSN nor PGHOST is set".into()));
-                };
-                c.host(host);
-                if let Some(p) = &self.port {
-                    c.port(
-                        p.parse()
-                            .map_err(|_| bad(format!("PGPORT {} is not a port", quoted(p))))?,
-                    );
-                }
-                if let Some(d) = &self.dbname {
-                    c.dbname(d);
-                }
-                c
-            }
-        };
-        if c.get_user().is_none() {
-            match &self.user {
-                Some(u) => {
-                    c.user(u);
-                }
-                None => return Err(bad("no user: set PGUSER".into())),
-            }
-        }
-        if c.get_password().is_none() {
-            if let Some(p) = &self.password {
-                c.password(p);
-            }
-        }
-        if c.get_connect_timeout().is_none() {
-            let secs = match &self.connect_timeout {
-                Some(t) => t.parse().map_err(|_| {
-                    bad(format!(
-                        "PGCONNECT_TIMEOUT {} is not a number of seconds",
-                        quoted(t)
-                    ))
-                })?,
-                None => 10,
-            };
-            c.connect_timeout(Duration::from_secs(secs));
-        }
-        if c.get_ssl_mode() == postgres::config::SslMode::Require {
-            return Err(bad(
-                "sslmode=require: this gpuplan connects without TLS (a Unix socket or a \
-                 trusted network); use sslmode=disable or prefer"
-                    .into(),
-            ));
-        }
-        c.application_name("gpuplan");
-        Ok(c)
-    }
-}
+mod connect;
+pub use connect::Connect;
 
 /// GP960 for a failed operation on the backend.
 fn failed(what: &str, e: &postgres::Error) -> Diagnostic {
@@ -462,38 +368,14 @@ impl PgHeld {
         next: &State,
         text: &str,
     ) -> Result<(), Diagnostic> {
-        let (ws, id, place) = (self.workspace.clone(), self.id.clone(), self.place.clone());
-        let (keep, by) = (self.keep, self.written_by.clone());
+        self.still_ours(prior)?;
+        let (ws, place, keep, by) = (
+            self.workspace.clone(),
+            self.place.clone(),
+            self.keep,
+            self.written_by.clone(),
+        );
         let c = self.c()?;
-        let holder: Option<String> = c
-            .query_opt("SELECT id FROM gpuplan_locks WHERE workspace = $1", &[&ws])
-            .map_err(|e| failed("check the lock", &e))?
-            .map(|r| r.get(0));
-        if holder.as_deref() != Some(id.as_str()) {
-            return Err(lost(
-                &place,
-                "the lock was removed (`gpuplan force-unlock`) while this apply ran",
-            ));
-        }
-        let now = c
-            .query_opt(
-                "SELECT serial, digest FROM gpuplan_states WHERE workspace = $1 ORDER BY serial DESC LIMIT 1",
-                &[&ws],
-            )
-            .map_err(|e| failed("read the state", &e))?
-            .map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1)));
-        let then = prior.map(|l| {
-            (
-                i64::try_from(l.state.serial).unwrap_or(-1),
-                l.digest.clone(),
-            )
-        });
-        if now != then {
-            return Err(lost(
-                &place,
-                "another apply recorded a state while this one ran",
-            ));
-        }
         let serial = i64::try_from(next.serial).unwrap_or(i64::MAX);
         let digest = state::sha256(text.as_bytes());
         let inserted = c.execute(
@@ -526,6 +408,42 @@ impl PgHeld {
                 &[&ws, &(serial - k)],
             )
             .map_err(|e| failed("prune old versions", &e))?;
+        }
+        Ok(())
+    }
+
+    /// GP966 unless the lock is still this apply's and the newest state still `prior`.
+    fn still_ours(&mut self, prior: Option<&Loaded>) -> Result<(), Diagnostic> {
+        let (ws, id, place) = (self.workspace.clone(), self.id.clone(), self.place.clone());
+        let c = self.c()?;
+        let holder: Option<String> = c
+            .query_opt("SELECT id FROM gpuplan_locks WHERE workspace = $1", &[&ws])
+            .map_err(|e| failed("check the lock", &e))?
+            .map(|r| r.get(0));
+        if holder.as_deref() != Some(id.as_str()) {
+            return Err(lost(
+                &place,
+                "the lock was removed (`gpuplan force-unlock`) while this apply ran",
+            ));
+        }
+        let now = c
+            .query_opt(
+                "SELECT serial, digest FROM gpuplan_states WHERE workspace = $1 ORDER BY serial DESC LIMIT 1",
+                &[&ws],
+            )
+            .map_err(|e| failed("read the state", &e))?
+            .map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1)));
+        let then = prior.map(|l| {
+            (
+                i64::try_from(l.state.serial).unwrap_or(-1),
+                l.digest.clone(),
+            )
+        });
+        if now != then {
+            return Err(lost(
+                &place,
+                "another apply recorded a state while this one ran",
+            ));
         }
         Ok(())
     }
