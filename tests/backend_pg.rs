@@ -602,3 +602,63 @@ fn missing_connection_and_credentials_in_the_configuration_are_coded() {
     assert!(!r.2.contains("GP003"), "{}", r.2);
     assert!(!s.path(".gpuplan").exists() && !s.path("out").exists());
 }
+
+/// SIGTERM during a pg apply removes its staging folder and releases its lock row (a
+/// fresh connection deletes it), as for the local lock: the next apply needs no
+/// force-unlock, and the state is the old one.
+#[test]
+fn sigterm_releases_the_pg_lock() {
+    let Some(pg) = PgServer::start("sigterm") else {
+        return;
+    };
+    let s = runner("sigterm", 14);
+    let apply = [
+        "apply",
+        "cluster",
+        "--solver",
+        "greedy",
+        "--out-dir",
+        "out",
+        "--auto-approve",
+        "--backend",
+        "pg",
+    ];
+    assert_eq!(run(&pg, &s.0, &apply, &[]).0, 0);
+    s.write("cluster/cluster.kdl", config(7));
+    let ready = s.path("ready");
+    let mut child = spawn(
+        &pg,
+        &s.0,
+        &apply,
+        &[
+            ("GPUPLAN_TEST_PAUSE", "staged"),
+            ("GPUPLAN_TEST_READY", ready.to_str().unwrap()),
+        ],
+    );
+    wait_for(&ready, &mut child);
+    // SAFETY: a plain signal to the child we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let r = common::run_of(&child.wait_with_output().unwrap());
+    assert_eq!(r.0, 143, "{}", r.2);
+    let r = run(
+        &pg,
+        &s.0,
+        &["state", "list", "--backend", "pg", "--format", "json"],
+        &[],
+    );
+    let doc: serde_json::Value = serde_json::from_str(&r.1).unwrap();
+    assert!(doc["lock"].is_null(), "lock released: {}", r.1);
+    assert_eq!(
+        doc["versions"].as_array().unwrap().len(),
+        1,
+        "the old state"
+    );
+    std::fs::remove_file(&ready).unwrap();
+    let staging: Vec<String> = common::tree(&s.0)
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| p.contains(".tmp-"))
+        .collect();
+    assert!(staging.is_empty(), "{staging:?}");
+    assert_eq!(run(&pg, &s.0, &apply, &[]).0, 0);
+}

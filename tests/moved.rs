@@ -104,6 +104,13 @@ fn a_renamed_class_plans_with_no_disruption_and_an_explicit_rename() {
     assert!(
         human
             .1
+            .contains("      k8s/workloads/embed.yaml -> k8s/workloads/embed-v2.yaml\n"),
+        "{}",
+        human.1
+    );
+    assert!(
+        human
+            .1
             .contains("disruption\n  none: no work of the applied state moves"),
         "{}",
         human.1
