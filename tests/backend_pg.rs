@@ -508,6 +508,16 @@ fn state_push_pull_list_and_the_declared_backend() {
         "{}",
         r.2
     );
+    // `show PLAN` checks a saved plan against the declared backend's state.
+    let r = run(
+        &pg,
+        &s.0,
+        &["plan", "cluster", "--solver", "greedy", "-o", "p.json"],
+        &[],
+    );
+    assert_eq!(r.0, 0, "{}", r.2);
+    let r = run(&pg, &s.0, &["show", "p.json"], &[]);
+    assert!(r.0 == 0 && !r.2.contains("GP922"), "{}", r.2);
     let r = run(
         &pg,
         &s.0,

@@ -108,8 +108,9 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
     }
 }
 
-/// The pipeline `plan` and `apply PATH...` share ([`pipeline::plan`]): read the state
-/// and the previous placement, plan, print the warnings; on failure the exit code.
+/// `report html PATH...`'s plan ([`pipeline::plan`]): the state from the backend the
+/// configuration declares (else the local file at `state_path`), the previous
+/// placement, the plan, the warnings printed; on failure the exit code.
 pub(super) fn make_plan(
     paths: &[PathBuf],
     solve: &SolveArgs,
@@ -117,8 +118,12 @@ pub(super) fn make_plan(
     previous: &PreviousSource,
     out: &Output,
 ) -> Result<(pipeline::Planned, Option<crate::state::Loaded>), u8> {
-    let prior = crate::apply::read_state(state_path).map_err(|d| out.fail(&[d]))?;
-    plan_with(paths, solve, Inputs::load(paths), prior, previous, out)
+    // The state from the backend the configuration declares, else the local file.
+    let inputs = Inputs::load(paths);
+    let prior = super::backend::store(&Default::default(), state_path, Some(&inputs.sources))
+        .and_then(|store| store.read().map_err(|d| vec![d]))
+        .map_err(|d| out.fail(&d))?;
+    plan_with(paths, solve, inputs, prior, previous, out)
 }
 
 /// [`make_plan`] on inputs already loaded and a state already read (from any backend).
