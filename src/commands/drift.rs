@@ -102,12 +102,14 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
         Ok(x) => x,
         Err(f) => return out.failed(&f),
     };
+    // The last applied layouts under this configuration's names (`moved`).
+    let applied = prior
+        .as_ref()
+        .map(|l| crate::placement::moved::renamed(&l.state.placement, &checked.model.moves));
     let report = drift::compare(
         &checked.model,
         &checked.placement.mig_layouts,
-        prior
-            .as_ref()
-            .map(|l| l.state.placement.mig_layouts.as_slice()),
+        applied.as_ref().map(|p| p.mig_layouts.as_slice()),
         &observed,
     );
     match s.format {
