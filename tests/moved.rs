@@ -115,17 +115,14 @@ fn a_renamed_class_plans_with_no_disruption_and_an_explicit_rename() {
         "{}",
         human.1
     );
-    // Applied, the rename is done: the `moved` stays harmless (no rename, no warning).
-    let r = s.run(&[
-        "apply",
-        "cluster",
-        "--solver",
-        "greedy",
-        "--out-dir",
-        "out",
-        "--auto-approve",
-    ]);
+    // Saved and applied (the saved plan is rebuilt and compared byte for byte, GP928),
+    // the rename is done: the `moved` stays harmless (no rename, no warning).
+    let r = s.run(&["plan", "cluster", "-o", "p.json"]);
     assert_eq!(r.0, 0, "{}", r.2);
+    let r = s.run(&["apply", "p.json", "--out-dir", "out"]);
+    assert_eq!(r.0, 0, "{}", r.2);
+    assert!(s.path("out/k8s/workloads/embed-v2.yaml").is_file());
+    assert!(!s.path("out/k8s/workloads/embed.yaml").exists());
     let (after, stderr) = plan(&s);
     assert!(
         after.get("moved").is_none() && !stderr.contains("GP967"),
