@@ -519,6 +519,54 @@ pub const ALL: &[Code] = &[
         "a saved plan names an input gpuplan does not read: not a relative path inside the plan's folder, or not a folder or `*.kdl` file",
         "nothing was read; pass the configuration after the plan (`gpuplan apply PLAN PATH...`) or make the plan again",
     ),
+    code(
+        "GP960",
+        "state",
+        "the state backend cannot be reached, or an operation on it failed (a connection refused, the server stopped mid-apply, a permission denied)",
+        "check the server and the environment's connection settings (GPUPLAN_PG_DSN or PGHOST...); nothing was recorded, and a lock left behind names its holder (`gpuplan force-unlock ID`)",
+    ),
+    code(
+        "GP961",
+        "state",
+        "the state backend's settings are invalid: no connection in the environment, an invalid connection string or workspace, sslmode=require",
+        "set GPUPLAN_PG_DSN, or PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE; credentials come only from the environment",
+    ),
+    code(
+        "GP962",
+        "state",
+        "`state push` refused: the backend's state belongs to another lineage",
+        "push the file to another workspace, or pull the backend's state and apply from there",
+    ),
+    code(
+        "GP963",
+        "state",
+        "`state push` refused: the file's serial is not newer than the backend's",
+        "an apply recorded a newer state since the file was taken: `gpuplan state pull` it instead",
+    ),
+    code(
+        "GP964",
+        "state",
+        "`force-unlock ID`: the state has no lock with that ID (it has another holder, or none)",
+        "give the ID that GP921 or `gpuplan state list` shows; nothing was removed",
+    ),
+    code(
+        "GP965",
+        "state",
+        "`state show|pull SERIAL`: the backend keeps no such version (or no state at all yet)",
+        "`gpuplan state list` shows the versions kept",
+    ),
+    code(
+        "GP966",
+        "state",
+        "the state was not recorded: the lock was removed (`force-unlock`) or another apply recorded a state while this one ran",
+        "nothing was recorded and the output folder is unchanged; make a new plan and apply it",
+    ),
+    code(
+        "GP967",
+        "plan",
+        "warning: a `moved` rename has nothing to rename: the last applied placement (or no placement at all) has neither its old nor its new name",
+        "check the old name against the state (`gpuplan state show`); remove the `moved` once no state of an older name is left",
+    ),
 ];
 
 /// The entry of `code`, if registered here (validation rules: [`crate::validate::rule`]).

@@ -225,6 +225,22 @@ fn describe(c: char) -> String {
     }
 }
 
+/// A workspace of a shared state backend (`backend "pg" workspace=...`, `--workspace`):
+/// 1 to 200 characters, none a control character. It is only ever a query parameter,
+/// never part of a path or of SQL text.
+pub fn workspace(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("it is empty".into());
+    }
+    if name.chars().count() > 200 {
+        return Err("it is longer than 200 characters".into());
+    }
+    if name.chars().any(char::is_control) {
+        return Err("it contains a control character".into());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

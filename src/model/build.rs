@@ -347,6 +347,7 @@ pub fn build(spec: &Spec) -> Cluster {
         mig: MigPolicy::default(),
         pools: Vec::new(),
         storages: Vec::new(),
+        moves: super::moved::resolve(spec),
         topology: Topology::default(),
         model_stats: BTreeMap::new(),
         any_spot: false,

@@ -12,6 +12,7 @@ pub mod capacity;
 pub mod cost;
 mod mig;
 pub mod mixed;
+pub mod moved;
 mod pool_mode;
 pub mod sharing;
 pub mod sizing;
@@ -67,6 +68,9 @@ pub struct Cluster {
     pub pools: Vec<Pool>,
     /// Where checkpoints are written (`storage`).
     pub storages: Vec<Storage>,
+    /// `moved` renames, resolved ([`moved::resolve`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moves: Vec<moved::Move>,
     #[serde(skip)]
     pub topology: Topology,
     /// Per GPU model present on nodes: usable GPUs, and the most on one node.

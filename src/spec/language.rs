@@ -1049,6 +1049,41 @@ pub static NODES: &[NodeDef] = &[
         repeatable: true,
     },
     NodeDef {
+        id: "backend",
+        summary: "Where the state is kept and locked: `local` (the state file, the default) or `pg` (PostgreSQL, shared by every runner). The connection and its credentials come only from the environment (`GPUPLAN_PG_DSN`, or `PGHOST`, `PGUSER`, `PGPASSWORD`...), never from the configuration.",
+        args: &[a("kind", Ty::Enum(&["local", "pg"]), "the backend")],
+        props: &[
+            p(
+                "workspace",
+                Ty::Str,
+                "pg: the state's name in the database, one state and one lock each (default `default`)",
+            ),
+            p(
+                "keep",
+                Ty::Int,
+                "pg: how many state versions to keep, the newest (default: every version)",
+            ),
+        ],
+        children: &[],
+        repeatable: false,
+    },
+    NodeDef {
+        id: "moved",
+        summary: "Says that a class, a node or a pool was renamed, so that the plan treats the new name as the same thing: what ran under the old name keeps its GPUs, MIG instances and pool mode, and the diff shows a rename.",
+        args: &[],
+        props: &[
+            p_req("from", Ty::Str, "the old name, as the last apply knew it"),
+            p_req("to", Ty::Str, "the new name, declared in the configuration"),
+            p(
+                "kind",
+                Ty::Enum(&["class", "node", "pool"]),
+                "what was renamed (default: what `to` names; needed only when a class, a node or a pool share that name)",
+            ),
+        ],
+        children: &[],
+        repeatable: true,
+    },
+    NodeDef {
         id: "pool",
         summary: "Pins nodes to a pool with a sharing mode.",
         args: &[a("name", Ty::Str, "pool name")],

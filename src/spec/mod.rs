@@ -38,6 +38,30 @@ pub struct Spec {
     pub mig: MigDecl,
     pub pools: Vec<PoolDecl>,
     pub storages: Vec<StorageDecl>,
+    /// `backend` nodes (one is valid) and `moved` renames (`decode/state.rs`).
+    pub backends: Vec<BackendDecl>,
+    pub moves: Vec<MovedDecl>,
+}
+
+/// `backend "local"|"pg" workspace=... keep=...`: where the state is kept and locked.
+#[derive(Clone, Debug)]
+pub struct BackendDecl {
+    pub span: Span,
+    pub kind: Option<S<String>>,
+    pub workspace: Option<S<String>>,
+    pub keep: Option<S<u32>>,
+    /// Properties that would carry a connection or credentials (`dsn=`, `password=`,
+    /// a `postgresql://` value, ...): never read, reported (GP065).
+    pub credentials: Vec<S<String>>,
+}
+
+/// `moved from="old" to="new" kind="class"|"node"|"pool"`: a rename.
+#[derive(Clone, Debug)]
+pub struct MovedDecl {
+    pub span: Span,
+    pub from: Option<S<String>>,
+    pub to: Option<S<String>>,
+    pub kind: Option<S<String>>,
 }
 
 /// `capacity=`, `price-per-hour=` and `interruptions=` of a node class or range.

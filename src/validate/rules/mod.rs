@@ -59,6 +59,9 @@ mod gp048_fraction_carrier;
 mod gp049_slurm_job_cpus;
 mod gp050_mixed_gpus_on_kubernetes;
 mod gp051_mixed_gpu_driver;
+pub(crate) mod gp065_backend;
+mod gp066_moved;
+mod gp067_moved_conflict;
 
 use super::Rule;
 
@@ -119,4 +122,7 @@ pub static ALL: &[&Rule] = &[
     &gp049_slurm_job_cpus::RULE,
     &gp050_mixed_gpus_on_kubernetes::RULE,
     &gp051_mixed_gpu_driver::RULE,
+    &gp065_backend::RULE,
+    &gp066_moved::RULE,
+    &gp067_moved_conflict::RULE,
 ];
