@@ -96,7 +96,7 @@ pub(super) fn documents(
         namespace: &c.team,
         labels: vec![
             ("app.kubernetes.io/name".to_string(), g.name.clone()),
-            (super::workload::CLASS_LABEL.to_string(), c.name.clone()),
+            (crate::names::CLASS_LABEL.to_string(), c.name.clone()),
         ],
         pods: g.count * g.pods,
         classes,

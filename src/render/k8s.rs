@@ -29,6 +29,8 @@ struct Ctx<'a> {
     quotas: Vec<Quota>,
     priorities: &'a [PriorityFacts],
     nodes: Vec<NodeCtx<'a>>,
+    /// Some quota counts DRA devices.
+    dra_quota: bool,
 }
 
 /// What the node manifests and the labelling script say about a node. With thousands
@@ -118,6 +120,7 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
         quotas: quotas(f),
         priorities: &f.priorities,
         nodes: f.nodes.iter().map(NodeCtx::of).collect(),
+        dra_quota: f.teams.iter().any(|t| !t.dra.is_empty()),
     };
     let mut files = Files::new();
     // One conversion to template values serves every file.
