@@ -515,3 +515,171 @@ fn device_plugin_gangs_in_an_nvlink_domain_are_warned_about() {
         out.warnings
     );
 }
+
+/// The invariants check-render finds violated in `files`.
+fn violated(files: &Files, c: &Cluster, p: &Placement) -> Vec<(String, String)> {
+    gpuplan::realize::check(files, c, p)
+        .violations
+        .into_iter()
+        .map(|v| (v.invariant.as_str().to_string(), v.message))
+        .collect()
+}
+
+/// `files` with `from` replaced by `to` in `path` (which must contain it).
+fn edited(files: &Files, path: &str, from: &str, to: &str) -> Files {
+    let mut out = files.clone();
+    let text = &files[path];
+    assert!(text.contains(from), "{path} lacks {from:?}");
+    out.insert(path.to_string(), text.replacen(from, to, 1));
+    out
+}
+
+#[test]
+fn check_render_finds_what_dra_files_get_wrong() {
+    let c = common::load_dir("examples/gb200-nvl72-dra");
+    let p = planned(&c);
+    let files = render_all(&c, &p).files;
+    assert!(violated(&files, &c, &p).is_empty());
+    let has = |v: &[(String, String)], inv: &str, text: &str| {
+        v.iter().any(|(i, m)| i == inv && m.contains(text))
+    };
+    // A gang whose pods lose their channel claim, or whose ComputeDomain is sized wrong.
+    let job = "kueue/workloads/moe-pretrain.yaml";
+    let v = violated(
+        &edited(
+            &files,
+            job,
+            "        - name: imex-channel\n          resourceClaimTemplateName: moe-pretrain-channel\n",
+            "",
+        ),
+        &c,
+        &p,
+    );
+    let v2 = violated(&edited(&files, job, "numNodes: 18", "numNodes: 9"), &c, &p);
+    assert!(has(&v2, "imex", "numNodes 9"), "{v2:#?}");
+    // (without the claim the container's `imex-channel` names nothing: refused as a parse)
+    assert!(!v.is_empty(), "{v:#?}");
+    let v = violated(
+        &edited(
+            &edited(
+                &files,
+                job,
+                "        - name: imex-channel\n          resourceClaimTemplateName: moe-pretrain-channel\n",
+                "",
+            ),
+            job,
+            "              - name: imex-channel\n",
+            "",
+        ),
+        &c,
+        &p,
+    );
+    assert!(has(&v, "imex", "without an IMEX channel"), "{v:#?}");
+    // A DRA node that keeps the device plugin.
+    let v = violated(
+        &edited(
+            &files,
+            "k8s/nodes.yaml",
+            "    nvidia.com/gpu.deploy.device-plugin: \"false\"\n",
+            "",
+        ),
+        &c,
+        &p,
+    );
+    assert!(has(&v, "capacity", "runs the device plugin too"), "{v:#?}");
+    // A DeviceClass that selects another model: no device of the node matches.
+    let v = violated(
+        &edited(
+            &files,
+            "k8s/dra/deviceclasses.yaml",
+            "'NVIDIA GB200'",
+            "'NVIDIA GB300'",
+        ),
+        &c,
+        &p,
+    );
+    assert!(has(&v, "carried", "which no device of"), "{v:#?}");
+    // Kueue without the device-class mapping does not count the claims.
+    let v = violated(
+        &edited(
+            &files,
+            "kueue/dra-configuration.yaml",
+            "    - name: nvidia.com/gpu\n",
+            "    - name: example.com/gpu\n",
+        ),
+        &c,
+        &p,
+    );
+    assert!(has(&v, "quota", "does not cover example.com/gpu"), "{v:#?}");
+    let v = violated(
+        &edited(
+            &files,
+            "kueue/dra-configuration.yaml",
+            "        - gb200-186gb.gpuplan.io\n",
+            "",
+        ),
+        &c,
+        &p,
+    );
+    assert!(has(&v, "quota", "Kueue does not count them"), "{v:#?}");
+
+    // Shared GPUs: an MPS claim that caps clients below the share, and a pod asking an
+    // extended resource on a DRA node.
+    let c = common::load_dir("examples/mixed-inference-dra");
+    let p = planned(&c);
+    let files = render_all(&c, &p).files;
+    assert!(violated(&files, &c, &p).is_empty());
+    let nb = "k8s/workloads/notebooks-1.yaml";
+    let v = violated(
+        &edited(
+            &files,
+            nb,
+            "defaultActiveThreadPercentage: 25",
+            "defaultActiveThreadPercentage: 20",
+        ),
+        &c,
+        &p,
+    );
+    assert!(has(&v, "sharing", "20%"), "{v:#?}");
+    let v = violated(
+        &edited(
+            &files,
+            nb,
+            "strategy: MPS\n              mpsConfig:",
+            "strategy: TimeSlicing\n              mpsConfig:",
+        ),
+        &c,
+        &p,
+    );
+    assert!(has(&v, "sharing", "time-slicing"), "{v:#?}");
+    let chat = "k8s/workloads/chat-7b.yaml";
+    let v = violated(
+        &edited(
+            &files,
+            chat,
+            "            claims:\n              - name: gpus\n",
+            "            claims:\n              - name: gpus\n            limits:\n              nvidia.com/mig-1g.20gb: \"1\"\n",
+        ),
+        &c,
+        &p,
+    );
+    assert!(
+        has(&v, "carried", "which a DRA node does not advertise"),
+        "{v:#?}"
+    );
+    let q = "k8s/resourcequotas.yaml";
+    let v = violated(
+        &edited(
+            &files,
+            q,
+            "l40s-48gb.gpuplan.io.deviceclass.resource.k8s.io/devices: \"4\"",
+            "l40s-48gb.gpuplan.io.deviceclass.resource.k8s.io/devices: \"3\"",
+        ),
+        &c,
+        &p,
+    );
+    assert!(
+        has(&v, "quota", "deviceclass.resource.k8s.io/devices"),
+        "{v:#?}"
+    );
+}
