@@ -683,3 +683,43 @@ fn check_render_finds_what_dra_files_get_wrong() {
         "{v:#?}"
     );
 }
+
+/// Fractions of two classes planned on one GPU of a DRA node: a GPU belongs to one
+/// claim, so the files cannot carry it; render warns (GP944) and check-render agrees.
+#[test]
+fn a_dra_gpu_shared_by_two_objects_is_warned_and_refused() {
+    let c = common::load_text(
+        r#"
+cluster "c" {
+    scheduler "kubernetes"
+    kubernetes version="1.34"
+    gpu-allocation "dra"
+}
+node-class "one" {
+    cpu sockets=1 cores-per-socket=16
+    memory "128GiB"
+    gpus 1 model="l40s-48gb"
+}
+nodes "n-1" class="one"
+team "t" guarantee=1 burst=1
+priority "p" value=100
+inference "a" team="t" priority="p" replicas=2 {
+    fraction "25%"
+    requests cpu=1 memory="1GiB"
+}
+inference "b" team="t" priority="p" replicas=2 {
+    fraction "25%"
+    requests cpu=1 memory="1GiB"
+}
+"#,
+    );
+    let p = planned(&c);
+    let out = render_all(&c, &p);
+    assert!(
+        out.warnings.iter().any(|w| w.code == "GP944"),
+        "{:?}",
+        out.warnings
+    );
+    let v = violated(&out.files, &c, &p);
+    assert!(v.iter().any(|(i, _)| i == "capacity"), "{v:#?}");
+}
