@@ -2,8 +2,10 @@
 # Renders every example with `--target all`, checks that the files carry out the plan
 # (`gpuplan check-render`, the independent realizability checker), and checks the output
 # with the real upstream tools in ../shared/conformance (run its setup.sh first):
-#   k8s/check.sh    Kubernetes core objects (k8s/, plus the core Jobs in kueue/ and volcano/)
-#   crd/check.sh    Volcano and Kueue custom resources (upstream CRD schemas + CEL rules)
+#   k8s/check.sh    Kubernetes core objects (k8s/, plus the core Jobs in kueue/ and volcano/);
+#                   with `-k 1.34.0` where DRA objects (resource.k8s.io/v1) were rendered
+#   crd/check.sh    Volcano and Kueue custom resources and the DRA driver's ComputeDomains
+#                   (upstream CRD schemas + CEL rules)
 #   slurm/check.sh  a real slurmctld + one slurmd per node (--nodes), and every rendered
 #                   batch script submitted with `sbatch --test-only`: accepted, and the
 #                   nodes Slurm picks are where the plan put the class (scripts/slurm_jobs.py;
@@ -40,9 +42,16 @@ for e in "${examples[@]}"; do
   k8s_dirs=(); crd_dirs=()
   for d in k8s kueue volcano; do [ -d "$out/$d" ] && k8s_dirs+=("$out/$d"); done
   for d in volcano kueue; do [ -d "$out/$d" ] && crd_dirs+=("$out/$d"); done
+  # DRA: resource.k8s.io/v1 is served from Kubernetes 1.34 (the version gpuplan requires,
+  # GP052), and the ComputeDomains next to the workloads are custom resources.
+  k8s_version=()
+  if [ ${#k8s_dirs[@]} -gt 0 ] && grep -rqs '^apiVersion: resource\.k8s\.io/v1$' "${k8s_dirs[@]}"; then
+    k8s_version=(-k 1.34.0)
+    [ -d "$out/k8s" ] && crd_dirs+=("$out/k8s")
+  fi
   if [ ${#k8s_dirs[@]} -gt 0 ]; then
-    echo "--- $name: k8s/check.sh ${k8s_dirs[*]##*/}"
-    check "$name k8s" bash "$CONF/k8s/check.sh" "${k8s_dirs[@]}"
+    echo "--- $name: k8s/check.sh ${k8s_version[*]} ${k8s_dirs[*]##*/}"
+    check "$name k8s" bash "$CONF/k8s/check.sh" "${k8s_version[@]}" "${k8s_dirs[@]}"
   else
     echo "--- $name: no Kubernetes-managed nodes"
   fi

@@ -520,6 +520,36 @@ pub const ALL: &[Code] = &[
         "nothing was read; pass the configuration after the plan (`gpuplan apply PLAN PATH...`) or make the plan again",
     ),
     code(
+        "GP940",
+        "render",
+        "warning: a Slurm job spans several nodes of one multi-node NVLink domain but the declared Slurm (before 24.05) has no switch/nvidia_imex, so slurm.conf gives it no IMEX channel",
+        "declare Slurm 24.05 or newer (`cluster { slurm version=\"24.05\" }`), or give the jobs IMEX channels with a prolog of your own",
+    ),
+    code(
+        "GP941",
+        "render",
+        "warning: a Kubernetes-side gang spans several nodes of one multi-node NVLink domain on device-plugin nodes, where no pod gets an IMEX channel (no ComputeDomain)",
+        "hand out the nodes' GPUs through DRA (`gpu-allocation \"dra\"`, Kubernetes 1.34+): each such gang then gets a ComputeDomain",
+    ),
+    code(
+        "GP942",
+        "render",
+        "warning: classes under Kueue claim GPUs through DRA, and the declared Kueue (or none) does not count ResourceClaimTemplate devices by default (from 0.18; 0.14 to 0.17 behind an alpha gate)",
+        "declare Kueue 0.18 or newer, or enable DynamicResourceAllocation on 0.14 to 0.17; merge kueue/dra-configuration.yaml into Kueue's Configuration",
+    ),
+    code(
+        "GP943",
+        "render",
+        "warning: classes under Volcano claim GPUs through DRA, and the declared Volcano (or none) does not cap DRA devices per queue (from 1.15)",
+        "declare Volcano 1.15 or newer; the k8s/ ResourceQuotas cap the devices per namespace either way",
+    ),
+    code(
+        "GP944",
+        "render",
+        "warning: on a DRA node the plan shares one GPU between the replicas of several objects, but a GPU belongs to one ResourceClaim",
+        "give each shared class GPUs of its own (fewer replicas per node or more nodes), or keep such classes on device-plugin nodes",
+    ),
+    code(
         "GP960",
         "state",
         "the state backend cannot be reached, or an operation on it failed (a connection refused, the server stopped mid-apply, a permission denied)",

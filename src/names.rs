@@ -29,6 +29,9 @@ pub const CAPACITY_LABEL: &str = "gpuplan.io/capacity";
 pub const MIG_CONFIG_LABEL: &str = "nvidia.com/mig.config";
 /// The device plugin reads this label.
 pub const PLUGIN_CONFIG_LABEL: &str = "nvidia.com/device-plugin.config";
+/// The GPU Operator deploys the device plugin on a node unless this label is `false`;
+/// gpuplan sets it so on nodes that hand out GPUs through DRA.
+pub const DEVICE_PLUGIN_DEPLOY_LABEL: &str = "nvidia.com/gpu.deploy.device-plugin";
 /// The label gpuplan puts on the pods of a rendered workload class.
 pub const CLASS_LABEL: &str = "gpuplan.io/class";
 
@@ -41,6 +44,7 @@ pub const RESERVED_LABEL_KEYS: &[&str] = &[
     MODEL_LABEL,
     MIG_CONFIG_LABEL,
     PLUGIN_CONFIG_LABEL,
+    DEVICE_PLUGIN_DEPLOY_LABEL,
     CLASS_LABEL,
     "gpuplan.io/nvlink-domain",
     "gpuplan.io/leaf",

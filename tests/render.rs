@@ -118,6 +118,28 @@ fn num(v: &Value) -> i64 {
     }
 }
 
+/// Whole GPUs a pod template asks: `nvidia.com/gpu`, or on DRA nodes the count of
+/// the ResourceClaimTemplate its `gpus` claim names (in `docs`).
+fn pod_gpus(docs: &[Value], tpl: &Value) -> i64 {
+    let lim = &tpl["spec"]["containers"][0]["resources"]["limits"];
+    if !lim["nvidia.com/gpu"].is_null() {
+        return num(&lim["nvidia.com/gpu"]);
+    }
+    let claims = tpl["spec"]["resourceClaims"]
+        .as_sequence()
+        .expect("GPUs or claims");
+    let rct = claims
+        .iter()
+        .find(|c| c["name"].as_str() == Some("gpus"))
+        .and_then(|c| c["resourceClaimTemplateName"].as_str())
+        .expect("a gpus claim template");
+    let t = kind(docs, "ResourceClaimTemplate")
+        .into_iter()
+        .find(|t| name(t) == rct)
+        .unwrap_or_else(|| panic!("no ResourceClaimTemplate {rct}"));
+    num(&t["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"])
+}
+
 fn name(v: &Value) -> String {
     v["metadata"]["name"].as_str().unwrap().to_string()
 }
@@ -399,13 +421,16 @@ fn kueue_topologies_reach(x: &Targets) {
         // The job reaches the flavors its ClusterQueue (= its team) lists for its
         // resource; a flavor it reaches must have a Topology with this level.
         let team = j["metadata"]["namespace"].as_str().unwrap();
-        let resource = j["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+        // On DRA nodes the pod claims its GPUs and Kueue charges them to the resource
+        // kueue/dra-configuration.yaml maps their class to: whole GPUs, nvidia.com/gpu.
+        let limits = &j["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
+        let resource = limits
             .as_mapping()
-            .unwrap()
-            .keys()
+            .into_iter()
+            .flat_map(|m| m.keys())
             .filter_map(|k| k.as_str())
             .find(|k| k.starts_with("nvidia.com/"))
-            .unwrap()
+            .unwrap_or("nvidia.com/gpu")
             .to_string();
         let cq = kind(kueue, "ClusterQueue")
             .into_iter()
@@ -944,10 +969,9 @@ fn gangs_agree(x: &Targets) {
             for vj in kind(volcano, "Job").into_iter().filter(of_class) {
                 let pods = num(&vj["spec"]["minAvailable"]);
                 assert_eq!(num(&vj["spec"]["tasks"][0]["replicas"]), pods);
-                let lim = &vj["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"]
-                    ["limits"];
+                let tpl = &vj["spec"]["tasks"][0]["template"];
                 assert!(
-                    shapes.contains(&(pods, num(&lim["nvidia.com/gpu"]))),
+                    shapes.contains(&(pods, pod_gpus(volcano, tpl))),
                     "{ex} {} volcano shape",
                     w.name
                 );
@@ -968,9 +992,9 @@ fn gangs_agree(x: &Targets) {
                 .filter(of_class)
                 .filter(|d| d["apiVersion"].as_str() == Some("batch/v1"))
             {
-                let lim = &j["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
+                let tpl = &j["spec"]["template"];
                 assert!(
-                    shapes.contains(&(num(&j["spec"]["parallelism"]), num(&lim["nvidia.com/gpu"]))),
+                    shapes.contains(&(num(&j["spec"]["parallelism"]), pod_gpus(docs, tpl))),
                     "{ex} {} {what} shape",
                     w.name
                 );
@@ -1203,10 +1227,17 @@ fn mig_configs_follow_the_upstream_formats_and_the_plan() {
                 }
                 None => assert!(want.is_empty(), "{ex} {node} has MIG but no label"),
             }
-            // Device-plugin config: the label names a rendered config.
-            let dp = n["metadata"]["labels"]["nvidia.com/device-plugin.config"]
-                .as_str()
-                .unwrap();
+            // Device-plugin config: the label names a rendered config; a DRA node runs
+            // no device plugin.
+            let labels = &n["metadata"]["labels"];
+            if labels["nvidia.com/gpu.deploy.device-plugin"].as_str() == Some("false") {
+                assert!(
+                    labels["nvidia.com/device-plugin.config"].is_null(),
+                    "{ex} {node}"
+                );
+                continue;
+            }
+            let dp = labels["nvidia.com/device-plugin.config"].as_str().unwrap();
             let text = &files[&format!("mig/device-plugin/{dp}.yaml")];
             let v: Value = serde_yaml::from_str(text).unwrap();
             assert_eq!(v["version"].as_str(), Some("v1"));

@@ -335,6 +335,9 @@ pub fn build(spec: &Spec) -> Cluster {
         scheduler: header
             .and_then(|c| c.scheduler.as_ref())
             .and_then(|s| Authority::parse(&s.value)),
+        gpu_allocation: header
+            .and_then(|c| c.gpu_allocation.as_ref())
+            .and_then(|s| super::Allocation::parse(&s.value)),
         models,
         classes,
         nodes,
@@ -791,6 +794,10 @@ fn build_pools(spec: &Spec, c: &mut Cluster) {
             nodes: node_indexes(c, &p.nodes),
             max_disrupted: p.max_disrupted.as_ref().map(|m| m.value),
             scheduler: authority(&p.scheduler),
+            gpu_allocation: p
+                .gpu_allocation
+                .as_ref()
+                .and_then(|s| super::Allocation::parse(&s.value)),
         };
         c.pools.push(pool);
     }

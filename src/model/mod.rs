@@ -6,6 +6,7 @@
 //! and the validation rules (which see both the spec and the model) report it. That
 //! way every problem is reported once, by the rule that owns it.
 
+pub mod allocation;
 pub mod authority;
 mod build;
 pub mod capacity;
@@ -18,6 +19,7 @@ pub mod sharing;
 pub mod sizing;
 pub mod topology;
 
+pub use allocation::Allocation;
 pub use authority::{Authority, ClassAuthority};
 pub use build::{build, canonical_model};
 pub use cost::{Capacity, CapacityTerms, SpotFit, Storage, StorageScope};
@@ -54,6 +56,10 @@ pub struct Cluster {
     pub kueue_version: Option<Vec<u32>>,
     /// The default scheduling authority (`cluster { scheduler ... }`).
     pub scheduler: Option<Authority>,
+    /// How Kubernetes-managed nodes hand out GPUs by default (`cluster {
+    /// gpu-allocation ... }`; see [`allocation`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_allocation: Option<Allocation>,
     pub models: BTreeMap<String, GpuModel>,
     pub classes: BTreeMap<String, NodeClass>,
     pub nodes: Vec<Node>,
@@ -587,6 +593,9 @@ pub struct Pool {
     pub max_disrupted: Option<u32>,
     /// `scheduler=`: the authority that owns the pool's nodes.
     pub scheduler: Option<Authority>,
+    /// `gpu-allocation=`: device plugin or DRA on the pool's Kubernetes nodes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_allocation: Option<Allocation>,
 }
 
 impl Cluster {

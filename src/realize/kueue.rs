@@ -52,11 +52,28 @@ pub struct Kueue {
     pub local: BTreeMap<(String, String), String>,
     pub topologies: BTreeMap<String, Vec<String>>,
     pub priorities: BTreeSet<String>,
+    /// DRA: DeviceClass -> the resource Kueue charges its devices to (Kueue's own
+    /// Configuration, `resources.deviceClassMappings`).
+    pub device_classes: BTreeMap<String, String>,
 }
 
 pub fn read(world: &World, sink: &mut Sink) -> Kueue {
     let t = Target::Kueue;
     let mut k = Kueue::default();
+    for d in world.all(t, "config.kueue.x-k8s.io", "Configuration") {
+        for m in seq_at(&d.value, &["resources", "deviceClassMappings"]) {
+            let Some(name) = str_at(m, &["name"]) else {
+                fail::<()>(sink, d, "a deviceClassMapping has no name".into());
+                continue;
+            };
+            for c in seq_at(m, &["deviceClassNames"])
+                .iter()
+                .filter_map(|c| c.as_str())
+            {
+                k.device_classes.insert(c.to_string(), name.to_string());
+            }
+        }
+    }
     for d in world.all(t, GROUP, "ResourceFlavor") {
         let labels = yaml::string_map(&d.value, &["spec", "nodeLabels"]);
         let labels = labels.unwrap_or_else(|e| fail(sink, d, e));

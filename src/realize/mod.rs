@@ -13,6 +13,7 @@
 
 mod capacity;
 mod carry;
+mod dra;
 mod hostlist;
 mod k8s;
 mod kube;
@@ -106,6 +107,10 @@ pub enum Invariant {
     Quota,
     /// Gangs that must stay in one domain have all their nodes in one.
     Topology,
+    /// A gang on several nodes of one multi-node NVLink domain has an IMEX channel: on
+    /// DRA nodes a ComputeDomain's channel claim (numNodes its pods), under Slurm
+    /// `switch/nvidia_imex` where the declared Slurm has it.
+    Imex,
     /// Names resolve: priority classes, queues, flavors, accounts, QOS, partitions.
     Reference,
     /// A file cannot be read as its scheduler reads it.
@@ -123,6 +128,7 @@ impl Invariant {
             Invariant::Mig => "mig",
             Invariant::Quota => "quota",
             Invariant::Topology => "topology",
+            Invariant::Imex => "imex",
             Invariant::Reference => "reference",
             Invariant::Parse => "parse",
         }
@@ -207,13 +213,16 @@ pub fn check(files: &BTreeMap<String, String>, c: &Cluster, plan: &Placement) ->
         let world = kube::World::read(files, c, &mut sink);
         let kq = kueue::read(&world, &mut sink);
         let vc = volcano::read(&world, &mut sink);
+        let claims = dra::Dra::read(&world, &mut sink);
         let mut carried = Vec::new();
         for t in &kube_targets {
             let scope = carry::Scope {
                 t: *t,
+                c,
                 world: &world,
                 kueue: &kq,
                 volcano: &vc,
+                dra: &claims,
             };
             let (summary, k) = k8s::check_target(&scope, c, &units, &mut sink);
             refs::check(*t, &world, (&kq, &vc), &k.objects, &mut sink);

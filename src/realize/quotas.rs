@@ -77,6 +77,11 @@ fn resource_quotas(world: &World, uses: &[(&Use, &[Object])], sink: &mut Sink) {
             for (r, v) in &p.requests {
                 add(per_ns.entry(ns.clone()).or_default(), r, *v, &u.class);
             }
+            // DRA: the API server counts each claim's devices per DeviceClass.
+            for (class, v) in p.dra.iter().flat_map(|d| &d.classes) {
+                let key = format!("{class}.deviceclass.resource.k8s.io/devices");
+                add(per_ns.entry(ns.clone()).or_default(), &key, *v, &u.class);
+            }
             for r in &p.unrequested {
                 bare.entry((ns.clone(), r.clone()))
                     .or_default()
@@ -145,7 +150,30 @@ fn kueue_usage(
             let (Some(node), Some(tpl)) = (world.nodes.map.get(&p.node), &p.tpl) else {
                 continue;
             };
-            for (r, v) in &p.requests {
+            // On a DRA node Kueue charges a claim's devices to the resource its
+            // Configuration maps their DeviceClass to (an unmapped class is not counted).
+            let mut charged: Vec<(String, i128)> = Vec::new();
+            match &p.dra {
+                None => charged.extend(p.requests.iter().map(|(r, v)| (r.clone(), *v))),
+                Some(d) => {
+                    let host = p.requests.iter().filter(|(r, _)| !r.starts_with("dra:"));
+                    charged.extend(host.map(|(r, v)| (r.clone(), *v)));
+                    for (class, v) in &d.classes {
+                        match kueue.device_classes.get(class) {
+                            Some(r) => charged.push((r.clone(), *v)),
+                            None => {
+                                let msg = format!(
+                                    "pods of `{}` claim DeviceClass {class}, which no deviceClassMappings of Kueue's Configuration maps: Kueue does not count them",
+                                    u.class
+                                );
+                                sink.push(Target::Kueue, Invariant::Quota, (&q.id, &q.file), msg);
+                            }
+                        }
+                    }
+                }
+            }
+            for (r, v) in &charged {
+                let r = r.as_str();
                 match kueue.flavor(q, r, node, tpl) {
                     Ok(f) => add(
                         usage.entry((cq.to_string(), f.to_string())).or_default(),
@@ -318,6 +346,11 @@ fn volcano_queues(volcano: &Volcano, k: &Carried, sink: &mut Sink) {
             for p in &u.pods {
                 for (r, v) in &p.requests {
                     add(usage.entry(q.to_string()).or_default(), r, *v, &u.class);
+                }
+                // The capacity plugin counts DRA devices as `deviceclass/<class>`.
+                for (class, v) in p.dra.iter().flat_map(|d| &d.classes) {
+                    let key = format!("deviceclass/{class}");
+                    add(usage.entry(q.to_string()).or_default(), &key, *v, &u.class);
                 }
             }
         }

@@ -23,6 +23,7 @@
 // A render fails at most once per target, so a large error value costs nothing.
 #![allow(clippy::result_large_err)]
 
+mod dra;
 pub mod fabric;
 pub mod facts;
 mod k8s;
@@ -150,6 +151,7 @@ pub fn render(
         }
     }
     out.warnings.extend(uncarried_warnings(&live));
+    out.warnings.extend(dra::warnings(&live));
     // Targets render concurrently (they only read the facts); results are taken in
     // target order, so the output does not depend on scheduling.
     let results: Vec<_> = std::thread::scope(|scope| {
@@ -241,6 +243,8 @@ const TEMPLATES: &[(&str, &str)] = templates![
     "k8s/workload.yaml.j2",
     "k8s/pod.yaml.j2",
     "k8s/gpu-operator.yaml.j2",
+    "k8s/dra/deviceclasses.yaml.j2",
+    "k8s/dra/claims.yaml.j2",
     "volcano/queues.yaml.j2",
     "volcano/hypernodes.yaml.j2",
     "volcano/job.yaml.j2",
@@ -251,6 +255,7 @@ const TEMPLATES: &[(&str, &str)] = templates![
     "kueue/localqueues.yaml.j2",
     "kueue/workloadpriorityclasses.yaml.j2",
     "kueue/job.yaml.j2",
+    "kueue/dra-configuration.yaml.j2",
     "slurm/slurm.conf.j2",
     "slurm/gres.conf.j2",
     "slurm/accounting.conf.j2",

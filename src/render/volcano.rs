@@ -102,7 +102,9 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
                 let o = workload::object(f, env, c, g, pod, &[], false)?;
                 run(env, "k8s/workload.yaml.j2", &o)?
             };
-            files.insert(format!("workloads/{}.yaml", g.name), text);
+            let mut doc = super::dra::documents(env, c, g)?;
+            doc.push_str(&text);
+            files.insert(format!("workloads/{}.yaml", g.name), doc);
         }
     }
     Ok(files)
@@ -118,6 +120,9 @@ fn queues_of(f: &Facts) -> Vec<Queue> {
             let extra = descendant_resources(f, t);
             let mut capability = vec![(GPU_RESOURCE.to_string(), t.ceiling)];
             capability.extend(extra.iter().cloned());
+            if super::facts::dra::volcano_counts_dra(f.c) {
+                capability.extend(descendant_devices(f, t));
+            }
             capability.sort();
             let mut deserved = vec![(GPU_RESOURCE.to_string(), t.guarantee)];
             deserved.extend(extra);
@@ -148,6 +153,22 @@ fn descendant_resources(f: &Facts, t: &TeamFacts) -> Vec<(String, u32)> {
         }
         if u.shared > 0 {
             *sums.entry(SHARED_RESOURCE.to_string()).or_insert(0) += u.shared;
+        }
+    }
+    sums.into_iter().collect()
+}
+
+/// DRA devices per DeviceClass the classes of team `t` and its descendants may claim,
+/// as the capacity plugin's `deviceclass/<class>` keys (Volcano 1.15+).
+fn descendant_devices(f: &Facts, t: &TeamFacts) -> Vec<(String, u32)> {
+    let mut sums: BTreeMap<String, u32> = BTreeMap::new();
+    for u in f
+        .teams
+        .iter()
+        .filter(|u| f.c.team_chain(&u.name).iter().any(|x| x.name == t.name))
+    {
+        for (class, v) in &u.dra {
+            *sums.entry(format!("deviceclass/{class}")).or_insert(0) += v;
         }
     }
     sums.into_iter().collect()

@@ -166,6 +166,9 @@ pub const NIC_KINDS: &[&str] = &["infiniband", "ethernet", "roce"];
 pub const PREEMPTION: &[&str] = &["lower-priority", "never"];
 /// Scheduling authorities: the scheduler that owns a node (and runs a class).
 pub const SCHEDULERS: &[&str] = &["kubernetes", "kueue", "volcano", "slurm"];
+/// How Kubernetes-managed nodes hand out GPUs: NVIDIA's device plugin (extended
+/// resources) or its DRA driver (resource claims).
+pub const ALLOCATIONS: &[&str] = &["device-plugin", "dra"];
 
 const LABEL_ARGS: &[ArgDef] = &[
     a("key", Ty::Str, "label key, e.g. `gpuplan.io/rack`"),
@@ -234,6 +237,7 @@ pub static NODES: &[NodeDef] = &[
             "cluster/kubernetes",
             "cluster/volcano",
             "cluster/kueue",
+            "cluster/gpu-allocation",
         ],
         repeatable: false,
     },
@@ -286,6 +290,18 @@ pub static NODES: &[NodeDef] = &[
         summary: "Target Kueue release (v1beta2 API from 0.15).",
         args: &[],
         props: &[p_req("version", Ty::Version, "Kueue version, e.g. 0.19")],
+        children: &[],
+        repeatable: false,
+    },
+    NodeDef {
+        id: "cluster/gpu-allocation",
+        summary: "How Kubernetes-managed nodes hand out GPUs: NVIDIA's device plugin (default) or its DRA driver (needs Kubernetes 1.34).",
+        args: &[a(
+            "mode",
+            Ty::Enum(ALLOCATIONS),
+            "`device-plugin` (extended resources `nvidia.com/gpu`, ...) or `dra` (resource claims, NVIDIA's DRA driver)",
+        )],
+        props: &[],
         children: &[],
         repeatable: false,
     },
@@ -1099,6 +1115,11 @@ pub static NODES: &[NodeDef] = &[
                 "scheduler",
                 Ty::Enum(SCHEDULERS),
                 "the scheduler that owns the pool's nodes (default: the cluster's `scheduler`)",
+            ),
+            p(
+                "gpu-allocation",
+                Ty::Enum(ALLOCATIONS),
+                "how the pool's Kubernetes nodes hand out GPUs: `device-plugin` or `dra` (default: the cluster's `gpu-allocation`)",
             ),
         ],
         children: &[],

@@ -93,6 +93,8 @@ pub struct ClusterDecl {
     pub kueue_version: Option<S<Vec<u32>>>,
     /// `scheduler "NAME"`: the default scheduling authority.
     pub scheduler: Option<S<String>>,
+    /// `gpu-allocation "dra"`: how Kubernetes-managed nodes hand out GPUs.
+    pub gpu_allocation: Option<S<String>>,
 }
 
 #[derive(Clone, Debug)]
@@ -385,6 +387,8 @@ pub struct PoolDecl {
     pub nodes: Option<S<Vec<String>>>,
     pub max_disrupted: Option<S<u32>>,
     pub scheduler: Option<S<String>>,
+    /// `gpu-allocation=`: device plugin or DRA on the pool's Kubernetes nodes.
+    pub gpu_allocation: Option<S<String>>,
 }
 
 /// Converts kdl's parse errors into GP001 diagnostics, one per problem.

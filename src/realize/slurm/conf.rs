@@ -38,6 +38,8 @@ pub struct Conf {
     pub by_core: bool,
     /// `DefMemPerNode`/`DefMemPerCPU`/`DefMemPerGPU` set globally.
     pub def_mem: bool,
+    /// `SwitchType`, lowercased (`switch/nvidia_imex`: every job gets an IMEX channel).
+    pub switch_type: Option<String>,
 }
 
 /// Logical lines: comments removed, continuations joined, with their first line number.
@@ -135,6 +137,7 @@ fn global(kv: &[(String, String)], conf: &mut Conf) {
                 conf.by_core = v.to_ascii_lowercase().starts_with("cr_core");
             }
             "defmempernode" | "defmempercpu" | "defmempergpu" => conf.def_mem = true,
+            "switchtype" => conf.switch_type = Some(v.to_ascii_lowercase()),
             _ => {}
         }
     }

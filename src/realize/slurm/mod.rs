@@ -92,6 +92,7 @@ pub fn check(
     }
     nodes::capacity(&conf, &views, &uses, sink);
     sharing(&views, units, c, sink);
+    imex(&conf, c, units, sink);
     references(
         &conf,
         &acct,
@@ -101,6 +102,45 @@ pub fn check(
     );
     quotas(&acct, &scripts, &uses, sink);
     summary
+}
+
+/// The first Slurm with `switch/nvidia_imex` (slurm.conf(5); SchedMD/slurm commit
+/// bd7f94a, 24.05).
+const SLURM_IMEX: &[u32] = &[24, 5];
+
+/// A gang on several nodes of one multi-node NVLink domain gets an IMEX channel from
+/// `SwitchType=switch/nvidia_imex` (one per job, on all its nodes), where the declared
+/// Slurm has the plugin; an older Slurm has no way to give one (gpuplan warned, GP940).
+fn imex(conf: &conf::Conf, c: &Cluster, units: &BTreeMap<String, Vec<Unit>>, sink: &mut Sink) {
+    if c.slurm_version.as_slice() < SLURM_IMEX
+        || conf.switch_type.as_deref() == Some("switch/nvidia_imex")
+    {
+        return;
+    }
+    for (class, list) in units {
+        let Some(w) = c.workloads.iter().find(|w| &w.name == class) else {
+            continue;
+        };
+        if !super::owns(c, T, w) {
+            continue;
+        }
+        let spanning = list
+            .iter()
+            .find_map(|u| super::dra::nvlink_domain(c, &u.nodes()).map(|d| (u, d)));
+        if let Some((u, domain)) = spanning {
+            let msg = format!(
+                "the plan's {} of `{class}` spans {} nodes of multi-node NVLink domain {domain}, and slurm.conf sets no SwitchType=switch/nvidia_imex: the job gets no IMEX channel",
+                u.what,
+                u.pods.len()
+            );
+            sink.push(
+                T,
+                Invariant::Imex,
+                ("slurm/slurm.conf", "slurm/slurm.conf"),
+                msg,
+            );
+        }
+    }
 }
 
 fn read_jobs(files: &BTreeMap<String, String>, sink: &mut Sink) -> Vec<Job> {

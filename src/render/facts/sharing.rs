@@ -169,6 +169,11 @@ pub(super) fn uncarried_fractions(
             let Some(n) = by_name.get(p.node.as_str()) else {
                 continue;
             };
+            // DRA shares a GPU per claim, not per node (a GPU several objects would
+            // share is GP944).
+            if n.dra {
+                continue;
+            }
             let replicas = n
                 .plugin_config
                 .rsplit('-')

@@ -6,6 +6,7 @@
 //! training group with its topology annotation, a Deployment otherwise. The queues'
 //! quotas are in [`quotas`].
 
+mod dra;
 mod quotas;
 
 use super::facts::{ClassFacts, Facts, GroupFacts, NodeFacts, PriorityFacts, is_dns_label};
@@ -101,6 +102,9 @@ pub(super) fn render(
             "cohorts.yaml".into(),
             run(env, "kueue/cohorts.yaml.j2", &values)?,
         );
+    }
+    if let Some(text) = dra::configuration(f, env, warnings)? {
+        files.insert("dra-configuration.yaml".into(), text);
     }
     files.extend(workload::render_all(
         f,

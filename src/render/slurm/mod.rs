@@ -8,6 +8,7 @@
 //! Default syntax is Slurm 22.05 (Debian 12), so nothing newer is emitted unless asked.
 //! Node and GRES lines are in [`nodes`], the switch tree and blocks in [`topology`].
 
+mod imex;
 mod nodes;
 mod topology;
 
@@ -66,6 +67,8 @@ struct Ctx {
     block_size: u32,
     qos: Vec<Qos>,
     accounts: Vec<Account>,
+    /// `SwitchType=switch/nvidia_imex`: every job gets an IMEX channel.
+    imex: bool,
 }
 
 /// The batch script of one placement group: a job per gang or replica (an array when
@@ -93,6 +96,9 @@ struct JobCtx<'a> {
     requeue: bool,
     nccl: &'a [(String, String)],
     training: bool,
+    /// Its gangs span several nodes of one multi-node NVLink domain and slurm.conf
+    /// gives every job an IMEX channel.
+    imex: bool,
 }
 
 pub(super) fn render(
@@ -104,7 +110,8 @@ pub(super) fn render(
     let block = f.slurm_version.as_slice() >= [24, 5].as_slice();
     let topo = topology::of(f, block);
     let use_block = block && !topo.blocks.is_empty();
-    let ctx = context(f, topo, use_block);
+    let mut ctx = context(f, topo, use_block);
+    ctx.imex = imex::enabled(f, warnings);
     let mut files = Files::new();
     // One conversion to template values serves every file.
     let values = Value::from_serialize(&ctx);
@@ -219,6 +226,7 @@ fn context(f: &Facts, topo: Topology, use_block: bool) -> Ctx {
         block_size: topo.block_size,
         qos: qos(f),
         accounts: accounts(f),
+        imex: false,
     }
 }
 
@@ -365,6 +373,10 @@ fn job_ctx<'a>(
         requeue: c.preemptible,
         nccl: &g.nccl,
         training: c.kind == "training",
+        imex: ctx.imex
+            && c.kind == "training"
+            && g.pods > 1
+            && imex::one_domain(f.c, g.nodes.iter().map(String::as_str)),
     }
 }
 

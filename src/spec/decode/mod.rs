@@ -128,5 +128,6 @@ fn cluster(v: &NodeView) -> Option<ClusterDecl> {
         volcano_version: ver("volcano"),
         kueue_version: ver("kueue"),
         scheduler: v.child("scheduler").and_then(|c| c.arg_str(0)),
+        gpu_allocation: v.child("gpu-allocation").and_then(|c| c.arg_str(0)),
     })
 }

@@ -218,5 +218,6 @@ pub(super) fn pool(v: &NodeView) -> Option<PoolDecl> {
         nodes: v.prop_names("nodes"),
         max_disrupted: v.prop_u32("max-disrupted"),
         scheduler: v.prop_str("scheduler"),
+        gpu_allocation: v.prop_str("gpu-allocation"),
     })
 }
