@@ -519,6 +519,12 @@ pub const ALL: &[Code] = &[
         "a saved plan names an input gpuplan does not read: not a relative path inside the plan's folder, or not a folder or `*.kdl` file",
         "nothing was read; pass the configuration after the plan (`gpuplan apply PLAN PATH...`) or make the plan again",
     ),
+    code(
+        "GP950",
+        "render",
+        "warning: the declared Volcano release lacks a field that carries part of the plan (Queue `parent` before 1.9, HyperNode and Job `networkTopology` before 1.12); that part is left out of volcano/",
+        "declare the Volcano release you run (`cluster { volcano version=... }`), or upgrade Volcano; docs/render.md lists each field's first release",
+    ),
 ];
 
 /// The entry of `code`, if registered here (validation rules: [`crate::validate::rule`]).

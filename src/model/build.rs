@@ -614,6 +614,7 @@ fn build_teams(spec: &Spec, c: &mut Cluster) {
             guarantee: value_or(t.guarantee.as_ref(), 0),
             burst: t.burst.as_ref().map(|b| b.value),
             parent: t.parent.as_ref().map(|p| p.value.clone()),
+            weight: t.weight.as_ref().map(|w| w.value),
             quotas: t.quotas.iter().map(|q| quota(spec, q)).collect(),
         });
     }

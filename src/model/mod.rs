@@ -395,6 +395,8 @@ pub struct Team {
     /// Burst ceiling; `None` = the guarantee is also the ceiling.
     pub burst: Option<u32>,
     pub parent: Option<String>,
+    /// Declared fair-share weight (`weight=`), `None` when left out.
+    pub weight: Option<u32>,
     pub quotas: Vec<Quota>,
 }
 

@@ -32,6 +32,7 @@ mod migscript;
 pub mod nccl;
 mod slurm;
 mod volcano;
+mod volcano_versions;
 mod workload;
 
 use crate::diag::Diagnostic;
@@ -162,7 +163,7 @@ pub fn render(
                     let mut warnings = Vec::new();
                     let r = match t {
                         Target::K8s => k8s::render(facts, env),
-                        Target::Volcano => volcano::render(facts, env),
+                        Target::Volcano => volcano::render(facts, env, &mut warnings),
                         Target::Kueue => kueue::render(facts, env, &mut warnings),
                         Target::Slurm => slurm::render(facts, env, &mut warnings),
                         Target::Mig => mig::render(facts, env),

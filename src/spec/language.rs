@@ -165,7 +165,7 @@ pub const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecut
 pub const NIC_KINDS: &[&str] = &["infiniband", "ethernet", "roce"];
 pub const PREEMPTION: &[&str] = &["lower-priority", "never"];
 /// Scheduling authorities: the scheduler that owns a node (and runs a class).
-pub const SCHEDULERS: &[&str] = &["kubernetes", "kueue", "volcano", "slurm"];
+pub const SCHEDULERS: &[&str] = &["kubernetes", "kueue", "volcano", "kai", "slurm"];
 
 const LABEL_ARGS: &[ArgDef] = &[
     a("key", Ty::Str, "label key, e.g. `gpuplan.io/rack`"),
@@ -637,6 +637,11 @@ pub static NODES: &[NodeDef] = &[
                 "parent",
                 Ty::Ref("team"),
                 "parent team (hierarchical quotas)",
+            ),
+            p(
+                "weight",
+                Ty::Int,
+                "fair-share weight among its siblings, 1 to 1000000 (Kueue `fairSharing.weight`, KAI `overQuotaWeight`, Slurm `Fairshare`, Volcano `weight`; default: the guarantee)",
             ),
         ],
         children: &["team/quota"],

@@ -254,6 +254,9 @@ pub struct TeamDecl {
     pub guarantee: Option<S<u32>>,
     pub burst: Option<S<u32>>,
     pub parent: Option<S<String>>,
+    /// Fair-share weight (Kueue `fairSharing.weight`, KAI `overQuotaWeight`, Slurm
+    /// `Fairshare`, Volcano `weight`).
+    pub weight: Option<S<u32>>,
     pub quotas: Vec<QuotaDecl>,
 }
 

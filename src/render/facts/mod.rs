@@ -114,6 +114,9 @@ pub struct TeamFacts {
     pub guarantee: u32,
     pub ceiling: u32,
     pub parent: Option<String>,
+    /// The declared fair-share weight (`team ... weight=`), `None` when left out: each
+    /// target then weighs the team by its guarantee.
+    pub weight: Option<u32>,
     /// Highest priority rank among the team's classes (0 = none).
     pub rank: u32,
     /// Priorities the team's classes use, highest first.

@@ -79,6 +79,7 @@ pub(super) fn teams_of(
                 guarantee: t.guarantee,
                 ceiling: t.ceiling(),
                 parent: t.parent.clone(),
+                weight: t.weight,
                 rank: used.iter().map(|p| rank_of(p)).max().unwrap_or(0),
                 priorities: priorities
                     .iter()

@@ -41,6 +41,8 @@ struct Account {
     name: String,
     parent: Option<String>,
     fairshare: u32,
+    /// The team declares its weight (Fairshare = weight, not its guarantee).
+    weighted: bool,
     /// `GrpTRES`: `gres/gpu=<ceiling>`, plus the shards / MPS percent the plan gives
     /// the team's classes.
     tres: String,
@@ -266,7 +268,7 @@ fn qos(f: &Facts) -> Vec<Qos> {
         .collect()
 }
 
-/// One account per team: fairshare = guarantee, GPU limit = ceiling, the QOS of the
+/// One account per team: fairshare = its weight, else its guarantee, GPU limit = ceiling, the QOS of the
 /// team's priorities (the lowest as default).
 fn accounts(f: &Facts) -> Vec<Account> {
     f.teams
@@ -274,7 +276,8 @@ fn accounts(f: &Facts) -> Vec<Account> {
         .map(|t| Account {
             name: t.name.clone(),
             parent: t.parent.clone(),
-            fairshare: t.guarantee.max(1),
+            fairshare: t.weight.unwrap_or(t.guarantee).max(1),
+            weighted: t.weight.is_some(),
             tres: account_tres(f, t),
             qos: t.priorities.join(","),
             default_qos: t.priorities.last().cloned(),

@@ -89,7 +89,7 @@ fn decode_top(v: NodeView, spec: &mut Spec, diags: &mut Diagnostics) {
         "node-class" => spec.classes.extend(hardware::node_class(&v)),
         "nodes" => spec.node_groups.extend(hardware::nodes(&v)),
         "fabric" => hardware::fabric(&v, spec),
-        "team" => spec.teams.extend(policy::team(&v)),
+        "team" => spec.teams.extend(policy::team(&v, diags)),
         "priority" => {
             if let Some(p) = policy::priority(&v, diags) {
                 spec.priorities.push(p);
