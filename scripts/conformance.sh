@@ -8,8 +8,9 @@
 #                   batch script submitted with `sbatch --test-only`: accepted, and the
 #                   nodes Slurm picks are where the plan put the class (scripts/slurm_jobs.py;
 #                   with authorities: the Slurm-owned nodes only, the only ones rendered)
-# Slurm here is 22.05: an example that names Slurm >= 24.05 (topology/block) is checked
-# in its 22.05 rendering (--slurm-version 22.05); the block syntax itself is not.
+# Slurm here is 22.05: an example that names Slurm >= 24.05 (topology/block, or
+# topology.yaml from 25.05) is checked in its 22.05 rendering (--slurm-version 22.05);
+# the block and topology.yaml syntax itself is not.
 # usage: scripts/conformance.sh [EXAMPLE_DIR...]   (default: examples/*/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,7 +58,7 @@ for e in "${examples[@]}"; do
     echo "--- $name: no Slurm-owned nodes"
     continue
   fi
-  if grep -q '^TopologyPlugin=topology/block' "$slurm/slurm.conf"; then
+  if grep -q '^TopologyPlugin=topology/block' "$slurm/slurm.conf" || [ -f "$slurm/topology.yaml" ]; then
     echo "--- $name: names Slurm >= 24.05; checking its 22.05 rendering"
     "$BIN" --quiet render "$e" --target slurm --slurm-version 22.05 --out-dir "$TMP/$name-2205"
     slurm="$TMP/$name-2205/slurm"

@@ -83,8 +83,7 @@ impl Authority {
     pub fn supports(self, mode: PoolMode, slurm_version: &[u32]) -> bool {
         match self {
             Authority::Slurm => {
-                matches!(mode, PoolMode::WholeGpu | PoolMode::Mig)
-                    || slurm_version >= SLURM_SHARING
+                matches!(mode, PoolMode::WholeGpu | PoolMode::Mig) || slurm_version >= SLURM_SHARING
             }
             Authority::Kai => !matches!(mode, PoolMode::Mig | PoolMode::Mps),
             _ => true,

@@ -256,6 +256,7 @@ const TEMPLATES: &[(&str, &str)] = templates![
     "slurm/gres.conf.j2",
     "slurm/accounting.conf.j2",
     "slurm/topology.conf.j2",
+    "slurm/topology.yaml.j2",
     "slurm/sacctmgr.sh.j2",
     "slurm/job.sbatch.j2",
     "mig/mig-parted.yaml.j2",

@@ -10,6 +10,7 @@
 
 mod nodes;
 mod topology;
+mod topology_yaml;
 
 use super::facts::{Ask, ClassFacts, Facts, GroupFacts};
 use super::{Files, run};
@@ -18,6 +19,7 @@ use crate::model::PoolMode;
 use minijinja::{Environment, Value};
 use nodes::{GresLine, NodeLine};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use topology::{Switch, Topology};
 
 #[derive(Serialize)]
@@ -27,6 +29,8 @@ struct Partition {
     tier: u32,
     preempt_mode: &'static str,
     default: bool,
+    /// `Topology=`: the topology.yaml topology of the partition (Slurm 25.05+).
+    topology: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -66,6 +70,10 @@ struct Ctx {
     switches: Vec<Switch>,
     blocks: Vec<Switch>,
     block_size: u32,
+    /// topology.yaml's topologies (Slurm 25.05+; empty before).
+    topologies: Vec<topology_yaml::Named>,
+    #[serde(skip)]
+    pool_topology: BTreeMap<String, &'static str>,
     qos: Vec<Qos>,
     accounts: Vec<Account>,
 }
@@ -103,10 +111,23 @@ pub(super) fn render(
     warnings: &mut Vec<Diagnostic>,
 ) -> Result<Files, Diagnostic> {
     warnings.extend(cpu_warning(f));
-    let block = f.slurm_version.as_slice() >= [24, 5].as_slice();
+    let yaml = f.slurm_version.as_slice() >= topology_yaml::TOPOLOGY_YAML.as_slice();
+    let block = !yaml && f.slurm_version.as_slice() >= [24, 5].as_slice();
     let topo = topology::of(f, block);
     let use_block = block && !topo.blocks.is_empty();
-    let ctx = context(f, topo, use_block);
+    let ctx = if yaml {
+        let named = topology_yaml::of(f, &topo);
+        let mut ctx = context(f, topo, false);
+        ctx.topology_plugin = None;
+        for p in &mut ctx.partitions {
+            p.topology = named.of_pool.get(&p.name).copied();
+        }
+        ctx.pool_topology = named.of_pool;
+        ctx.topologies = named.list;
+        ctx
+    } else {
+        context(f, topo, use_block)
+    };
     let mut files = Files::new();
     // One conversion to template values serves every file.
     let values = Value::from_serialize(&ctx);
@@ -117,6 +138,12 @@ pub(super) fn render(
         files.insert(
             "topology.conf".into(),
             run(env, "slurm/topology.conf.j2", &values)?,
+        );
+    }
+    if !ctx.topologies.is_empty() {
+        files.insert(
+            "topology.yaml".into(),
+            run(env, "slurm/topology.yaml.j2", &values)?,
         );
     }
     files.insert(
@@ -219,6 +246,8 @@ fn context(f: &Facts, topo: Topology, use_block: bool) -> Ctx {
         switches: topo.switches,
         blocks: if use_block { topo.blocks } else { Vec::new() },
         block_size: topo.block_size,
+        topologies: Vec::new(),
+        pool_topology: BTreeMap::new(),
         qos: qos(f),
         accounts: accounts(f),
     }
@@ -252,6 +281,7 @@ fn partitions(f: &Facts) -> Vec<Partition> {
             nodes: p.range.clone(),
             tier: p.rank.max(1),
             preempt_mode: if p.preemptible { "REQUEUE" } else { "OFF" },
+            topology: None,
         })
         .collect()
 }
@@ -348,6 +378,24 @@ fn job_ctx<'a>(
         "leaf"
     };
     let reaches = |tier: &str| group_nodes().all(|n| n.domains.contains_key(tier));
+    // topology.yaml (25.05+): the topology of the group's partitions decides.
+    let named = |name: &str| {
+        !ctx.pool_topology.is_empty()
+            && g.pools
+                .iter()
+                .all(|p| ctx.pool_topology.get(p).copied() == Some(name))
+    };
+    let (switches, segment) = if ctx.topologies.is_empty() {
+        (
+            tight && !use_block && !ctx.switches.is_empty() && reaches("leaf"),
+            tight && use_block && reaches(block_tier),
+        )
+    } else {
+        (
+            tight && named(topology_yaml::TREE) && reaches("leaf"),
+            tight && named(topology_yaml::BLOCK) && reaches("nvlink"),
+        )
+    };
     JobCtx {
         header,
         about: super::workload::describe(c, g),
@@ -362,8 +410,8 @@ fn job_ctx<'a>(
         cpus: (c.cpu_milli > 0).then(|| c.cpu_milli.div_ceil(1000)),
         mem: memory(f, c, g).map(|m| format!("{m}M")),
         gpu_memory: c.gpu_memory.map(super::workload::memory_quantity),
-        switches: tight && !use_block && !ctx.switches.is_empty() && reaches("leaf"),
-        segment: tight && use_block && reaches(block_tier),
+        switches,
+        segment,
         constraint: constraint(f, c, g),
         requeue: c.preemptible,
         nccl: &g.nccl,
