@@ -3,7 +3,8 @@
 # (`gpuplan check-render`, the independent realizability checker), and checks the output
 # with the real upstream tools in ../shared/conformance (run its setup.sh first):
 #   k8s/check.sh    Kubernetes core objects (k8s/, plus the core Jobs in kueue/ and volcano/)
-#   crd/check.sh    Volcano and Kueue custom resources (upstream CRD schemas + CEL rules)
+#   crd/check.sh    Volcano, Kueue, KAI and GPU Operator custom resources (upstream CRD
+#                   schemas + CEL rules)
 #   slurm/check.sh  a real slurmctld + one slurmd per node (--nodes), and every rendered
 #                   batch script submitted with `sbatch --test-only`: accepted, and the
 #                   nodes Slurm picks are where the plan put the class (scripts/slurm_jobs.py;
@@ -40,7 +41,8 @@ for e in "${examples[@]}"; do
   # target whose scheduler owns none is not rendered at all: check what exists.
   k8s_dirs=(); crd_dirs=()
   for d in k8s kueue volcano; do [ -d "$out/$d" ] && k8s_dirs+=("$out/$d"); done
-  for d in volcano kueue; do [ -d "$out/$d" ] && crd_dirs+=("$out/$d"); done
+  # k8s/ holds the GPU Operator's ClusterPolicy and NVIDIADriver objects; kai/ KAI's.
+  for d in k8s volcano kueue kai; do [ -d "$out/$d" ] && crd_dirs+=("$out/$d"); done
   if [ ${#k8s_dirs[@]} -gt 0 ]; then
     echo "--- $name: k8s/check.sh ${k8s_dirs[*]##*/}"
     check "$name k8s" bash "$CONF/k8s/check.sh" "${k8s_dirs[@]}"
@@ -51,7 +53,7 @@ for e in "${examples[@]}"; do
     echo "--- $name: crd/check.sh ${crd_dirs[*]##*/}"
     check "$name crd" bash "$CONF/crd/check.sh" "${crd_dirs[@]}"
   else
-    echo "--- $name: no Volcano or Kueue nodes"
+    echo "--- $name: no Kubernetes-managed nodes"
   fi
   slurm="$out/slurm"
   if [ ! -d "$slurm" ]; then

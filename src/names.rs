@@ -29,6 +29,9 @@ pub const CAPACITY_LABEL: &str = "gpuplan.io/capacity";
 pub const MIG_CONFIG_LABEL: &str = "nvidia.com/mig.config";
 /// The device plugin reads this label.
 pub const PLUGIN_CONFIG_LABEL: &str = "nvidia.com/device-plugin.config";
+/// The NVIDIA driver a node runs (`gpus driver=`, else its GPU model's), which the GPU
+/// Operator's NVIDIADriver objects select.
+pub const DRIVER_LABEL: &str = "gpuplan.io/driver";
 /// The label gpuplan puts on the pods of a rendered workload class.
 pub const CLASS_LABEL: &str = "gpuplan.io/class";
 
@@ -38,6 +41,7 @@ pub const RESERVED_LABEL_KEYS: &[&str] = &[
     POOL_LABEL,
     SCHEDULER_LABEL,
     CAPACITY_LABEL,
+    DRIVER_LABEL,
     MODEL_LABEL,
     MIG_CONFIG_LABEL,
     PLUGIN_CONFIG_LABEL,

@@ -138,6 +138,7 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
             &super::mig::context(f, env)?,
         )?,
     );
+    files.extend(super::operator::render(f, env)?);
     files.extend(workload::render_all(
         f,
         env,

@@ -30,6 +30,7 @@ mod kueue;
 mod mig;
 mod migscript;
 pub mod nccl;
+mod operator;
 mod slurm;
 mod volcano;
 mod volcano_versions;
@@ -242,6 +243,8 @@ const TEMPLATES: &[(&str, &str)] = templates![
     "k8s/workload.yaml.j2",
     "k8s/pod.yaml.j2",
     "k8s/gpu-operator.yaml.j2",
+    "k8s/gpu-operator-drivers.yaml.j2",
+    "k8s/gpu-operator-policy.yaml.j2",
     "volcano/queues.yaml.j2",
     "volcano/hypernodes.yaml.j2",
     "volcano/job.yaml.j2",
