@@ -13,6 +13,7 @@
 
 mod capacity;
 mod carry;
+mod cohorts;
 mod hostlist;
 mod k8s;
 mod kube;

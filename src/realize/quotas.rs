@@ -1,8 +1,9 @@
 //! Quotas admit what the plan gives each team: ResourceQuotas (the API server counts
 //! every pod of a namespace, whatever scheduler placed it; a quota on `cpu`/`memory`
 //! refuses pods that do not request them), Kueue ClusterQueues (per flavor and
-//! resource: usage <= nominal + borrowingLimit; per cohort: usage <= the sum of
-//! nominal; every requested resource covered) and Volcano Queues (`capability`,
+//! resource: usage <= nominal + borrowingLimit; per cohort of the cohort tree: its
+//! subtree's usage <= its subtree's nominal + its borrowingLimit, see
+//! [`super::cohorts`]; every requested resource covered) and Volcano Queues (`capability`,
 //! parents counting their children). The amounts are the planned units' (what the
 //! carrying object asks, else what the plan gives), all running at once.
 
@@ -170,8 +171,6 @@ fn kueue_usage(
 
 fn cluster_queues(world: &World, kueue: &Kueue, k: &Carried, sink: &mut Sink) {
     let usage = kueue_usage(world, kueue, k, sink);
-    // (cohort, flavor, resource) -> usage and classes.
-    let mut cohorts: BTreeMap<(String, String, String), (i128, BTreeSet<String>)> = BTreeMap::new();
     for ((cq, flavor), sums) in &usage {
         let q = &kueue.queues[cq];
         let quota = q
@@ -202,60 +201,9 @@ fn cluster_queues(world: &World, kueue: &Kueue, k: &Carried, sink: &mut Sink) {
                 );
                 sink.push(Target::Kueue, Invariant::Quota, (&q.id, &q.file), msg);
             }
-            if let Some(cohort) = &q.cohort {
-                let e = cohorts
-                    .entry((cohort.clone(), flavor.clone(), r.clone()))
-                    .or_default();
-                e.0 += sum;
-                e.1.extend(classes.iter().cloned());
-            }
         }
     }
-    cohort_check(kueue, cohorts, sink);
-}
-
-/// Per cohort, flavor and resource: the usage within the sum of the nominal quotas.
-fn cohort_check(
-    kueue: &Kueue,
-    cohorts: BTreeMap<(String, String, String), (i128, BTreeSet<String>)>,
-    sink: &mut Sink,
-) {
-    for ((cohort, flavor, r), (sum, classes)) in cohorts {
-        let nominal: i128 = kueue
-            .queues
-            .values()
-            .filter(|q| q.cohort.as_deref() == Some(cohort.as_str()))
-            .flat_map(|q| q.groups.iter().flat_map(|g| &g.flavors))
-            .filter(|f| f.name == flavor)
-            .filter_map(|f| f.resources.get(&r).map(|x| x.0))
-            .sum();
-        // A Cohort object's own quota is a pool on top of its ClusterQueues'.
-        let own: i128 = kueue
-            .cohorts
-            .get(&cohort)
-            .into_iter()
-            .flatten()
-            .flat_map(|g| &g.flavors)
-            .filter(|f| f.name == flavor)
-            .filter_map(|f| f.resources.get(&r).map(|x| x.0))
-            .sum();
-        let nominal = nominal + own;
-        if sum > nominal {
-            let msg = format!(
-                "cohort {cohort}, flavor {flavor}: the planned pods ask {} {r} (classes {}); the cohort's nominal quotas (its ClusterQueues' and its own) add up to {}",
-                quantity::show(sum, &r),
-                who(&classes),
-                quantity::show(nominal, &r)
-            );
-            let at = format!("cohort/{cohort}");
-            sink.push(
-                Target::Kueue,
-                Invariant::Quota,
-                (&at, "kueue/clusterqueues.yaml"),
-                msg,
-            );
-        }
-    }
+    super::cohorts::check(kueue, &usage, sink);
 }
 
 /// The hierarchy rules of Volcano's capacity plugin (reference volcano.md §2): a

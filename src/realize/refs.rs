@@ -88,6 +88,7 @@ fn kueue_object(world: &World, kueue: &Kueue, o: &Object, fail: &mut dyn FnMut(S
 }
 
 fn kueue_objects(kueue: &Kueue, sink: &mut Sink) {
+    super::cohorts::references(kueue, sink);
     for q in kueue.queues.values() {
         for f in q.groups.iter().flat_map(|g| &g.flavors) {
             if !kueue.flavors.contains_key(&f.name) {
