@@ -40,7 +40,7 @@ for e in "${examples[@]}"; do
   # With scheduling authorities a target renders only its scheduler's nodes, and a
   # target whose scheduler owns none is not rendered at all: check what exists.
   k8s_dirs=(); crd_dirs=()
-  for d in k8s kueue volcano; do [ -d "$out/$d" ] && k8s_dirs+=("$out/$d"); done
+  for d in k8s kueue volcano kai; do [ -d "$out/$d" ] && k8s_dirs+=("$out/$d"); done
   # k8s/ holds the GPU Operator's ClusterPolicy and NVIDIADriver objects; kai/ KAI's.
   for d in k8s volcano kueue kai; do [ -d "$out/$d" ] && crd_dirs+=("$out/$d"); done
   if [ ${#k8s_dirs[@]} -gt 0 ]; then

@@ -22,7 +22,10 @@ pub fn check_kube(t: Target, world: &World, uses: &[Use], sink: &mut Sink) {
                 e.0 += v;
                 e.1.insert(&u.class);
             }
-            sharing(t, world, &u.class, &p.node, &p.gpu, sink);
+            // KAI shares GPUs itself (super::kai::capacity).
+            if t != Target::Kai {
+                sharing(t, world, &u.class, &p.node, &p.gpu, sink);
+            }
         }
     }
     for (name, resources) in asked {

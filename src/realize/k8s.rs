@@ -40,6 +40,9 @@ pub fn check_target(
         match_class(s, w, list, (&objs, &objects), sink, &mut uses);
     }
     super::capacity::check_kube(t, s.world, &uses, sink);
+    if t == Target::Kai {
+        super::kai::capacity(s.world, c, &uses, sink);
+    }
     (summary, Carried { objects, uses })
 }
 
@@ -115,11 +118,11 @@ fn match_class(
     for (u, a) in m.assigned.iter().enumerate() {
         let object = a.map(|k| objs[k]).or(objs.first().copied());
         uses.push(demand(
+            t,
             w,
             &units[u],
             object.map(|i| &objects[i]),
-            a.is_some(),
-            object,
+            (a.is_some(), object),
         ));
     }
     if objs.is_empty() {
@@ -191,13 +194,19 @@ fn report_unmatched(
 }
 
 /// What a unit's pods ask: the carrying object's template, or the plan's amounts.
-fn demand(w: &Workload, u: &Unit, o: Option<&Object>, matched: bool, object: Option<usize>) -> Use {
+fn demand(
+    t: Target,
+    w: &Workload,
+    u: &Unit,
+    o: Option<&Object>,
+    (matched, object): (bool, Option<usize>),
+) -> Use {
     let tpl = o.and_then(|o| o.pods.first()).map(|(p, _)| p);
     let pods = u
         .pods
         .iter()
         .map(|p| {
-            let mut requests = carry::expected(&p.gpu);
+            let mut requests = carry::expected_for(t, &p.gpu);
             let (cpu, mem) = super::units::host_needs(w);
             for (r, need) in [("cpu", cpu as i128), ("memory", mem as i128 * 1000)] {
                 let asked = tpl
@@ -213,6 +222,7 @@ fn demand(w: &Workload, u: &Unit, o: Option<&Object>, matched: bool, object: Opt
                 requests,
                 unrequested: tpl.map(|t| t.unrequested.clone()).unwrap_or_default(),
                 tpl: tpl.cloned(),
+                gpus: p.gpus.clone(),
                 gpu: p.gpu.clone(),
             }
         })

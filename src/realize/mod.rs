@@ -16,6 +16,7 @@ mod carry;
 mod cohorts;
 mod hostlist;
 mod k8s;
+mod kai;
 mod kube;
 mod kueue;
 mod matching;
@@ -49,15 +50,17 @@ pub enum Target {
     K8s,
     Kueue,
     Volcano,
+    Kai,
     Slurm,
     Mig,
 }
 
 impl Target {
-    pub const ALL: [Target; 5] = [
+    pub const ALL: [Target; 6] = [
         Target::K8s,
         Target::Kueue,
         Target::Volcano,
+        Target::Kai,
         Target::Slurm,
         Target::Mig,
     ];
@@ -67,6 +70,7 @@ impl Target {
             Target::K8s => "k8s",
             Target::Kueue => "kueue",
             Target::Volcano => "volcano",
+            Target::Kai => "kai",
             Target::Slurm => "slurm",
             Target::Mig => "mig",
         }
@@ -200,7 +204,7 @@ pub fn check(files: &BTreeMap<String, String>, c: &Cluster, plan: &Placement) ->
     let units = units::of(c, plan);
     let mut checked = BTreeMap::new();
     let present = |t: Target| files.keys().any(|p| p.starts_with(&t.folder()));
-    let kube_targets: Vec<Target> = [Target::K8s, Target::Kueue, Target::Volcano]
+    let kube_targets: Vec<Target> = [Target::K8s, Target::Kueue, Target::Volcano, Target::Kai]
         .into_iter()
         .filter(|t| present(*t))
         .collect();
@@ -208,6 +212,7 @@ pub fn check(files: &BTreeMap<String, String>, c: &Cluster, plan: &Placement) ->
         let world = kube::World::read(files, c, &mut sink);
         let kq = kueue::read(&world, &mut sink);
         let vc = volcano::read(&world, &mut sink);
+        let ka = kai::read(&world, &mut sink);
         let mut carried = Vec::new();
         for t in &kube_targets {
             let scope = carry::Scope {
@@ -215,13 +220,15 @@ pub fn check(files: &BTreeMap<String, String>, c: &Cluster, plan: &Placement) ->
                 world: &world,
                 kueue: &kq,
                 volcano: &vc,
+                kai: &ka,
+                c,
             };
             let (summary, k) = k8s::check_target(&scope, c, &units, &mut sink);
-            refs::check(*t, &world, (&kq, &vc), &k.objects, &mut sink);
+            refs::check(*t, &world, (&kq, &vc, &ka), &k.objects, &mut sink);
             checked.insert(*t, summary);
             carried.push((*t, k));
         }
-        quotas::check(&world, &kq, &vc, c, &carried, &mut sink);
+        quotas::check(&world, (&kq, &vc, &ka), c, &carried, &mut sink);
         if present(Target::K8s) {
             mig::check_kube(&world, plan, &mut sink);
         }
@@ -259,6 +266,7 @@ pub(crate) fn owns(c: &Cluster, t: Target, w: &crate::model::Workload) -> bool {
         (Target::K8s, Some(Authority::Kubernetes))
             | (Target::Kueue, Some(Authority::Kueue))
             | (Target::Volcano, Some(Authority::Volcano))
+            | (Target::Kai, Some(Authority::Kai))
             | (Target::Slurm, Some(Authority::Slurm))
     )
 }

@@ -31,8 +31,7 @@ fn who(classes: &BTreeSet<String>) -> String {
 
 pub fn check(
     world: &World,
-    kueue: &Kueue,
-    volcano: &Volcano,
+    (kueue, volcano, kai): (&Kueue, &Volcano, &super::kai::Kai),
     c: &Cluster,
     carried: &[(Target, Carried)],
     sink: &mut Sink,
@@ -55,6 +54,7 @@ pub fn check(
     for (t, k) in carried {
         match t {
             Target::Kueue => cluster_queues(world, kueue, k, sink),
+            Target::Kai => kai_queues(kai, c, k, sink),
             Target::Volcano => {
                 volcano_queues(volcano, k, sink);
                 volcano_hierarchy(volcano, sink);
@@ -204,6 +204,33 @@ fn cluster_queues(world: &World, kueue: &Kueue, k: &Carried, sink: &mut Sink) {
         }
     }
     super::cohorts::check(kueue, &usage, sink);
+}
+
+/// KAI: each unit's GPUs (whole ones and shares) in its object's queue.
+fn kai_queues(kai: &super::kai::Kai, c: &Cluster, k: &Carried, sink: &mut Sink) {
+    let mut used = Vec::new();
+    for u in &k.uses {
+        let Some(o) = u.object.map(|i| &k.objects[i]) else {
+            continue;
+        };
+        let Some(queue) = &o.queue else { continue };
+        let milli: i128 = u
+            .pods
+            .iter()
+            .map(|p| {
+                let whole = p.requests.get("nvidia.com/gpu").copied().unwrap_or(0);
+                let share = p
+                    .tpl
+                    .as_ref()
+                    .and_then(|t| super::kai::share(t, c, &p.node).ok().flatten())
+                    .unwrap_or(0);
+                whole + share as i128
+            })
+            .sum();
+        let preemptible = o.preemptible.unwrap_or(false);
+        used.push((queue.clone(), milli, preemptible, u.class.clone()));
+    }
+    super::kai::queues(kai, &used, sink);
 }
 
 /// The hierarchy rules of Volcano's capacity plugin (reference volcano.md §2): a

@@ -14,7 +14,7 @@ use super::{Invariant, Sink, Target};
 pub fn check(
     t: Target,
     world: &World,
-    (kueue, volcano): (&Kueue, &Volcano),
+    (kueue, volcano, kai): (&Kueue, &Volcano, &super::kai::Kai),
     objects: &[Object],
     sink: &mut Sink,
 ) {
@@ -30,12 +30,14 @@ pub fn check(
                 }
                 Some(_) => {}
             },
+            Target::Kai => super::kai::references(kai, o.queue.as_deref(), &mut fail),
             _ => {}
         }
     }
     match t {
         Target::Kueue => kueue_objects(kueue, sink),
         Target::Volcano => volcano_queues(volcano, sink),
+        Target::Kai => super::kai::queue_tree(kai, sink),
         _ => {}
     }
 }

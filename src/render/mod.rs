@@ -26,6 +26,7 @@
 pub mod fabric;
 pub mod facts;
 mod k8s;
+mod kai;
 mod kueue;
 mod mig;
 mod migscript;
@@ -62,16 +63,18 @@ pub enum Target {
     K8s,
     Volcano,
     Kueue,
+    Kai,
     Slurm,
     Mig,
     Fabric,
 }
 
 impl Target {
-    pub const ALL: [Target; 6] = [
+    pub const ALL: [Target; 7] = [
         Target::K8s,
         Target::Volcano,
         Target::Kueue,
+        Target::Kai,
         Target::Slurm,
         Target::Mig,
         Target::Fabric,
@@ -83,6 +86,7 @@ impl Target {
             Target::K8s => "k8s",
             Target::Volcano => "volcano",
             Target::Kueue => "kueue",
+            Target::Kai => "kai",
             Target::Slurm => "slurm",
             Target::Mig => "mig",
             Target::Fabric => "fabric",
@@ -166,6 +170,7 @@ pub fn render(
                         Target::K8s => k8s::render(facts, env),
                         Target::Volcano => volcano::render(facts, env, &mut warnings),
                         Target::Kueue => kueue::render(facts, env, &mut warnings),
+                        Target::Kai => kai::render(facts, env),
                         Target::Slurm => slurm::render(facts, env, &mut warnings),
                         Target::Mig => mig::render(facts, env),
                         Target::Fabric => fabric::render(facts),
@@ -255,6 +260,9 @@ const TEMPLATES: &[(&str, &str)] = templates![
     "kueue/localqueues.yaml.j2",
     "kueue/workloadpriorityclasses.yaml.j2",
     "kueue/job.yaml.j2",
+    "kai/queues.yaml.j2",
+    "kai/topology.yaml.j2",
+    "kai/podgroup.yaml.j2",
     "slurm/slurm.conf.j2",
     "slurm/gres.conf.j2",
     "slurm/accounting.conf.j2",

@@ -440,7 +440,13 @@ impl<'a> Facts<'a> {
             Target::Slurm => vec![Authority::Slurm],
             Target::Volcano => vec![Authority::Volcano],
             Target::Kueue => vec![Authority::Kueue],
-            _ => vec![Authority::Kubernetes, Authority::Kueue, Authority::Volcano],
+            Target::Kai => vec![Authority::Kai],
+            _ => vec![
+                Authority::Kubernetes,
+                Authority::Kueue,
+                Authority::Volcano,
+                Authority::Kai,
+            ],
         };
         let runs: &[Authority] = if target == Target::K8s {
             &[Authority::Kubernetes]

@@ -59,6 +59,7 @@ mod gp048_fraction_carrier;
 mod gp049_slurm_job_cpus;
 mod gp050_mixed_gpus_on_kubernetes;
 mod gp051_mixed_gpu_driver;
+mod gp058_kai_parent_team_class;
 
 use super::Rule;
 
@@ -119,4 +120,5 @@ pub static ALL: &[&Rule] = &[
     &gp049_slurm_job_cpus::RULE,
     &gp050_mixed_gpus_on_kubernetes::RULE,
     &gp051_mixed_gpu_driver::RULE,
+    &gp058_kai_parent_team_class::RULE,
 ];
