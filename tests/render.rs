@@ -210,7 +210,12 @@ fn serves(c: &Cluster, target: &[Authority], a: Option<Authority>) -> bool {
     !c.authorities_declared() || a.is_some_and(|a| target.contains(&a))
 }
 
-const KUBE: &[Authority] = &[Authority::Kubernetes, Authority::Kueue, Authority::Volcano];
+const KUBE: &[Authority] = &[
+    Authority::Kubernetes,
+    Authority::Kueue,
+    Authority::Volcano,
+    Authority::Kai,
+];
 
 /// A team's guarantee and ceiling as seen by a target serving `target` (the whole team
 /// when no authority is declared); `None`: the team is not in that target.
@@ -685,6 +690,27 @@ fn teams_agree(x: &Targets) {
                     t.name
                 );
             }
+        }
+        // KAI: the Queue's quota and limit are the guarantee and ceiling plus the same
+        // planned fractions (issue 34), so their difference is the team's slack.
+        let kai = docs(files, "kai/");
+        if let Some((g, ceil)) = part(c, &t.name, &[Authority::Kai]).filter(|_| !kai.is_empty()) {
+            let q = kind(&kai, "Queue")
+                .into_iter()
+                .find(|d| name(d) == t.name)
+                .unwrap_or_else(|| panic!("{ex}: no KAI Queue for {}", t.name));
+            let gpu = &q["spec"]["resources"]["gpu"];
+            let (quota, limit) = (
+                gpu["quota"].as_f64().unwrap(),
+                gpu["limit"].as_f64().unwrap(),
+            );
+            assert!(quota >= g as f64, "{ex} {} kai quota", t.name);
+            assert_eq!(
+                limit - quota,
+                (ceil - g) as f64,
+                "{ex} {} kai limit",
+                t.name
+            );
         }
         if let Some((g, ceil)) =
             part(c, &t.name, &[Authority::Volcano]).filter(|_| !volcano.is_empty())

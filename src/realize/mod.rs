@@ -258,7 +258,8 @@ pub fn check(files: &BTreeMap<String, String>, c: &Cluster, plan: &Placement) ->
 pub(crate) fn owns(c: &Cluster, t: Target, w: &crate::model::Workload) -> bool {
     use crate::model::Authority;
     if !c.authorities_declared() {
-        return t != Target::Mig;
+        // KAI renders only where it is declared (render::facts::Facts::scoped).
+        return !matches!(t, Target::Mig | Target::Kai);
     }
     let a = c.authority_of(w);
     matches!(

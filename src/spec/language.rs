@@ -243,7 +243,7 @@ pub static NODES: &[NodeDef] = &[
         args: &[a(
             "name",
             Ty::Enum(SCHEDULERS),
-            "`kubernetes` (kube-scheduler alone), `kueue` (with Kueue admission), `volcano` or `slurm`",
+            "`kubernetes` (kube-scheduler alone), `kueue` (with Kueue admission), `volcano`, `kai` (NVIDIA KAI Scheduler) or `slurm`",
         )],
         props: &[],
         children: &[],
@@ -275,7 +275,7 @@ pub static NODES: &[NodeDef] = &[
     },
     NodeDef {
         id: "cluster/volcano",
-        summary: "Target Volcano release (HyperNode needs 1.12 or newer).",
+        summary: "Target Volcano release: fields newer than it are not rendered (HyperNode 1.12, tierName 1.14; docs/render.md).",
         args: &[],
         props: &[p_req("version", Ty::Version, "Volcano version, e.g. 1.12")],
         children: &[],

@@ -428,7 +428,18 @@ impl<'a> Facts<'a> {
     pub fn scoped(&self, target: super::Target) -> Option<Facts<'a>> {
         use super::Target;
         if !self.c.authorities_declared() {
-            return None;
+            // KAI only where declared: its sharing (a reservation pod on a GPU the
+            // device plugin advertises whole) contradicts the device-plugin sharing the
+            // other Kubernetes targets render for the same nodes.
+            return (target == Target::Kai).then(|| {
+                let mut f = self.clone();
+                f.nodes.clear();
+                f.classes.clear();
+                f.pools.clear();
+                f.teams.clear();
+                f.serves = vec![Authority::Kai];
+                f.indexed()
+            });
         }
         if matches!(target, Target::Mig | Target::Fabric) {
             // Below scheduling: every node, whatever its scheduler; the header says so.

@@ -215,7 +215,12 @@ pub(super) fn scoped(
                 for i in &w.mig_instances {
                     *t.mig.entry(mig_resource(&i.profile)).or_insert(0) += 1;
                 }
-                t.shared += shared_replicas(c, w);
+                // KAI's shared pods ask no `nvidia.com/gpu.shared` (gpu-fraction).
+                let kai = authority.get(w.name.as_str()).copied().flatten()
+                    == Some(crate::model::Authority::Kai);
+                if !kai {
+                    t.shared += shared_replicas(c, w);
+                }
             }
             t
         })
