@@ -332,6 +332,7 @@ pub fn build(spec: &Spec) -> Cluster {
         kubernetes_version: version(|c| &c.kubernetes_version),
         volcano_version: version(|c| &c.volcano_version),
         kueue_version: version(|c| &c.kueue_version),
+        kai_version: version(|c| &c.kai_version),
         scheduler: header
             .and_then(|c| c.scheduler.as_ref())
             .and_then(|s| Authority::parse(&s.value)),

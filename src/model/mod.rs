@@ -51,6 +51,8 @@ pub struct Cluster {
     pub kubernetes_version: Option<Vec<u32>>,
     pub volcano_version: Option<Vec<u32>>,
     pub kueue_version: Option<Vec<u32>>,
+    /// The declared KAI Scheduler release (`cluster { kai version=... }`).
+    pub kai_version: Option<Vec<u32>>,
     /// The default scheduling authority (`cluster { scheduler ... }`).
     pub scheduler: Option<Authority>,
     pub models: BTreeMap<String, GpuModel>,

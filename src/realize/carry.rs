@@ -203,8 +203,13 @@ fn fits(s: &Scope, o: &Object, tpl: &Pod, p: &units::Pod, w: &Workload) -> Resul
         ));
     }
     if s.t == Target::Kai {
+        let rest = if matches!(p.gpu, Gpu::Slot { .. }) {
+            host_resources(tpl, w)
+        } else {
+            resources(tpl, &p.gpu, w)
+        };
         super::kai::resources(tpl, &p.gpu, w, s.c, &node.name)
-            .and_then(|_| host_resources(tpl, w))
+            .and(rest)
             .map_err(|e| carried(4, format!("{e} (on {})", node.name)))?;
         return Ok(());
     }

@@ -147,9 +147,10 @@ pub fn share(tpl: &Pod, c: &Cluster, node: &str) -> Result<Option<u32>, String> 
     Ok(Some((mib * 1000).div_ceil(gpu) as u32))
 }
 
-/// Exactly the planned GPU ask under KAI: whole GPUs as `nvidia.com/gpu` and no share,
-/// or a share (no GPU resource) of at least what the plan gives the replica: its
-/// fraction, or, for a class that declares its GPU memory, that memory.
+/// The GPU share under KAI: for a shared replica, no GPU resource and a share of at
+/// least what the plan gives it (its fraction, or, for a class that declares its GPU
+/// memory, that memory); for anything else no share (its GPU resources are checked as
+/// every Kubernetes target's, in the carry module).
 pub fn resources(tpl: &Pod, g: &Gpu, w: &Workload, c: &Cluster, node: &str) -> Result<(), String> {
     let extended: BTreeMap<&String, &i128> = tpl
         .requests
@@ -160,15 +161,10 @@ pub fn resources(tpl: &Pod, g: &Gpu, w: &Workload, c: &Cluster, node: &str) -> R
     match g {
         Gpu::Slot { .. } => {
             if !extended.is_empty() {
+                let names: Vec<&str> = extended.keys().map(|k| k.as_str()).collect();
                 return Err(format!(
                     "asks {} beside a GPU share: KAI shares only pods that ask no GPU resource",
-                    super::carry::show(
-                        &tpl.requests
-                            .iter()
-                            .filter(|(k, _)| k.contains('/'))
-                            .map(|(k, v)| (k.clone(), *v))
-                            .collect()
-                    )
+                    names.join(", ")
                 ));
             }
             let Some(have) = asked else {

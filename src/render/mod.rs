@@ -170,7 +170,7 @@ pub fn render(
                         Target::K8s => k8s::render(facts, env),
                         Target::Volcano => volcano::render(facts, env, &mut warnings),
                         Target::Kueue => kueue::render(facts, env, &mut warnings),
-                        Target::Kai => kai::render(facts, env),
+                        Target::Kai => kai::render(facts, env, &mut warnings),
                         Target::Slurm => slurm::render(facts, env, &mut warnings),
                         Target::Mig => mig::render(facts, env),
                         Target::Fabric => fabric::render(facts),

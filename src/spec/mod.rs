@@ -67,6 +67,7 @@ pub struct ClusterDecl {
     pub kubernetes_version: Option<S<Vec<u32>>>,
     pub volcano_version: Option<S<Vec<u32>>>,
     pub kueue_version: Option<S<Vec<u32>>>,
+    pub kai_version: Option<S<Vec<u32>>>,
     /// `scheduler "NAME"`: the default scheduling authority.
     pub scheduler: Option<S<String>>,
 }

@@ -76,7 +76,33 @@ pub(super) fn gpus_text(milli: u64) -> String {
     }
 }
 
-pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> {
+/// GP951: the declared KAI release predates what gpuplan renders.
+pub const GP951: &str = "GP951";
+/// The first KAI release with the `kai.scheduler/v1alpha1` Topology CRD (before it, KAI
+/// read Kueue's Topology) and PodGroup `preemptibility` (0.10).
+const KAI_TOPOLOGY: [u32; 2] = [0, 12];
+
+/// GP951 when the KDL names a KAI older than 0.12.
+fn version_warning(f: &Facts) -> Option<Diagnostic> {
+    let v = f.c.kai_version.as_ref()?;
+    (v.as_slice() < KAI_TOPOLOGY.as_slice()).then(|| {
+        Diagnostic::warning(
+            GP951,
+            format!(
+                "the cluster names KAI Scheduler {}, but gpuplan renders the kai.scheduler/v1alpha1 Topology and PodGroup preemptibility, served from KAI 0.12",
+                v.iter().map(u32::to_string).collect::<Vec<_>>().join(".")
+            ),
+        )
+        .with_help("upgrade KAI Scheduler to 0.12 or later before applying kai/")
+    })
+}
+
+pub(super) fn render(
+    f: &Facts,
+    env: &Environment,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<Files, Diagnostic> {
+    warnings.extend(version_warning(f));
     let use_of = usage_by_team(f);
     let topologies = topologies_of(f);
     let ctx = Ctx {

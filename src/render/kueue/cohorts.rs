@@ -75,6 +75,23 @@ impl Tree {
         self.parents.contains(team)
     }
 
+    /// What the quotas need of the tree: the parent teams, and each team's cohort.
+    pub fn for_quotas(&self, f: &Facts) -> (BTreeSet<String>, BTreeMap<String, String>) {
+        let cohorts = f.teams.iter().map(|t| (t.name.clone(), self.cohort_of(t)));
+        (self.parents.clone(), cohorts.collect())
+    }
+
+    /// Per flavor, what every parent team's cohort holds itself.
+    pub fn held(&self, q: &Quotas) -> BTreeMap<String, u32> {
+        let mut out: BTreeMap<String, u32> = BTreeMap::new();
+        for t in &q.f.teams {
+            for (fl, n) in self.own_of(q, t) {
+                *out.entry(fl).or_insert(0) += n;
+            }
+        }
+        out
+    }
+
     /// The cohort a team's ClusterQueue joins: its own when it is a parent (its own
     /// classes borrow from its subtree's pool), else its parent's, else the root.
     pub fn cohort_of(&self, t: &TeamFacts) -> String {

@@ -71,9 +71,9 @@ pub(super) fn render(
     };
     let (flavors, topologies) = topologies_of(f, flavors_of(f), &name);
     let tree = cohorts::Tree::new(f, &name);
-    let quotas = Quotas::new(f, &flavors, &tree);
+    let quotas = Quotas::new(f, &flavors, tree.for_quotas(f));
     let queues = quotas.queues();
-    let pool = quotas.cohort_pool();
+    let pool = quotas.cohort_pool(&tree.held(&quotas));
     // Every cohort a ClusterQueue or Cohort names is an object (the root too).
     let cohorts = tree.cohorts(&quotas, pool);
     let has_topology = !topologies.is_empty();

@@ -55,8 +55,10 @@ pub(super) struct Quotas<'a> {
     pub f: &'a Facts<'a>,
     flavors: &'a [Flavor],
     pub whole: Vec<&'a Flavor>,
-    /// The team tree as Kueue cohorts (parents' whole-GPU quota is their cohort's).
-    pub tree: &'a super::cohorts::Tree,
+    /// Parent teams (their whole-GPU quota is their cohort's, see `super::cohorts`).
+    parents: BTreeSet<String>,
+    /// Team -> the cohort its ClusterQueue joins.
+    cohort_of: BTreeMap<String, String>,
     covered: Vec<String>,
     /// (team, pool, model) -> resource -> amount planned there (counts; CPU in
     /// millicores; memory in bytes).
@@ -69,7 +71,7 @@ impl<'a> Quotas<'a> {
     pub(super) fn new(
         f: &'a Facts<'a>,
         flavors: &'a [Flavor],
-        tree: &'a super::cohorts::Tree,
+        (parents, cohort_of): (BTreeSet<String>, BTreeMap<String, String>),
     ) -> Self {
         let (planned, whole_planned) = planned_on(f);
         let mut covered: BTreeSet<String> = BTreeSet::new();
@@ -95,7 +97,8 @@ impl<'a> Quotas<'a> {
                 .iter()
                 .filter(|fl| fl.mode == PoolMode::WholeGpu)
                 .collect(),
-            tree,
+            parents,
+            cohort_of,
             covered: covered.into_iter().collect(),
             planned,
             whole_planned,
@@ -123,15 +126,16 @@ impl<'a> Quotas<'a> {
     /// The cohort's own quota: per whole-GPU flavor, its GPUs less the teams' nominal
     /// quotas there. Teams borrow it (within `borrowingLimit`) for what the plan gives
     /// them above their guarantees: Kueue lends only quota someone holds.
-    pub(super) fn cohort_pool(&self) -> Vec<FlavorQuota> {
+    /// `held`: per flavor, what the cohorts of parent teams hold themselves.
+    pub(super) fn cohort_pool(&self, held: &BTreeMap<String, u32>) -> Vec<FlavorQuota> {
         let mut nominal: BTreeMap<String, u32> = BTreeMap::new();
         for t in &self.f.teams {
             for (fl, n) in self.nominal_of(t) {
                 *nominal.entry(fl).or_insert(0) += n;
             }
-            for (fl, n) in self.tree.own_of(self, t) {
-                *nominal.entry(fl).or_insert(0) += n;
-            }
+        }
+        for (fl, n) in held {
+            *nominal.entry(fl.clone()).or_insert(0) += n;
         }
         let pool: Vec<FlavorQuota> = self
             .whole
@@ -167,7 +171,7 @@ impl<'a> Quotas<'a> {
     /// guarantee split over them, or none for a parent team (its quota is its cohort's,
     /// shared by its subtree).
     pub fn nominal_of(&self, t: &TeamFacts) -> BTreeMap<String, u32> {
-        if self.tree.is_parent(&t.name) {
+        if self.parents.contains(&t.name) {
             return self.whole.iter().map(|fl| (fl.name.clone(), 0)).collect();
         }
         whole_gpu_split(self.f, t, &self.whole, &self.whole_of(t))
@@ -188,7 +192,7 @@ impl<'a> Quotas<'a> {
                 };
                 ClusterQueue {
                     name: t.name.clone(),
-                    cohort: self.tree.cohort_of(t),
+                    cohort: self.cohort_of.get(&t.name).cloned().unwrap_or_default(),
                     weight: t.weight,
                     groups,
                 }
@@ -202,7 +206,7 @@ impl<'a> Quotas<'a> {
     fn group(&self, t: &TeamFacts) -> Group {
         let split = self.nominal_of(t);
         // A parent team's own classes borrow from its cohort, up to its ceiling.
-        let borrow = if self.tree.is_parent(&t.name) {
+        let borrow = if self.parents.contains(&t.name) {
             t.ceiling
         } else {
             t.ceiling - t.guarantee

@@ -114,6 +114,7 @@ fn cluster(v: &NodeView) -> Option<ClusterDecl> {
         kubernetes_version: ver("kubernetes"),
         volcano_version: ver("volcano"),
         kueue_version: ver("kueue"),
+        kai_version: ver("kai"),
         scheduler: v.child("scheduler").and_then(|c| c.arg_str(0)),
     })
 }
