@@ -396,13 +396,15 @@ pub struct SolveArgs {
 /// What `gpuplan render` writes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
 pub enum RenderTarget {
-    /// Kubernetes core objects, node labels/taints, GPU Operator ConfigMaps, examples.
+    /// Kubernetes core objects, node labels/taints, GPU Operator objects, examples.
     K8s,
     /// Volcano queues, HyperNodes and gang jobs.
     Volcano,
-    /// Kueue v1beta2 flavors, topology, queues and priority classes.
+    /// Kueue v1beta2 flavors, topology, cohorts, queues and priority classes.
     Kueue,
-    /// slurm.conf fragment, gres.conf, topology.conf, sacctmgr script.
+    /// KAI Scheduler queues, topologies, PodGroups and workloads.
+    Kai,
+    /// slurm.conf fragment, gres.conf, topology.conf or topology.yaml, sacctmgr script.
     Slurm,
     /// mig-parted and device-plugin configs, per-node MIG scripts.
     Mig,

@@ -550,6 +550,18 @@ pub const ALL: &[Code] = &[
         "give each shared class GPUs of its own (fewer replicas per node or more nodes), or keep such classes on device-plugin nodes",
     ),
     code(
+        "GP950",
+        "render",
+        "warning: the declared Volcano release lacks a field that carries part of the plan (Queue `parent` before 1.9, HyperNode and Job `networkTopology` before 1.12); that part is left out of volcano/",
+        "declare the Volcano release you run (`cluster { volcano version=... }`), or upgrade Volcano; docs/render.md lists each field's first release",
+    ),
+    code(
+        "GP951",
+        "render",
+        "warning: the KDL names a KAI Scheduler older than 0.12, which has no kai.scheduler/v1alpha1 Topology (and, before 0.10, no PodGroup preemptibility)",
+        "upgrade KAI Scheduler to 0.12 or later before applying kai/",
+    ),
+    code(
         "GP960",
         "state",
         "the state backend cannot be reached, or an operation on it failed (a connection refused, the server stopped mid-apply, a permission denied)",

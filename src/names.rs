@@ -32,6 +32,9 @@ pub const PLUGIN_CONFIG_LABEL: &str = "nvidia.com/device-plugin.config";
 /// The GPU Operator deploys the device plugin on a node unless this label is `false`;
 /// gpuplan sets it so on nodes that hand out GPUs through DRA.
 pub const DEVICE_PLUGIN_DEPLOY_LABEL: &str = "nvidia.com/gpu.deploy.device-plugin";
+/// The NVIDIA driver a node runs (`gpus driver=`, else its GPU model's), which the GPU
+/// Operator's NVIDIADriver objects select.
+pub const DRIVER_LABEL: &str = "gpuplan.io/driver";
 /// The label gpuplan puts on the pods of a rendered workload class.
 pub const CLASS_LABEL: &str = "gpuplan.io/class";
 
@@ -41,6 +44,7 @@ pub const RESERVED_LABEL_KEYS: &[&str] = &[
     POOL_LABEL,
     SCHEDULER_LABEL,
     CAPACITY_LABEL,
+    DRIVER_LABEL,
     MODEL_LABEL,
     MIG_CONFIG_LABEL,
     PLUGIN_CONFIG_LABEL,

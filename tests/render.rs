@@ -232,7 +232,12 @@ fn serves(c: &Cluster, target: &[Authority], a: Option<Authority>) -> bool {
     !c.authorities_declared() || a.is_some_and(|a| target.contains(&a))
 }
 
-const KUBE: &[Authority] = &[Authority::Kubernetes, Authority::Kueue, Authority::Volcano];
+const KUBE: &[Authority] = &[
+    Authority::Kubernetes,
+    Authority::Kueue,
+    Authority::Volcano,
+    Authority::Kai,
+];
 
 /// A team's guarantee and ceiling as seen by a target serving `target` (the whole team
 /// when no authority is declared); `None`: the team is not in that target.
@@ -711,6 +716,27 @@ fn teams_agree(x: &Targets) {
                 );
             }
         }
+        // KAI: the Queue's quota and limit are the guarantee and ceiling plus the same
+        // planned fractions (issue 34), so their difference is the team's slack.
+        let kai = docs(files, "kai/");
+        if let Some((g, ceil)) = part(c, &t.name, &[Authority::Kai]).filter(|_| !kai.is_empty()) {
+            let q = kind(&kai, "Queue")
+                .into_iter()
+                .find(|d| name(d) == t.name)
+                .unwrap_or_else(|| panic!("{ex}: no KAI Queue for {}", t.name));
+            let gpu = &q["spec"]["resources"]["gpu"];
+            let (quota, limit) = (
+                gpu["quota"].as_f64().unwrap(),
+                gpu["limit"].as_f64().unwrap(),
+            );
+            assert!(quota >= g as f64, "{ex} {} kai quota", t.name);
+            assert_eq!(
+                limit - quota,
+                (ceil - g) as f64,
+                "{ex} {} kai limit",
+                t.name
+            );
+        }
         if let Some((g, ceil)) =
             part(c, &t.name, &[Authority::Volcano]).filter(|_| !volcano.is_empty())
         {
@@ -741,6 +767,22 @@ fn teams_agree(x: &Targets) {
                 .into_iter()
                 .find(|d| name(d) == t.name)
                 .unwrap();
+            // A parent team (issue 34): its quota is its Cohort's, which lets its
+            // subtree borrow ceiling - guarantee; its own queue holds none and borrows
+            // up to the ceiling (tests/render_cohorts.rs checks that the tree adds up).
+            let cohort = kind(kueue, "Cohort")
+                .into_iter()
+                .find(|d| name(d) == t.name && d["spec"]["parentName"].as_str().is_some());
+            if let Some(co) = cohort {
+                for grp in co["spec"]["resourceGroups"].as_sequence().unwrap() {
+                    for fl in grp["flavors"].as_sequence().unwrap() {
+                        for r in fl["resources"].as_sequence().unwrap() {
+                            assert_eq!(num(&r["borrowingLimit"]), ceil - g, "{ex} {}", t.name);
+                        }
+                    }
+                }
+                assert_eq!(cq["spec"]["cohortName"].as_str(), Some(t.name.as_str()));
+            }
             let mut nominal = 0;
             let mut whole_flavors = 0;
             // Flavors of whole-GPU nodes: the only ones with whole-GPU quota.
@@ -765,12 +807,9 @@ fn teams_agree(x: &Targets) {
                         if r["name"].as_str() == Some("nvidia.com/gpu") {
                             whole_flavors += 1;
                             nominal += num(&r["nominalQuota"]);
-                            assert_eq!(
-                                num(&r["borrowingLimit"]),
-                                ceil - g,
-                                "{ex} {} kueue",
-                                t.name
-                            );
+                            // A parent's own queue borrows up to its ceiling.
+                            let slack = if cohort.is_some() { ceil } else { ceil - g };
+                            assert_eq!(num(&r["borrowingLimit"]), slack, "{ex} {} kueue", t.name);
                         }
                     }
                 }
@@ -806,7 +845,7 @@ fn teams_agree(x: &Targets) {
                 .filter(|q| !whole.iter().any(|(m, pool)| q.covers(m, pool.as_deref())))
                 .map(|q| q.guarantee as i64)
                 .sum();
-            if whole_flavors > 0 {
+            if whole_flavors > 0 && cohort.is_none() {
                 assert_eq!(nominal, g - elsewhere, "{ex} {} kueue nominal", t.name);
             }
         }

@@ -332,6 +332,7 @@ pub fn build(spec: &Spec) -> Cluster {
         kubernetes_version: version(|c| &c.kubernetes_version),
         volcano_version: version(|c| &c.volcano_version),
         kueue_version: version(|c| &c.kueue_version),
+        kai_version: version(|c| &c.kai_version),
         scheduler: header
             .and_then(|c| c.scheduler.as_ref())
             .and_then(|s| Authority::parse(&s.value)),
@@ -618,6 +619,7 @@ fn build_teams(spec: &Spec, c: &mut Cluster) {
             guarantee: value_or(t.guarantee.as_ref(), 0),
             burst: t.burst.as_ref().map(|b| b.value),
             parent: t.parent.as_ref().map(|p| p.value.clone()),
+            weight: t.weight.as_ref().map(|w| w.value),
             quotas: t.quotas.iter().map(|q| quota(spec, q)).collect(),
         });
     }

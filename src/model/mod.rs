@@ -54,6 +54,8 @@ pub struct Cluster {
     pub kubernetes_version: Option<Vec<u32>>,
     pub volcano_version: Option<Vec<u32>>,
     pub kueue_version: Option<Vec<u32>>,
+    /// The declared KAI Scheduler release (`cluster { kai version=... }`).
+    pub kai_version: Option<Vec<u32>>,
     /// The default scheduling authority (`cluster { scheduler ... }`).
     pub scheduler: Option<Authority>,
     /// How Kubernetes-managed nodes hand out GPUs by default (`cluster {
@@ -405,6 +407,8 @@ pub struct Team {
     /// Burst ceiling; `None` = the guarantee is also the ceiling.
     pub burst: Option<u32>,
     pub parent: Option<String>,
+    /// Declared fair-share weight (`weight=`), `None` when left out.
+    pub weight: Option<u32>,
     pub quotas: Vec<Quota>,
 }
 

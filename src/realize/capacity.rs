@@ -25,6 +25,8 @@ pub fn check_kube(t: Target, world: &World, uses: &[Use], sink: &mut Sink) {
             }
             match &p.dra {
                 Some(d) => dra_sharing(t, &u.class, &p.node, &p.gpu, d, sink),
+                // KAI shares GPUs itself (super::kai::capacity).
+                None if t == Target::Kai => {}
                 None => sharing(t, world, &u.class, &p.node, &p.gpu, sink),
             }
         }

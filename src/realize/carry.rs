@@ -33,6 +33,16 @@ pub struct Scope<'a> {
     pub kueue: &'a Kueue,
     pub volcano: &'a Volcano,
     pub dra: &'a Dra,
+    pub kai: &'a super::kai::Kai,
+}
+
+/// The extended resources a pod must ask under target `t`: KAI's shared pods ask none
+/// (their share is an annotation, see [`super::kai`]).
+pub fn expected_for(t: Target, g: &Gpu) -> BTreeMap<String, i128> {
+    match (t, g) {
+        (Target::Kai, Gpu::Slot { .. }) => BTreeMap::new(),
+        _ => expected(g),
+    }
 }
 
 /// The extended resources a pod must ask for what the plan gives it.
@@ -114,6 +124,11 @@ fn shape(s: &Scope, o: &Object, u: &Unit) -> Result<(), Reason> {
             0,
             "is not scheduled by Volcano (schedulerName)".into(),
         )),
+        Target::Kai if scheduler != Some(super::kai::SCHEDULER) => Err(carried(
+            0,
+            "is not scheduled by KAI (schedulerName kai-scheduler)".into(),
+        )),
+        Target::Kai => Ok(()),
         Target::K8s | Target::Kueue if !default => Err(carried(
             0,
             format!(
@@ -194,6 +209,17 @@ fn fits(s: &Scope, o: &Object, tpl: &Pod, p: &units::Pod, w: &Workload) -> Resul
         return dra_resources(s, o, tpl, p, w, devices)
             .map_err(|e| carried(4, format!("{e} (on {})", node.name)));
     }
+    if s.t == Target::Kai {
+        let rest = if matches!(p.gpu, Gpu::Slot { .. }) {
+            host_resources(tpl, w)
+        } else {
+            resources(tpl, &p.gpu, w)
+        };
+        super::kai::resources(tpl, &p.gpu, w, s.c, &node.name)
+            .and(rest)
+            .map_err(|e| carried(4, format!("{e} (on {})", node.name)))?;
+        return Ok(());
+    }
     resources(tpl, &p.gpu, w).map_err(|e| carried(4, format!("{e} (on {})", node.name)))?;
     above_one(tpl, node).map_err(|e| Reason::new(Invariant::Sharing, 4, e))
 }
@@ -253,7 +279,7 @@ fn dra_resources(
         }
         _ => {}
     }
-    host(tpl, w)
+    host_resources(tpl, w)
 }
 
 /// A gang on several DRA nodes of one multi-node NVLink domain references the channel
@@ -341,11 +367,11 @@ pub fn resources(tpl: &Pod, g: &Gpu, w: &Workload) -> Result<(), String> {
             show(&want)
         ));
     }
-    host(tpl, w)
+    host_resources(tpl, w)
 }
 
-/// The class's CPU and memory, when declared.
-fn host(tpl: &Pod, w: &Workload) -> Result<(), String> {
+/// The class's declared CPU and memory, exactly.
+fn host_resources(tpl: &Pod, w: &Workload) -> Result<(), String> {
     let (cpu, mem) = units::host_needs(w);
     for (r, need) in [("cpu", cpu as i128), ("memory", mem as i128 * 1000)] {
         let asked = tpl.requests.get(r).copied().unwrap_or(0);
@@ -375,6 +401,9 @@ fn topology(s: &Scope, o: &Object, u: &Unit) -> Result<(), Reason> {
     }
     if s.t == Target::Kueue {
         return kueue_topology(s, o, u);
+    }
+    if s.t == Target::Kai {
+        return super::kai::topology(s.kai, s.world, &o.kai_topology, &nodes);
     }
     Ok(())
 }

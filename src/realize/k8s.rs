@@ -40,6 +40,9 @@ pub fn check_target(
         match_class(s, w, list, (&objs, &objects), sink, &mut uses);
     }
     super::capacity::check_kube(t, s.world, &uses, sink);
+    if t == Target::Kai {
+        super::kai::capacity(s.world, c, &uses, sink);
+    }
     (summary, Carried { objects, uses })
 }
 
@@ -119,8 +122,7 @@ fn match_class(
             w,
             &units[u],
             object.map(|i| &objects[i]),
-            a.is_some(),
-            object,
+            (a.is_some(), object),
         ));
     }
     if objs.is_empty() {
@@ -197,8 +199,7 @@ fn demand(
     w: &Workload,
     u: &Unit,
     o: Option<&Object>,
-    matched: bool,
-    object: Option<usize>,
+    (matched, object): (bool, Option<usize>),
 ) -> Use {
     let tpl = o.and_then(|o| o.pods.first()).map(|(p, _)| p);
     let pods = u
@@ -214,7 +215,7 @@ fn demand(
             let dra = devices.map(|d| dra_use(s, o.filter(|_| matched), p, d));
             let mut requests = match &dra {
                 Some((r, _)) => r.clone(),
-                None => carry::expected(&p.gpu),
+                None => carry::expected_for(s.t, &p.gpu),
             };
             let (cpu, mem) = super::units::host_needs(w);
             for (r, need) in [("cpu", cpu as i128), ("memory", mem as i128 * 1000)] {
@@ -231,6 +232,7 @@ fn demand(
                 requests,
                 unrequested: tpl.map(|t| t.unrequested.clone()).unwrap_or_default(),
                 tpl: tpl.cloned(),
+                gpus: p.gpus.clone(),
                 gpu: p.gpu.clone(),
                 dra: dra.map(|(_, d)| d),
             }

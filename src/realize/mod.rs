@@ -13,9 +13,11 @@
 
 mod capacity;
 mod carry;
+mod cohorts;
 mod dra;
 mod hostlist;
 mod k8s;
+mod kai;
 mod kube;
 mod kueue;
 mod matching;
@@ -49,15 +51,17 @@ pub enum Target {
     K8s,
     Kueue,
     Volcano,
+    Kai,
     Slurm,
     Mig,
 }
 
 impl Target {
-    pub const ALL: [Target; 5] = [
+    pub const ALL: [Target; 6] = [
         Target::K8s,
         Target::Kueue,
         Target::Volcano,
+        Target::Kai,
         Target::Slurm,
         Target::Mig,
     ];
@@ -67,6 +71,7 @@ impl Target {
             Target::K8s => "k8s",
             Target::Kueue => "kueue",
             Target::Volcano => "volcano",
+            Target::Kai => "kai",
             Target::Slurm => "slurm",
             Target::Mig => "mig",
         }
@@ -205,7 +210,7 @@ pub fn check(files: &BTreeMap<String, String>, c: &Cluster, plan: &Placement) ->
     let units = units::of(c, plan);
     let mut checked = BTreeMap::new();
     let present = |t: Target| files.keys().any(|p| p.starts_with(&t.folder()));
-    let kube_targets: Vec<Target> = [Target::K8s, Target::Kueue, Target::Volcano]
+    let kube_targets: Vec<Target> = [Target::K8s, Target::Kueue, Target::Volcano, Target::Kai]
         .into_iter()
         .filter(|t| present(*t))
         .collect();
@@ -214,6 +219,7 @@ pub fn check(files: &BTreeMap<String, String>, c: &Cluster, plan: &Placement) ->
         let kq = kueue::read(&world, &mut sink);
         let vc = volcano::read(&world, &mut sink);
         let claims = dra::Dra::read(&world, &mut sink);
+        let ka = kai::read(&world, &mut sink);
         let mut carried = Vec::new();
         for t in &kube_targets {
             let scope = carry::Scope {
@@ -223,13 +229,14 @@ pub fn check(files: &BTreeMap<String, String>, c: &Cluster, plan: &Placement) ->
                 kueue: &kq,
                 volcano: &vc,
                 dra: &claims,
+                kai: &ka,
             };
             let (summary, k) = k8s::check_target(&scope, c, &units, &mut sink);
-            refs::check(*t, &world, (&kq, &vc), &k.objects, &mut sink);
+            refs::check(*t, &world, (&kq, &vc, &ka), &k.objects, &mut sink);
             checked.insert(*t, summary);
             carried.push((*t, k));
         }
-        quotas::check(&world, &kq, &vc, c, &carried, &mut sink);
+        quotas::check(&world, (&kq, &vc, &ka), c, &carried, &mut sink);
         if present(Target::K8s) {
             mig::check_kube(&world, plan, &mut sink);
         }
@@ -259,7 +266,8 @@ pub fn check(files: &BTreeMap<String, String>, c: &Cluster, plan: &Placement) ->
 pub(crate) fn owns(c: &Cluster, t: Target, w: &crate::model::Workload) -> bool {
     use crate::model::Authority;
     if !c.authorities_declared() {
-        return t != Target::Mig;
+        // KAI renders only where it is declared (render::facts::Facts::scoped).
+        return !matches!(t, Target::Mig | Target::Kai);
     }
     let a = c.authority_of(w);
     matches!(
@@ -267,6 +275,7 @@ pub(crate) fn owns(c: &Cluster, t: Target, w: &crate::model::Workload) -> bool {
         (Target::K8s, Some(Authority::Kubernetes))
             | (Target::Kueue, Some(Authority::Kueue))
             | (Target::Volcano, Some(Authority::Volcano))
+            | (Target::Kai, Some(Authority::Kai))
             | (Target::Slurm, Some(Authority::Slurm))
     )
 }

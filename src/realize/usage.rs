@@ -12,6 +12,8 @@ pub struct PodUse {
     /// `cpu`/`memory` its template leaves unrequested.
     pub unrequested: BTreeSet<String>,
     pub tpl: Option<super::pods::Pod>,
+    /// The GPUs the plan gives it on its node.
+    pub gpus: Vec<u32>,
     /// What the plan gives it of a GPU.
     pub gpu: super::units::Gpu,
     /// On a DRA node: what its claims take (`requests` then holds the node's device

@@ -145,6 +145,7 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
     if let Some(text) = super::dra::deviceclasses(f, env)? {
         files.insert("dra/deviceclasses.yaml".into(), text);
     }
+    files.extend(super::operator::render(f, env)?);
     files.extend(workload::render_all(
         f,
         env,

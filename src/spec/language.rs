@@ -165,7 +165,7 @@ pub const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecut
 pub const NIC_KINDS: &[&str] = &["infiniband", "ethernet", "roce"];
 pub const PREEMPTION: &[&str] = &["lower-priority", "never"];
 /// Scheduling authorities: the scheduler that owns a node (and runs a class).
-pub const SCHEDULERS: &[&str] = &["kubernetes", "kueue", "volcano", "slurm"];
+pub const SCHEDULERS: &[&str] = &["kubernetes", "kueue", "volcano", "kai", "slurm"];
 /// How Kubernetes-managed nodes hand out GPUs: NVIDIA's device plugin (extended
 /// resources) or its DRA driver (resource claims).
 pub const ALLOCATIONS: &[&str] = &["device-plugin", "dra"];
@@ -238,6 +238,7 @@ pub static NODES: &[NodeDef] = &[
             "cluster/volcano",
             "cluster/kueue",
             "cluster/gpu-allocation",
+            "cluster/kai",
         ],
         repeatable: false,
     },
@@ -247,7 +248,7 @@ pub static NODES: &[NodeDef] = &[
         args: &[a(
             "name",
             Ty::Enum(SCHEDULERS),
-            "`kubernetes` (kube-scheduler alone), `kueue` (with Kueue admission), `volcano` or `slurm`",
+            "`kubernetes` (kube-scheduler alone), `kueue` (with Kueue admission), `volcano`, `kai` (NVIDIA KAI Scheduler) or `slurm`",
         )],
         props: &[],
         children: &[],
@@ -279,7 +280,7 @@ pub static NODES: &[NodeDef] = &[
     },
     NodeDef {
         id: "cluster/volcano",
-        summary: "Target Volcano release (HyperNode needs 1.12 or newer).",
+        summary: "Target Volcano release: fields newer than it are not rendered (HyperNode 1.12, tierName 1.14; docs/render.md).",
         args: &[],
         props: &[p_req("version", Ty::Version, "Volcano version, e.g. 1.12")],
         children: &[],
@@ -302,6 +303,18 @@ pub static NODES: &[NodeDef] = &[
             "`device-plugin` (extended resources `nvidia.com/gpu`, ...) or `dra` (resource claims, NVIDIA's DRA driver)",
         )],
         props: &[],
+        children: &[],
+        repeatable: false,
+    },
+    NodeDef {
+        id: "cluster/kai",
+        summary: "Target NVIDIA KAI Scheduler release (kai.scheduler/v1alpha1 Topology from 0.12).",
+        args: &[],
+        props: &[p_req(
+            "version",
+            Ty::Version,
+            "KAI Scheduler version, e.g. 0.13",
+        )],
         children: &[],
         repeatable: false,
     },
@@ -653,6 +666,11 @@ pub static NODES: &[NodeDef] = &[
                 "parent",
                 Ty::Ref("team"),
                 "parent team (hierarchical quotas)",
+            ),
+            p(
+                "weight",
+                Ty::Int,
+                "fair-share weight among its siblings, 1 to 1000000 (Kueue `fairSharing.weight`, KAI `overQuotaWeight`, Slurm `Fairshare`, Volcano `weight`; default: the guarantee)",
             ),
         ],
         children: &["team/quota"],

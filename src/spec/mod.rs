@@ -91,6 +91,7 @@ pub struct ClusterDecl {
     pub kubernetes_version: Option<S<Vec<u32>>>,
     pub volcano_version: Option<S<Vec<u32>>>,
     pub kueue_version: Option<S<Vec<u32>>>,
+    pub kai_version: Option<S<Vec<u32>>>,
     /// `scheduler "NAME"`: the default scheduling authority.
     pub scheduler: Option<S<String>>,
     /// `gpu-allocation "dra"`: how Kubernetes-managed nodes hand out GPUs.
@@ -280,6 +281,9 @@ pub struct TeamDecl {
     pub guarantee: Option<S<u32>>,
     pub burst: Option<S<u32>>,
     pub parent: Option<S<String>>,
+    /// Fair-share weight (Kueue `fairSharing.weight`, KAI `overQuotaWeight`, Slurm
+    /// `Fairshare`, Volcano `weight`).
+    pub weight: Option<S<u32>>,
     pub quotas: Vec<QuotaDecl>,
 }
 

@@ -4,7 +4,7 @@
 //! gangs with required tiers, MIG and whole-GPU inference, time-slice dev classes, packed
 //! inference (fractions and whole GPUs with CPU and memory requests); leaf b may be spot
 //! capacity, with gangs that may not use it, may, or may also straddle; every node owned
-//! by one scheduler (Kueue, Volcano, Slurm) or none declared.
+//! by one scheduler (Kueue, Volcano, KAI, Slurm) or none declared.
 //! (The tiny clusters of the oracle properties are `tests/tiny`.)
 
 use proptest::prelude::*;
@@ -32,7 +32,7 @@ pub struct Spec {
     /// checkpointing (may use spot), 2 that and `spot straddle=#true`.
     pub gang_spot: (u8, u8, u8),
     /// The scheduler owning every node: 0 none declared, 1 kueue, 2 volcano, 3 slurm,
-    /// 4 plain kubernetes (no gangs of several pods: GP035).
+    /// 4 plain kubernetes (no gangs of several pods: GP035), 5 kai (no MIG: GP039).
     pub scheduler: u8,
     /// Packed inference: (replicas, share of one GPU in 1/1000 or 0 for one whole GPU,
     /// CPU cores, priority level).
@@ -57,7 +57,7 @@ pub fn spec() -> impl Strategy<Value = Spec> {
         (
             prop::bool::weighted(0.3),
             (0u8..3, 0u8..3, 0u8..3),
-            0u8..5,
+            0u8..6,
             prop::collection::vec(
                 (
                     1u32..8,
@@ -111,7 +111,8 @@ pub fn decls(s: &Spec, extra: u32) -> Vec<String> {
     let b = s.b_nodes + extra;
     let c0 = s.ceilings.0.max(s.ceilings.1).max(2);
     let c1 = s.ceilings.1.min(s.ceilings.0.max(2)).max(1);
-    let scheduler = ["", "kueue", "volcano", "slurm", "kubernetes"][s.scheduler as usize % 5];
+    let scheduler =
+        ["", "kueue", "volcano", "slurm", "kubernetes", "kai"][s.scheduler as usize % 6];
     let mut v = vec![
         if scheduler.is_empty() {
             "cluster \"prop\"\n".to_string()

@@ -25,6 +25,8 @@ pub struct Partition {
     pub nodes: BTreeSet<String>,
     pub default: bool,
     pub def_mem: bool,
+    /// `Topology=`: its topology.yaml topology (25.05+).
+    pub topology: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -214,6 +216,7 @@ fn partition_line(
             }
             "default" => p.default = v.eq_ignore_ascii_case("yes"),
             "defmempernode" | "defmempercpu" | "defmempergpu" => p.def_mem = true,
+            "topology" => p.topology = Some(v.clone()),
             _ => {}
         }
     }

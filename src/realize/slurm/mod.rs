@@ -9,6 +9,7 @@ mod conf;
 mod fit;
 mod jobs;
 mod nodes;
+mod topology_yaml;
 
 use super::matching;
 use super::units::{self, Unit};
@@ -57,6 +58,27 @@ pub fn check(
     parse_errors(sink, "slurm/gres.conf", e);
     let (leaves, e) = conf::parse_topology(text("slurm/topology.conf"));
     parse_errors(sink, "slurm/topology.conf", e);
+    // Slurm 25.05+ reads topology.yaml instead of topology.conf when it exists.
+    let yaml = files.get("slurm/topology.yaml").map(|t| {
+        let (y, e) = topology_yaml::parse(t);
+        parse_errors(sink, "slurm/topology.yaml", e);
+        y
+    });
+    if let Some(y) = &yaml {
+        for (name, p) in &conf.partitions {
+            if let Some(t) = p.topology.as_ref().filter(|t| !y.by_name.contains_key(*t)) {
+                let msg = format!(
+                    "partition `{name}` names topology `{t}`, which topology.yaml does not define"
+                );
+                sink.push(
+                    T,
+                    Invariant::Reference,
+                    ("slurm/slurm.conf", "slurm/slurm.conf"),
+                    msg,
+                );
+            }
+        }
+    }
     let (acct, e) = accounts::parse(text("slurm/sacctmgr.sh"));
     parse_errors(sink, "slurm/sacctmgr.sh", e);
     for f in ["slurm/slurm.conf", "slurm/gres.conf"] {
@@ -70,6 +92,7 @@ pub fn check(
         conf: &conf,
         views: &views,
         leaves: &leaves,
+        yaml: yaml.as_ref(),
     };
     let by_class = classify(&scripts, c, units, sink);
     let mut summary = Checked {

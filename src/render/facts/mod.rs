@@ -117,6 +117,9 @@ pub struct TeamFacts {
     pub guarantee: u32,
     pub ceiling: u32,
     pub parent: Option<String>,
+    /// The declared fair-share weight (`team ... weight=`), `None` when left out: each
+    /// target then weighs the team by its guarantee.
+    pub weight: Option<u32>,
     /// Highest priority rank among the team's classes (0 = none).
     pub rank: u32,
     /// Priorities the team's classes use, highest first.
@@ -438,7 +441,18 @@ impl<'a> Facts<'a> {
     pub fn scoped(&self, target: super::Target) -> Option<Facts<'a>> {
         use super::Target;
         if !self.c.authorities_declared() {
-            return None;
+            // KAI only where declared: its sharing (a reservation pod on a GPU the
+            // device plugin advertises whole) contradicts the device-plugin sharing the
+            // other Kubernetes targets render for the same nodes.
+            return (target == Target::Kai).then(|| {
+                let mut f = self.clone();
+                f.nodes.clear();
+                f.classes.clear();
+                f.pools.clear();
+                f.teams.clear();
+                f.serves = vec![Authority::Kai];
+                f.indexed()
+            });
         }
         if matches!(target, Target::Mig | Target::Fabric) {
             // Below scheduling: every node, whatever its scheduler; the header says so.
@@ -450,7 +464,13 @@ impl<'a> Facts<'a> {
             Target::Slurm => vec![Authority::Slurm],
             Target::Volcano => vec![Authority::Volcano],
             Target::Kueue => vec![Authority::Kueue],
-            _ => vec![Authority::Kubernetes, Authority::Kueue, Authority::Volcano],
+            Target::Kai => vec![Authority::Kai],
+            _ => vec![
+                Authority::Kubernetes,
+                Authority::Kueue,
+                Authority::Volcano,
+                Authority::Kai,
+            ],
         };
         let runs: &[Authority] = if target == Target::K8s {
             &[Authority::Kubernetes]

@@ -188,6 +188,11 @@ impl NodeCx<'_> {
         if c.capacity_declared() {
             labels.insert(super::CAPACITY_LABEL.into(), n.capacity.as_str().into());
         }
+        // The declared driver, which the GPU Operator's NVIDIADriver objects select.
+        if let Some(d) = c.node_index.get(&n.name).and_then(|&i| c.node_driver(i)) {
+            let text = crate::catalog::cuda::driver_text(d);
+            labels.insert(crate::names::DRIVER_LABEL.into(), text);
+        }
         if let Some(mc) = &mig_config {
             labels.insert(MIG_CONFIG_LABEL.into(), mc.clone());
         } else if spec.is_some_and(|m| m.mig_capable) {

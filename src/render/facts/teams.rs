@@ -79,6 +79,7 @@ pub(super) fn teams_of(
                 guarantee: t.guarantee,
                 ceiling: t.ceiling(),
                 parent: t.parent.clone(),
+                weight: t.weight,
                 rank: used.iter().map(|p| rank_of(p)).max().unwrap_or(0),
                 priorities: priorities
                     .iter()
@@ -251,7 +252,12 @@ pub(super) fn scoped(
                 for i in &w.mig_instances {
                     *t.mig.entry(mig_resource(&i.profile)).or_insert(0) += 1;
                 }
-                t.shared += shared_replicas(c, w);
+                // KAI's shared pods ask no `nvidia.com/gpu.shared` (gpu-fraction).
+                let kai = authority.get(w.name.as_str()).copied().flatten()
+                    == Some(crate::model::Authority::Kai);
+                if !kai {
+                    t.shared += shared_replicas(c, w);
+                }
             }
             t
         })

@@ -100,7 +100,7 @@ fn decode_top(v: NodeView, spec: &mut Spec, diags: &mut Diagnostics) {
         "node-class" => spec.classes.extend(hardware::node_class(&v)),
         "nodes" => spec.node_groups.extend(hardware::nodes(&v)),
         "fabric" => hardware::fabric(&v, spec),
-        "team" => spec.teams.extend(policy::team(&v)),
+        "team" => spec.teams.extend(policy::team(&v, diags)),
         "priority" => {
             if let Some(p) = policy::priority(&v, diags) {
                 spec.priorities.push(p);
@@ -127,6 +127,7 @@ fn cluster(v: &NodeView) -> Option<ClusterDecl> {
         kubernetes_version: ver("kubernetes"),
         volcano_version: ver("volcano"),
         kueue_version: ver("kueue"),
+        kai_version: ver("kai"),
         scheduler: v.child("scheduler").and_then(|c| c.arg_str(0)),
         gpu_allocation: v.child("gpu-allocation").and_then(|c| c.arg_str(0)),
     })

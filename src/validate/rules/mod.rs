@@ -64,6 +64,7 @@ mod gp053_dra_without_kubernetes_nodes;
 mod gp054_gang_across_gpu_allocations;
 mod gp055_dra_model_product_name;
 mod gp056_kueue_shared_on_dra;
+mod gp058_kai_parent_team_class;
 pub(crate) mod gp065_backend;
 mod gp066_moved;
 mod gp067_moved_conflict;
@@ -132,6 +133,7 @@ pub static ALL: &[&Rule] = &[
     &gp054_gang_across_gpu_allocations::RULE,
     &gp055_dra_model_product_name::RULE,
     &gp056_kueue_shared_on_dra::RULE,
+    &gp058_kai_parent_team_class::RULE,
     &gp065_backend::RULE,
     &gp066_moved::RULE,
     &gp067_moved_conflict::RULE,
