@@ -3,10 +3,13 @@
 //! DRA driver (`resource.k8s.io/v1` ResourceClaims, Kubernetes 1.34+).
 //!
 //! A node's allocation is its pool's `gpu-allocation=`, else the cluster's
-//! `gpu-allocation`, else the device plugin. It only means something on a node a
-//! Kubernetes scheduler owns (`kubernetes`, `kueue`, `volcano`, or no authority declared):
-//! Slurm hands out GPUs through gres.conf whatever is declared, and a DRA declaration
-//! that reaches only Slurm nodes is refused (GP053).
+//! `gpu-allocation`, else the device plugin. It only means something on a node
+//! kube-scheduler, Kueue or Volcano owns (or where no authority is declared):
+//! Slurm hands out GPUs through gres.conf whatever is declared, KAI Scheduler shares the
+//! GPUs the device plugin advertises itself
+//! ([`Authority::claims_gpus_through_dra`](super::Authority::claims_gpus_through_dra)),
+//! and a DRA declaration that reaches only such nodes is refused (GP053). A cluster-wide
+//! `gpu-allocation "dra"` leaves their nodes on the device plugin.
 //!
 //! Decision: one mode per node, never both. NVIDIA's device plugin and its DRA driver
 //! would both hand out the same GPUs; on a DRA node the device plugin is switched off
@@ -65,14 +68,14 @@ impl Cluster {
             .or(self.gpu_allocation)
     }
 
-    /// How node `n` hands out GPUs: DRA where declared on a node a Kubernetes scheduler
-    /// owns (or where no authority is declared), else the device plugin.
+    /// How node `n` hands out GPUs: DRA where declared on a node kube-scheduler, Kueue
+    /// or Volcano owns (or where no authority is declared), else the device plugin.
     pub fn node_allocation(&self, n: NodeIdx) -> Allocation {
-        let kubernetes = self
+        let claims = self
             .node_authority(n)
-            .is_none_or(|a| a.kubernetes_managed());
+            .is_none_or(|a| a.claims_gpus_through_dra());
         match self.declared_allocation(n) {
-            Some(Allocation::Dra) if kubernetes => Allocation::Dra,
+            Some(Allocation::Dra) if claims => Allocation::Dra,
             _ => Allocation::DevicePlugin,
         }
     }

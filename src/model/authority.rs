@@ -66,6 +66,20 @@ impl Authority {
         self != Authority::Slurm
     }
 
+    /// Whether gpuplan hands out its nodes' GPUs through DRA resource claims when a pool
+    /// (or the cluster) declares `gpu-allocation "dra"`: kube-scheduler, Kueue and
+    /// Volcano. Not Slurm (gres.conf), nor KAI Scheduler: its GPU sharing is its own
+    /// (`gpu-fraction` / `gpu-memory` with a reservation pod holding a GPU the device
+    /// plugin advertises), and its DRA accounting (KAI-Scheduler PR #900, "gpu dra
+    /// accounting") counts neither claims shared by several pods nor `firstAvailable`,
+    /// the two forms gpuplan's DRA claims take. A DRA declaration on its pools is GP053.
+    pub fn claims_gpus_through_dra(self) -> bool {
+        matches!(
+            self,
+            Authority::Kubernetes | Authority::Kueue | Authority::Volcano
+        )
+    }
+
     /// Whether it admits a multi-pod gang all-or-nothing (kube-scheduler alone does not).
     pub fn gang_admission(self) -> bool {
         self != Authority::Kubernetes
