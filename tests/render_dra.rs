@@ -684,36 +684,50 @@ fn check_render_finds_what_dra_files_get_wrong() {
     );
 }
 
-/// Fractions of two classes planned on one GPU of a DRA node: a GPU belongs to one
-/// claim, so the files cannot carry it; render warns (GP944) and check-render agrees.
-#[test]
-fn a_dra_gpu_shared_by_two_objects_is_warned_and_refused() {
-    let c = common::load_text(
+/// Two fraction classes on a cluster of one single-GPU node.
+fn two_fraction_classes(allocation: &str) -> String {
+    format!(
         r#"
-cluster "c" {
+cluster "c" {{
     scheduler "kubernetes"
     kubernetes version="1.34"
-    gpu-allocation "dra"
-}
-node-class "one" {
+{allocation}}}
+node-class "one" {{
     cpu sockets=1 cores-per-socket=16
     memory "128GiB"
     gpus 1 model="l40s-48gb"
-}
+}}
 nodes "n-1" class="one"
 team "t" guarantee=1 burst=1
 priority "p" value=100
-inference "a" team="t" priority="p" replicas=2 {
+inference "a" team="t" priority="p" replicas=2 {{
     fraction "25%"
     requests cpu=1 memory="1GiB"
-}
-inference "b" team="t" priority="p" replicas=2 {
+}}
+inference "b" team="t" priority="p" replicas=2 {{
     fraction "25%"
     requests cpu=1 memory="1GiB"
+}}
+"#
+    )
 }
-"#,
-    );
-    let p = planned(&c);
+
+/// Fractions of two classes on one GPU of a DRA node (what the device plugin's
+/// planning does on the same node): a GPU belongs to one claim, so the files cannot
+/// carry it; render warns (GP944), check-render agrees, and the placement checker
+/// refuses such a placement. The planner never makes one (tests/dra_planner.rs): the
+/// placement here is the device-plugin twin's, rendered for the DRA cluster.
+#[test]
+fn a_dra_gpu_shared_by_two_objects_is_warned_and_refused() {
+    let plugin = common::load_text(&two_fraction_classes(""));
+    let p = planned(&plugin);
+    let shared: Vec<_> = p
+        .workloads
+        .iter()
+        .flat_map(|w| w.packed.iter().map(|e| (e.node.clone(), e.gpus.clone())))
+        .collect();
+    assert_eq!(shared.len(), 2, "both classes on the one GPU: {shared:?}");
+    let c = common::load_text(&two_fraction_classes("    gpu-allocation \"dra\"\n"));
     let out = render_all(&c, &p);
     assert!(
         out.warnings.iter().any(|w| w.code == "GP944"),
@@ -722,4 +736,12 @@ inference "b" team="t" priority="p" replicas=2 {
     );
     let v = violated(&out.files, &c, &p);
     assert!(v.iter().any(|(i, _)| i == "capacity"), "{v:#?}");
+    let refused = gpuplan::placement::check::check(&c, &p);
+    assert!(
+        refused
+            .iter()
+            .any(|v| v.message.contains("GPU 0 of node `n-1`")
+                && v.message.contains("ResourceClaim")),
+        "{refused:#?}"
+    );
 }

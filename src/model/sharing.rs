@@ -17,6 +17,10 @@
 //!   GPU, and shares of any size add up to 100% of a GPU (Slurm 22.05+). CPUs are whole
 //!   (`--cpus-per-task`, at least one a job) and memory is in MiB (`--mem`), so a Slurm
 //!   packed class's CPU request is rounded up to whole CPUs and its memory to MiB.
+//! - **DRA nodes** ([`super::Allocation::Dra`]): a GPU belongs to one ResourceClaim and
+//!   replicas share it by sharing their object's claim, so a GPU holding fractions holds
+//!   one class's (kept by the planners' packing, `solve::pack` and
+//!   `solve::ilp::pattern`, and by the placement checker), on top of the rules above.
 //! - **No authority declared**: the trace semantics (shares of any size per GPU,
 //!   millicores): every target renders what it can carry and says what it cannot.
 

@@ -280,9 +280,20 @@ pub(super) fn render_all<S: Serialize>(
     template: &str,
     ctx: impl Fn(&ClassFacts, &GroupFacts) -> Result<S, Diagnostic>,
 ) -> Result<Files, Diagnostic> {
+    render_where(f, env, template, |_| true, ctx)
+}
+
+/// [`render_all`] for the groups `keep` accepts (a target that cannot carry some).
+pub(super) fn render_where<S: Serialize>(
+    f: &Facts,
+    env: &Environment,
+    template: &str,
+    keep: impl Fn(&GroupFacts) -> bool,
+    ctx: impl Fn(&ClassFacts, &GroupFacts) -> Result<S, Diagnostic>,
+) -> Result<Files, Diagnostic> {
     let mut files = Files::new();
     for c in &f.classes {
-        for g in c.groups.iter().filter(|g| g.k8s_carried) {
+        for g in c.groups.iter().filter(|g| g.k8s_carried && keep(g)) {
             let object = ctx(c, g)?;
             let mut text = super::dra::documents(env, c, g)?;
             text.push_str(&run(env, template, &object)?);

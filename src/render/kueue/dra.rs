@@ -8,7 +8,7 @@
 //! beta and on by default from 0.18 as `KueueDRAIntegration`).
 
 use crate::diag::Diagnostic;
-use crate::render::facts::{Ask, Facts, GPU_RESOURCE, mig_resource};
+use crate::render::facts::{Ask, Facts, GPU_RESOURCE, GroupFacts, mig_resource};
 use crate::render::run;
 use minijinja::Environment;
 use serde::Serialize;
@@ -73,4 +73,42 @@ pub(super) fn configuration(
             .collect(),
     };
     run(env, "kueue/dra-configuration.yaml.j2", &ctx).map(Some)
+}
+
+/// Whether Kueue can carry group `g`: not a GPU shared through one ResourceClaim that
+/// several pods reference (Kueue admits ResourceClaimTemplates only). Declared Kueue
+/// classes never share on DRA nodes (GP056); without declared authorities the Kueue
+/// target leaves such groups out, as the device plugin's uncarried fractions (GP919).
+pub(super) fn carried(g: &GroupFacts) -> bool {
+    g.dra.as_ref().is_none_or(|d| d.sharing.is_none())
+}
+
+/// GP919 per class with groups [`carried`] refuses.
+pub(super) fn uncarried(f: &Facts) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for c in &f.classes {
+        let mut nodes: Vec<String> = c
+            .groups
+            .iter()
+            .filter(|g| g.k8s_carried && !carried(g))
+            .flat_map(|g| g.nodes.iter().cloned())
+            .collect();
+        if nodes.is_empty() {
+            continue;
+        }
+        nodes.sort();
+        nodes.dedup();
+        out.push(
+            Diagnostic::warning(
+                crate::render::GP919,
+                format!(
+                    "target `kueue` leaves out replicas of `{}` on {}: they share a GPU through one ResourceClaim on DRA nodes, and Kueue admits only ResourceClaimTemplates (one claim per pod)",
+                    c.name,
+                    crate::units::compress_names(&nodes).join(",")
+                ),
+            )
+            .with_help("declare the scheduler (`cluster { scheduler \"kubernetes\" }` or `\"volcano\"`): GP056 refuses shared classes under Kueue on DRA nodes; or keep them on device-plugin nodes"),
+        );
+    }
+    out
 }

@@ -115,10 +115,12 @@ pub(super) fn render(
     if let Some(text) = dra::configuration(f, env, warnings)? {
         files.insert("dra-configuration.yaml".into(), text);
     }
-    files.extend(workload::render_all(
+    warnings.extend(dra::uncarried(f));
+    files.extend(workload::render_where(
         f,
         env,
         "k8s/workload.yaml.j2",
+        dra::carried,
         |c, g| {
             let labels = [
                 ("kueue.x-k8s.io/queue-name".to_string(), c.team.clone()),
