@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what building gpuplan needs beyond a Rust toolchain: cmake and libclang, for
-# HiGHS (the ILP solver, built from source by the highs-sys crate). Idempotent.
+# Installs what building and testing gpuplan needs beyond a Rust toolchain: cmake and
+# libclang, for HiGHS (the ILP solver, built from source by the highs-sys crate), and
+# PostgreSQL's server for the pg backend's tests. Idempotent.
 set -euo pipefail
 need=()
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
@@ -12,14 +13,20 @@ for f in /usr/lib/llvm-*/lib/libclang.so* /usr/lib/llvm-*/lib/libclang-[0-9]*.so
 done
 [ "$have_libclang" = yes ] || need+=(libclang-dev)
 command -v c++ >/dev/null 2>&1 || need+=(g++)
+# PostgreSQL's server for the `pg` state backend's tests (tests/backend_pg.rs starts its
+# own cluster from initdb/pg_ctl, unprivileged, on a Unix socket): Debian's `postgresql`.
+have_pg=no
+for f in /usr/lib/postgresql/*/bin/initdb; do [ -x "$f" ] && have_pg=yes; done
+command -v pg_ctl >/dev/null 2>&1 && have_pg=yes
+[ "$have_pg" = yes ] || need+=(postgresql)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   if command -v apt-get >/dev/null 2>&1; then
-    echo "installing ${need[*]} (needed to build HiGHS)" >&2
+    echo "installing ${need[*]} (HiGHS' build; PostgreSQL for the pg backend's tests)" >&2
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
   else
-    echo "please install: ${need[*]} (needed to build HiGHS)" >&2
+    echo "please install: ${need[*]} (HiGHS' build; PostgreSQL for the pg backend's tests)" >&2
     exit 1
   fi
 fi

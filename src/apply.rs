@@ -235,6 +235,10 @@ pub struct WriteOptions<'a> {
     /// (between the two renames of the swap; a signal waits until the swap is done, so
     /// only SIGKILL stops a process paused there).
     pub pause: Option<&'a dyn Fn(&str)>,
+    /// Called once every file is staged, before the swap: a refusal here (the state
+    /// backend cannot record the new state, say) removes the staging folder and leaves
+    /// the output folder untouched.
+    pub before_swap: Option<&'a dyn Fn() -> Result<(), Diagnostic>>,
 }
 
 /// Writes `files` as the whole contents of `dir`, all or nothing: files go into a
@@ -294,6 +298,9 @@ pub fn write_dir(
     fill(&tmp, files, opts).map_err(cleanup)?;
     if let Some(pause) = opts.pause {
         pause("staged");
+    }
+    if let Some(check) = opts.before_swap {
+        check().map_err(cleanup)?;
     }
     // The swap and the registry's update are one step for a signal's handler: it never
     // sees the staging folder registered after it became `dir`.

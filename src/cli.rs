@@ -1,6 +1,9 @@
 //! Command-line types (clap derive) and their value parsers.
 
 use clap::{Parser, Subcommand, ValueEnum};
+
+mod state;
+pub use state::{BackendArgs, BackendKind, ForceUnlockArgs, StateKind, StoreArgs};
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -72,6 +75,15 @@ pub enum Command {
     /// Compare what nodes report (NVML discovery or `nvidia-smi` outputs) with the
     /// declared layout and the last applied state. Exit 2 on drift.
     Drift(DriftArgs),
+    /// The state in its backend: `list` its versions, `show` or `pull` one, `push` a
+    /// state file (migration from a local state).
+    State {
+        #[command(subcommand)]
+        what: StateKind,
+    },
+    /// Remove the state's lock left by a crashed apply: `gpuplan force-unlock ID` (the ID
+    /// GP921 shows). Only once you know no gpuplan holds it.
+    ForceUnlock(ForceUnlockArgs),
     /// Show the resolved model of a configuration, or a saved plan (`show PLAN`).
     Show {
         #[arg(required = true)]
@@ -283,6 +295,8 @@ pub struct PlanArgs {
     /// The state to compare with (what the last `apply` wrote).
     #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
     pub state: PathBuf,
+    #[command(flatten)]
+    pub backend: BackendArgs,
     /// Exit 0 when nothing changes, 2 when something does (1 stays an error).
     #[arg(long)]
     pub detailed_exitcode: bool,
@@ -327,6 +341,12 @@ pub struct ApplyArgs {
     /// The state file (created by the first apply).
     #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
     pub state: PathBuf,
+    #[command(flatten)]
+    pub backend: BackendArgs,
+    /// Wait this long for the state's lock: `30s`, `5m` (default 0: one attempt, then
+    /// GP921 naming the holder).
+    #[arg(long, default_value = "0s", value_parser = state::parse_lock_timeout)]
+    pub lock_timeout: f64,
     /// Apply without asking (needed without a terminal, unless PLAN is saved).
     #[arg(long)]
     pub auto_approve: bool,
@@ -350,6 +370,8 @@ pub struct DriftArgs {
     /// The state file (what the last `apply` wrote).
     #[arg(long, value_name = "PATH", default_value = crate::state::DEFAULT_PATH)]
     pub state: PathBuf,
+    #[command(flatten)]
+    pub backend: BackendArgs,
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
     #[command(flatten)]
@@ -378,13 +400,15 @@ pub struct SolveArgs {
 /// What `gpuplan render` writes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
 pub enum RenderTarget {
-    /// Kubernetes core objects, node labels/taints, GPU Operator ConfigMaps, examples.
+    /// Kubernetes core objects, node labels/taints, GPU Operator objects, examples.
     K8s,
     /// Volcano queues, HyperNodes and gang jobs.
     Volcano,
-    /// Kueue v1beta2 flavors, topology, queues and priority classes.
+    /// Kueue v1beta2 flavors, topology, cohorts, queues and priority classes.
     Kueue,
-    /// slurm.conf fragment, gres.conf, topology.conf, sacctmgr script.
+    /// KAI Scheduler queues, topologies, PodGroups and workloads.
+    Kai,
+    /// slurm.conf fragment, gres.conf, topology.conf or topology.yaml, sacctmgr script.
     Slurm,
     /// mig-parted and device-plugin configs, per-node MIG scripts.
     Mig,

@@ -519,6 +519,96 @@ pub const ALL: &[Code] = &[
         "a saved plan names an input gpuplan does not read: not a relative path inside the plan's folder, or not a folder or `*.kdl` file",
         "nothing was read; pass the configuration after the plan (`gpuplan apply PLAN PATH...`) or make the plan again",
     ),
+    code(
+        "GP940",
+        "render",
+        "warning: a Slurm job spans several nodes of one multi-node NVLink domain but the declared Slurm (before 24.05) has no switch/nvidia_imex, so slurm.conf gives it no IMEX channel",
+        "declare Slurm 24.05 or newer (`cluster { slurm version=\"24.05\" }`), or give the jobs IMEX channels with a prolog of your own",
+    ),
+    code(
+        "GP941",
+        "render",
+        "warning: a Kubernetes-side gang spans several nodes of one multi-node NVLink domain on device-plugin nodes, where no pod gets an IMEX channel (no ComputeDomain)",
+        "hand out the nodes' GPUs through DRA (`gpu-allocation \"dra\"`, Kubernetes 1.34+): each such gang then gets a ComputeDomain",
+    ),
+    code(
+        "GP942",
+        "render",
+        "warning: classes under Kueue claim GPUs through DRA, and the declared Kueue (or none) does not count ResourceClaimTemplate devices by default (from 0.18; 0.14 to 0.17 behind an alpha gate)",
+        "declare Kueue 0.18 or newer, or enable DynamicResourceAllocation on 0.14 to 0.17; merge kueue/dra-configuration.yaml into Kueue's Configuration",
+    ),
+    code(
+        "GP943",
+        "render",
+        "warning: classes under Volcano claim GPUs through DRA, and the declared Volcano (or none) does not cap DRA devices per queue (from 1.15)",
+        "declare Volcano 1.15 or newer; the k8s/ ResourceQuotas cap the devices per namespace either way",
+    ),
+    code(
+        "GP944",
+        "render",
+        "warning: on a DRA node the plan shares one GPU between the replicas of several objects, but a GPU belongs to one ResourceClaim",
+        "give each shared class GPUs of its own (fewer replicas per node or more nodes), or keep such classes on device-plugin nodes",
+    ),
+    code(
+        "GP950",
+        "render",
+        "warning: the declared Volcano release lacks a field that carries part of the plan (Queue `parent` before 1.9, HyperNode and Job `networkTopology` before 1.12); that part is left out of volcano/",
+        "declare the Volcano release you run (`cluster { volcano version=... }`), or upgrade Volcano; docs/render.md lists each field's first release",
+    ),
+    code(
+        "GP951",
+        "render",
+        "warning: the KDL names a KAI Scheduler older than 0.12, which has no kai.scheduler/v1alpha1 Topology (and, before 0.10, no PodGroup preemptibility)",
+        "upgrade KAI Scheduler to 0.12 or later before applying kai/",
+    ),
+    code(
+        "GP960",
+        "state",
+        "the state backend cannot be reached, or an operation on it failed (a connection refused, the server stopped mid-apply, a permission denied)",
+        "check the server and the environment's connection settings (GPUPLAN_PG_DSN or PGHOST...); nothing was recorded, and a lock left behind names its holder (`gpuplan force-unlock ID`)",
+    ),
+    code(
+        "GP961",
+        "state",
+        "the state backend's settings are invalid: no connection in the environment, an invalid connection string or workspace, sslmode=require",
+        "set GPUPLAN_PG_DSN, or PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE; credentials come only from the environment",
+    ),
+    code(
+        "GP962",
+        "state",
+        "`state push` refused: the backend's state belongs to another lineage",
+        "push the file to another workspace, or pull the backend's state and apply from there",
+    ),
+    code(
+        "GP963",
+        "state",
+        "`state push` refused: the file's serial is not newer than the backend's",
+        "an apply recorded a newer state since the file was taken: `gpuplan state pull` it instead",
+    ),
+    code(
+        "GP964",
+        "state",
+        "`force-unlock ID`: the state has no lock with that ID (it has another holder, or none)",
+        "give the ID that GP921 or `gpuplan state list` shows; nothing was removed",
+    ),
+    code(
+        "GP965",
+        "state",
+        "`state show|pull SERIAL`: the backend keeps no such version (or no state at all yet)",
+        "`gpuplan state list` shows the versions kept",
+    ),
+    code(
+        "GP966",
+        "state",
+        "the state was not recorded: the lock was removed (`force-unlock`) or another apply recorded a state while this one ran",
+        "nothing was recorded and the output folder is unchanged; make a new plan and apply it",
+    ),
+    code(
+        "GP967",
+        "plan",
+        "warning: a `moved` rename has nothing to rename: the last applied placement (or no placement at all) has neither its old nor its new name",
+        "check the old name against the state (`gpuplan state show`); remove the `moved` once no state of an older name is left",
+    ),
 ];
 
 /// The entry of `code`, if registered here (validation rules: [`crate::validate::rule`]).

@@ -29,6 +29,12 @@ pub const CAPACITY_LABEL: &str = "gpuplan.io/capacity";
 pub const MIG_CONFIG_LABEL: &str = "nvidia.com/mig.config";
 /// The device plugin reads this label.
 pub const PLUGIN_CONFIG_LABEL: &str = "nvidia.com/device-plugin.config";
+/// The GPU Operator deploys the device plugin on a node unless this label is `false`;
+/// gpuplan sets it so on nodes that hand out GPUs through DRA.
+pub const DEVICE_PLUGIN_DEPLOY_LABEL: &str = "nvidia.com/gpu.deploy.device-plugin";
+/// The NVIDIA driver a node runs (`gpus driver=`, else its GPU model's), which the GPU
+/// Operator's NVIDIADriver objects select.
+pub const DRIVER_LABEL: &str = "gpuplan.io/driver";
 /// The label gpuplan puts on the pods of a rendered workload class.
 pub const CLASS_LABEL: &str = "gpuplan.io/class";
 
@@ -38,9 +44,11 @@ pub const RESERVED_LABEL_KEYS: &[&str] = &[
     POOL_LABEL,
     SCHEDULER_LABEL,
     CAPACITY_LABEL,
+    DRIVER_LABEL,
     MODEL_LABEL,
     MIG_CONFIG_LABEL,
     PLUGIN_CONFIG_LABEL,
+    DEVICE_PLUGIN_DEPLOY_LABEL,
     CLASS_LABEL,
     "gpuplan.io/nvlink-domain",
     "gpuplan.io/leaf",
@@ -223,6 +231,22 @@ fn describe(c: char) -> String {
         '`' => "a backtick".into(),
         c => format!("`{c}`"),
     }
+}
+
+/// A workspace of a shared state backend (`backend "pg" workspace=...`, `--workspace`):
+/// 1 to 200 characters, none a control character. It is only ever a query parameter,
+/// never part of a path or of SQL text.
+pub fn workspace(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("it is empty".into());
+    }
+    if name.chars().count() > 200 {
+        return Err("it is longer than 200 characters".into());
+    }
+    if name.chars().any(char::is_control) {
+        return Err("it contains a control character".into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

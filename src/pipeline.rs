@@ -204,11 +204,13 @@ pub fn check(
             timings,
         }));
     }
-    diags.extend(outcome.diagnostics);
-    let Some(model) = outcome
-        .model
-        .filter(|_| !diags.iter().any(|d| d.is_error()))
-    else {
+    let validate::Outcome {
+        spec,
+        model,
+        diagnostics,
+    } = outcome;
+    diags.extend(diagnostics);
+    let Some(model) = model.filter(|_| !diags.iter().any(|d| d.is_error())) else {
         return Err(Box::new(Failed {
             sources,
             stage: Stage::Validate,
@@ -216,6 +218,11 @@ pub fn check(
             timings,
         }));
     };
+    // The previous placement in this configuration's names (`moved`), and a warning
+    // for each rename with nothing to rename (GP967).
+    diags.extend(placement::moved::unused(&spec, &model.moves, previous));
+    let renamed = previous.map(|p| placement::moved::renamed(p, &model.moves));
+    let previous = renamed.as_ref();
     on(Event::Validated {
         sources: &sources,
         warnings: &diags,

@@ -107,7 +107,7 @@ pub fn reopen_read(
 
 /// The inputs of a saved plan: `config` when given, else its own arguments
 /// ([`arguments_inside`]).
-fn inputs(path: &Path, plan: &Plan, config: &[PathBuf]) -> Result<SourceMap, Vec<Diagnostic>> {
+pub fn inputs(path: &Path, plan: &Plan, config: &[PathBuf]) -> Result<SourceMap, Vec<Diagnostic>> {
     if config.is_empty() {
         let args = arguments_inside(path, &plan.arguments).map_err(|d| vec![d])?;
         Ok(load_as(&args))

@@ -178,6 +178,8 @@ pub struct State {
 pub struct Loaded {
     pub state: State,
     pub digest: String,
+    /// The bytes read (`gpuplan state pull` prints them as they are).
+    pub text: String,
 }
 
 /// Parses a state file's text. `path` is only used in messages.
@@ -222,6 +224,7 @@ pub fn parse(path: &str, text: &str) -> Result<Loaded, Diagnostic> {
     Ok(Loaded {
         state,
         digest: sha256(text.as_bytes()),
+        text: text.to_string(),
     })
 }
 

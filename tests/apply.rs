@@ -166,7 +166,7 @@ fn saved_plan_applies_exactly_and_stale_plans_are_refused() {
     let (code, text, _) = s.run(&["show", "p1.json"]);
     assert_eq!(code, 0);
     assert!(
-        text.contains("saved plan for cluster `apply-test`") && text.contains("Plan: 40 to add")
+        text.contains("saved plan for cluster `apply-test`") && text.contains("Plan: 42 to add")
     );
     let (code, json, _) = s.run(&["show", "p1.json", "--format", "json"]);
     assert_eq!(code, 0);

@@ -27,6 +27,7 @@ const LAYERS: &[&str] = &[
     "plan",
     "pipeline",
     "apply",
+    "backend",
     "saved",
     "discover",
     "drift",

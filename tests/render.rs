@@ -118,6 +118,28 @@ fn num(v: &Value) -> i64 {
     }
 }
 
+/// Whole GPUs a pod template asks: `nvidia.com/gpu`, or on DRA nodes the count of
+/// the ResourceClaimTemplate its `gpus` claim names (in `docs`).
+fn pod_gpus(docs: &[Value], tpl: &Value) -> i64 {
+    let lim = &tpl["spec"]["containers"][0]["resources"]["limits"];
+    if !lim["nvidia.com/gpu"].is_null() {
+        return num(&lim["nvidia.com/gpu"]);
+    }
+    let claims = tpl["spec"]["resourceClaims"]
+        .as_sequence()
+        .expect("GPUs or claims");
+    let rct = claims
+        .iter()
+        .find(|c| c["name"].as_str() == Some("gpus"))
+        .and_then(|c| c["resourceClaimTemplateName"].as_str())
+        .expect("a gpus claim template");
+    let t = kind(docs, "ResourceClaimTemplate")
+        .into_iter()
+        .find(|t| name(t) == rct)
+        .unwrap_or_else(|| panic!("no ResourceClaimTemplate {rct}"));
+    num(&t["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"])
+}
+
 fn name(v: &Value) -> String {
     v["metadata"]["name"].as_str().unwrap().to_string()
 }
@@ -210,7 +232,12 @@ fn serves(c: &Cluster, target: &[Authority], a: Option<Authority>) -> bool {
     !c.authorities_declared() || a.is_some_and(|a| target.contains(&a))
 }
 
-const KUBE: &[Authority] = &[Authority::Kubernetes, Authority::Kueue, Authority::Volcano];
+const KUBE: &[Authority] = &[
+    Authority::Kubernetes,
+    Authority::Kueue,
+    Authority::Volcano,
+    Authority::Kai,
+];
 
 /// A team's guarantee and ceiling as seen by a target serving `target` (the whole team
 /// when no authority is declared); `None`: the team is not in that target.
@@ -399,13 +426,16 @@ fn kueue_topologies_reach(x: &Targets) {
         // The job reaches the flavors its ClusterQueue (= its team) lists for its
         // resource; a flavor it reaches must have a Topology with this level.
         let team = j["metadata"]["namespace"].as_str().unwrap();
-        let resource = j["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+        // On DRA nodes the pod claims its GPUs and Kueue charges them to the resource
+        // kueue/dra-configuration.yaml maps their class to: whole GPUs, nvidia.com/gpu.
+        let limits = &j["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
+        let resource = limits
             .as_mapping()
-            .unwrap()
-            .keys()
+            .into_iter()
+            .flat_map(|m| m.keys())
             .filter_map(|k| k.as_str())
             .find(|k| k.starts_with("nvidia.com/"))
-            .unwrap()
+            .unwrap_or("nvidia.com/gpu")
             .to_string();
         let cq = kind(kueue, "ClusterQueue")
             .into_iter()
@@ -686,6 +716,27 @@ fn teams_agree(x: &Targets) {
                 );
             }
         }
+        // KAI: the Queue's quota and limit are the guarantee and ceiling plus the same
+        // planned fractions (issue 34), so their difference is the team's slack.
+        let kai = docs(files, "kai/");
+        if let Some((g, ceil)) = part(c, &t.name, &[Authority::Kai]).filter(|_| !kai.is_empty()) {
+            let q = kind(&kai, "Queue")
+                .into_iter()
+                .find(|d| name(d) == t.name)
+                .unwrap_or_else(|| panic!("{ex}: no KAI Queue for {}", t.name));
+            let gpu = &q["spec"]["resources"]["gpu"];
+            let (quota, limit) = (
+                gpu["quota"].as_f64().unwrap(),
+                gpu["limit"].as_f64().unwrap(),
+            );
+            assert!(quota >= g as f64, "{ex} {} kai quota", t.name);
+            assert_eq!(
+                limit - quota,
+                (ceil - g) as f64,
+                "{ex} {} kai limit",
+                t.name
+            );
+        }
         if let Some((g, ceil)) =
             part(c, &t.name, &[Authority::Volcano]).filter(|_| !volcano.is_empty())
         {
@@ -716,6 +767,22 @@ fn teams_agree(x: &Targets) {
                 .into_iter()
                 .find(|d| name(d) == t.name)
                 .unwrap();
+            // A parent team (issue 34): its quota is its Cohort's, which lets its
+            // subtree borrow ceiling - guarantee; its own queue holds none and borrows
+            // up to the ceiling (tests/render_cohorts.rs checks that the tree adds up).
+            let cohort = kind(kueue, "Cohort")
+                .into_iter()
+                .find(|d| name(d) == t.name && d["spec"]["parentName"].as_str().is_some());
+            if let Some(co) = cohort {
+                for grp in co["spec"]["resourceGroups"].as_sequence().unwrap() {
+                    for fl in grp["flavors"].as_sequence().unwrap() {
+                        for r in fl["resources"].as_sequence().unwrap() {
+                            assert_eq!(num(&r["borrowingLimit"]), ceil - g, "{ex} {}", t.name);
+                        }
+                    }
+                }
+                assert_eq!(cq["spec"]["cohortName"].as_str(), Some(t.name.as_str()));
+            }
             let mut nominal = 0;
             let mut whole_flavors = 0;
             // Flavors of whole-GPU nodes: the only ones with whole-GPU quota.
@@ -740,12 +807,9 @@ fn teams_agree(x: &Targets) {
                         if r["name"].as_str() == Some("nvidia.com/gpu") {
                             whole_flavors += 1;
                             nominal += num(&r["nominalQuota"]);
-                            assert_eq!(
-                                num(&r["borrowingLimit"]),
-                                ceil - g,
-                                "{ex} {} kueue",
-                                t.name
-                            );
+                            // A parent's own queue borrows up to its ceiling.
+                            let slack = if cohort.is_some() { ceil } else { ceil - g };
+                            assert_eq!(num(&r["borrowingLimit"]), slack, "{ex} {} kueue", t.name);
                         }
                     }
                 }
@@ -781,7 +845,7 @@ fn teams_agree(x: &Targets) {
                 .filter(|q| !whole.iter().any(|(m, pool)| q.covers(m, pool.as_deref())))
                 .map(|q| q.guarantee as i64)
                 .sum();
-            if whole_flavors > 0 {
+            if whole_flavors > 0 && cohort.is_none() {
                 assert_eq!(nominal, g - elsewhere, "{ex} {} kueue nominal", t.name);
             }
         }
@@ -944,10 +1008,9 @@ fn gangs_agree(x: &Targets) {
             for vj in kind(volcano, "Job").into_iter().filter(of_class) {
                 let pods = num(&vj["spec"]["minAvailable"]);
                 assert_eq!(num(&vj["spec"]["tasks"][0]["replicas"]), pods);
-                let lim = &vj["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"]
-                    ["limits"];
+                let tpl = &vj["spec"]["tasks"][0]["template"];
                 assert!(
-                    shapes.contains(&(pods, num(&lim["nvidia.com/gpu"]))),
+                    shapes.contains(&(pods, pod_gpus(volcano, tpl))),
                     "{ex} {} volcano shape",
                     w.name
                 );
@@ -968,9 +1031,9 @@ fn gangs_agree(x: &Targets) {
                 .filter(of_class)
                 .filter(|d| d["apiVersion"].as_str() == Some("batch/v1"))
             {
-                let lim = &j["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
+                let tpl = &j["spec"]["template"];
                 assert!(
-                    shapes.contains(&(num(&j["spec"]["parallelism"]), num(&lim["nvidia.com/gpu"]))),
+                    shapes.contains(&(num(&j["spec"]["parallelism"]), pod_gpus(docs, tpl))),
                     "{ex} {} {what} shape",
                     w.name
                 );
@@ -1203,10 +1266,17 @@ fn mig_configs_follow_the_upstream_formats_and_the_plan() {
                 }
                 None => assert!(want.is_empty(), "{ex} {node} has MIG but no label"),
             }
-            // Device-plugin config: the label names a rendered config.
-            let dp = n["metadata"]["labels"]["nvidia.com/device-plugin.config"]
-                .as_str()
-                .unwrap();
+            // Device-plugin config: the label names a rendered config; a DRA node runs
+            // no device plugin.
+            let labels = &n["metadata"]["labels"];
+            if labels["nvidia.com/gpu.deploy.device-plugin"].as_str() == Some("false") {
+                assert!(
+                    labels["nvidia.com/device-plugin.config"].is_null(),
+                    "{ex} {node}"
+                );
+                continue;
+            }
+            let dp = labels["nvidia.com/device-plugin.config"].as_str().unwrap();
             let text = &files[&format!("mig/device-plugin/{dp}.yaml")];
             let v: Value = serde_yaml::from_str(text).unwrap();
             assert_eq!(v["version"].as_str(), Some("v1"));

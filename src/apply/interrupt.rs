@@ -31,10 +31,21 @@ pub enum Entry {
     EmptyDir(PathBuf),
 }
 
-/// The paths this process removes on a signal.
+/// Something to run on a signal (a shared backend's lock release), with its ID.
+struct Hook(u64, Box<dyn FnOnce() + Send>);
+
+impl std::fmt::Debug for Hook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Hook({})", self.0)
+    }
+}
+
+/// The paths this process removes on a signal, and the hooks it runs.
 #[derive(Debug, Default)]
 pub struct Registry {
     entries: Vec<Entry>,
+    hooks: Vec<Hook>,
+    next_hook: u64,
 }
 
 impl Registry {
@@ -59,6 +70,19 @@ impl Registry {
         self.entries.retain(|e| match e {
             Entry::File(x) | Entry::Dir(x) | Entry::EmptyDir(x) => x != p,
         });
+    }
+
+    /// Adds something to run on a signal, after the paths are removed (a shared
+    /// backend's lock release); returns its ID for [`Registry::forget_hook`].
+    pub fn hook(&mut self, f: Box<dyn FnOnce() + Send>) -> u64 {
+        self.next_hook += 1;
+        self.hooks.push(Hook(self.next_hook, f));
+        self.next_hook
+    }
+
+    /// Forgets the hook `id` (the lock it releases was released).
+    pub fn forget_hook(&mut self, id: u64) {
+        self.hooks.retain(|h| h.0 != id);
     }
 
     /// Whether `p` is registered (a staging folder of this process).
@@ -92,6 +116,10 @@ impl Registry {
             }
         }
         self.entries.clear();
+        for Hook(_, f) in std::mem::take(&mut self.hooks) {
+            f();
+            n += 1;
+        }
         n
     }
 }

@@ -12,9 +12,12 @@
 //! start 1234567
 //! since 1760000000
 //! operation apply
+//! id 3f9c2a7d41e0b865
+//! plan sha256:...
 //! ```
 //!
-//! `host` is the kernel's host name, `pid` the holder's process, `start` its start time
+//! `id` names this lock for `gpuplan force-unlock ID`, `plan` is the digest of the saved
+//! plan being applied (when there is one). `host` is the kernel's host name, `pid` the holder's process, `start` its start time
 //! (field 22 of `/proc/PID/stat`, clock ticks since boot: a recycled PID has another),
 //! `since` when the lock was taken (seconds since the Unix epoch), `operation` what holds
 //! it. The file is published whole: written to a temporary sibling, then hard-linked to
@@ -88,6 +91,27 @@ pub struct Record {
     /// When the lock was taken, in seconds since the Unix epoch.
     pub since: Option<u64>,
     pub operation: Option<String>,
+    /// The lock's ID (`gpuplan force-unlock ID`); random, fixed when it is taken.
+    pub id: Option<String>,
+    /// The digest of the saved plan being applied, when there is one.
+    pub plan: Option<String>,
+}
+
+/// A new lock ID: 16 hex digits of a digest of the host, the process, the time and a
+/// counter (unique enough to tell locks apart; not a secret).
+pub fn new_id() -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let seed = format!(
+        "{:?} {} {now} {}",
+        this_host(),
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    let d = crate::state::sha256(seed.as_bytes());
+    d["sha256:".len().."sha256:".len() + 16].to_string()
 }
 
 impl Record {
@@ -106,6 +130,8 @@ impl Record {
                 .ok()
                 .map(|d| d.as_secs()),
             operation: Some(operation.to_string()),
+            id: Some(new_id()),
+            plan: None,
         }
     }
 
@@ -126,6 +152,12 @@ impl Record {
         }
         if let Some(o) = &self.operation {
             s.push_str(&format!("operation {o}\n"));
+        }
+        if let Some(i) = &self.id {
+            s.push_str(&format!("id {i}\n"));
+        }
+        if let Some(p) = &self.plan {
+            s.push_str(&format!("plan {p}\n"));
         }
         s
     }
@@ -152,6 +184,8 @@ impl Record {
                 "start" => r.start = value.parse().ok(),
                 "since" => r.since = value.parse().ok(),
                 "operation" => r.operation = word(),
+                "id" => r.id = word(),
+                "plan" => r.plan = word(),
                 _ => {}
             }
         }
@@ -179,6 +213,12 @@ impl Record {
         }
         if let Some(o) = &self.operation {
             s.push_str(&format!(" for {}", quoted(o)));
+        }
+        if let Some(p) = &self.plan {
+            s.push_str(&format!(" of the plan {}", quoted(p)));
+        }
+        if let Some(i) = &self.id {
+            s.push_str(&format!(" (lock ID {})", quoted(i)));
         }
         s
     }
@@ -289,13 +329,22 @@ pub fn judge(r: &Record, host: Option<&str>) -> Holder {
 /// The local lock: `<state>.lock`, beside the state.
 pub struct FileLock {
     state: PathBuf,
+    /// The holder's record when set ([`FileLock::holder`]); else [`Record::current`].
+    holder: Option<Record>,
 }
 
 impl FileLock {
     pub fn new(state: &Path) -> Self {
         FileLock {
             state: state.to_path_buf(),
+            holder: None,
         }
+    }
+
+    /// The record the lock file is written with (its ID, the plan's digest).
+    pub fn holder(mut self, r: Record) -> Self {
+        self.holder = Some(r);
+        self
     }
 }
 
@@ -305,6 +354,10 @@ impl Backend for FileLock {
     /// an apply that is refused leaves nothing behind.
     fn acquire(&self, operation: &str) -> Result<Acquired, Diagnostic> {
         let path = lock_path(&self.state);
+        let record = self
+            .holder
+            .clone()
+            .unwrap_or_else(|| Record::current(operation));
         let created = create_parents(&path)?;
         // Removes what this call created, if still empty (innermost first).
         let cleanup = move |created: &[PathBuf]| {
@@ -312,7 +365,7 @@ impl Backend for FileLock {
                 let _ = std::fs::remove_dir(d);
             }
         };
-        match take(&self.state, &path, operation) {
+        match take(&self.state, &path, &record) {
             Ok(warnings) => {
                 let held = path.clone();
                 interrupt::guarded(|reg| {
@@ -369,9 +422,9 @@ fn sibling(lock: &Path, what: &str) -> PathBuf {
 }
 
 /// Takes the lock at `path`, taking over a stale one; returns the warnings.
-fn take(state: &Path, path: &Path, operation: &str) -> Result<Vec<Diagnostic>, Diagnostic> {
+fn take(state: &Path, path: &Path, me: &Record) -> Result<Vec<Diagnostic>, Diagnostic> {
     let host = this_host();
-    let text = Record::current(operation).to_text();
+    let text = me.to_text();
     let mut warnings = Vec::new();
     let mut busy = 0;
     for _ in 0..100 {
@@ -453,6 +506,17 @@ fn take(state: &Path, path: &Path, operation: &str) -> Result<Vec<Diagnostic>, D
 }
 
 fn locked(state: &Path, path: &Path, r: &Record, why: &str, first: &str) -> Diagnostic {
+    let help = match &r.id {
+        Some(id) => format!(
+            "{first}; once you know no gpuplan holds it, `gpuplan force-unlock {id}` removes \
+             it (a local lock cannot see processes on other machines)"
+        ),
+        None => format!(
+            "{first}; remove `{}` by hand only when no gpuplan holds it (a local lock cannot \
+             see processes on other machines)",
+            path.display()
+        ),
+    };
     Diagnostic::error(
         GP921,
         format!(
@@ -461,11 +525,7 @@ fn locked(state: &Path, path: &Path, r: &Record, why: &str, first: &str) -> Diag
             r.describe()
         ),
     )
-    .with_help(format!(
-        "{first}; remove `{}` by hand only when no gpuplan holds it (a local lock cannot \
-         see processes on other machines)",
-        path.display()
-    ))
+    .with_help(help)
 }
 
 /// Publishes the lock with its whole text: a temporary sibling, hard-linked to `path`

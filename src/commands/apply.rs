@@ -8,11 +8,13 @@
 #![allow(clippy::result_large_err)]
 
 use super::Output;
-use super::plan::make_plan;
-use crate::apply::lock::{Backend, FileLock};
+use super::plan::plan_with;
+use crate::apply::lock::Record;
 use crate::apply::{self as ops, WriteOptions};
+use crate::backend::{self, Choice, Held};
 use crate::cli::Format;
 use crate::diag::Diagnostic;
+use crate::pipeline::Inputs;
 use crate::plan::{self, Plan};
 use crate::source::SourceMap;
 use std::io::{BufRead, IsTerminal, Write};
@@ -35,6 +37,10 @@ pub(super) fn split_saved(paths: &[PathBuf]) -> Option<(&Path, &[PathBuf])> {
     }
 }
 
+/// A saved plan read and checked for its version: its path, the configuration given
+/// after it, the plan and its text.
+type Saved<'a> = (&'a Path, &'a [PathBuf], Plan, String);
+
 pub fn run(s: &Settings, out: &Output) -> u8 {
     if !s.dry_run {
         // SIGINT, SIGTERM, SIGHUP from here on remove the lock and the staging folders
@@ -43,82 +49,133 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
     }
     // Refusals that do not depend on the state come first, before anything is created:
     // a saved plan that cannot be read, or that another gpuplan version made.
-    let saved = match split_saved(&s.paths) {
-        Some((path, config)) => match crate::saved::read(path).and_then(|(p, text)| {
-            crate::saved::check_version(&path.display().to_string(), &p)?;
-            Ok((path, config, p, text))
-        }) {
-            Ok(x) => Some(x),
-            Err(d) => return out.fail(&[d]),
-        },
-        None => None,
+    let saved = match read_saved(&s.paths) {
+        Ok(x) => x,
+        Err(d) => return out.fail(&[d]),
+    };
+    let (loaded, store, place) = match open_store(s, saved.as_ref()) {
+        Ok(x) => x,
+        Err(d) => return out.fail(&d),
     };
     // The lock is taken before the state is read, so nothing changes it in between. A
-    // refusal after this point releases it and removes the state folder if this run
-    // created it (and it is still empty): a refused apply leaves nothing behind.
-    let _lock = if s.dry_run {
+    // refusal after this point releases it (and the local lock removes the state
+    // folder if this run created it and it is still empty): a refused apply leaves
+    // nothing behind.
+    let mut held = if s.dry_run {
         None
     } else {
-        match FileLock::new(&s.state).acquire("apply") {
-            Ok(a) => {
-                if !a.warnings.is_empty() {
-                    out.diagnostics(&SourceMap::new(), &a.warnings, Format::Human);
-                }
-                Some(a.guard)
-            }
+        let digest = saved.as_ref().map(|x| crate::state::sha256(x.3.as_bytes()));
+        match take_lock(s, store.as_ref(), digest, out) {
+            Ok(h) => Some(h),
             Err(d) => return out.fail(&[d]),
         }
     };
-    let (plan, prior) = match saved {
+    let prior = match held.as_mut().map_or_else(|| store.read(), |h| h.read()) {
+        Ok(p) => p,
+        Err(d) => return out.fail(&[d]),
+    };
+    let plan = match saved {
         Some((path, config, plan, text)) => {
-            match checked_saved_plan(path, config, plan, &text, &s.state) {
-                Ok(x) => x,
+            match crate::saved::reopen_read(path, plan, &text, config, prior.as_ref()) {
+                Ok(r) => r.plan,
                 Err(diags) => return out.fail(&diags),
             }
         }
-        None => {
-            let (planned, prior) = match make_plan(
-                &s.paths,
-                &s.solve,
-                &s.state,
-                &super::plan::PreviousSource::State,
-                out,
-            ) {
-                Ok(p) => p,
-                Err(code) => return code,
-            };
-            let (checked, plan) = (&planned.checked, planned.plan);
-            out.data(&format!(
-                "{}\n{}",
-                crate::placement::view::human_detail(
-                    &checked.placement,
-                    &checked.model,
-                    out.verbose
-                ),
-                plan::view::human_detail(&plan, out.color_stdout, out.verbose)
-            ));
-            if let Err(d) = confirm(s, &plan) {
-                return out.fail(&[d]);
-            }
-            (plan, prior)
-        }
+        None => match plan_here(s, loaded, prior.clone(), out) {
+            Ok(plan) => plan,
+            Err(code) => return code,
+        },
     };
-    apply_plan(s, &plan, prior.as_ref(), out)
+    if let Some(h) = held.as_mut() {
+        h.note_plan(&crate::state::sha256(plan::view::json(&plan).as_bytes()));
+    }
+    let code = apply_plan(s, &plan, prior.as_ref(), held.as_deref_mut(), &place, out);
+    if let Some(h) = held {
+        if let Err(d) = h.release() {
+            out.diagnostics(&SourceMap::new(), &[d], Format::Human);
+            return 1;
+        }
+    }
+    code
 }
 
-/// Checks a saved plan (read from `path`, its text `text`) against the state and the
-/// inputs (`config`, or its own), then checks that it is exactly the plan its inputs and
-/// placement give ([`crate::saved::reopen_read`]).
-fn checked_saved_plan(
-    path: &Path,
-    config: &[PathBuf],
-    plan: Plan,
-    text: &str,
-    state: &Path,
-) -> Result<(Plan, Option<crate::state::Loaded>), Vec<Diagnostic>> {
-    let prior = ops::read_state(state).map_err(|d| vec![d])?;
-    let reopened = crate::saved::reopen_read(path, plan, text, config, prior.as_ref())?;
-    Ok((reopened.plan, prior))
+/// The saved plan, when the first path is one (not KDL): read, and made by this
+/// gpuplan version.
+fn read_saved(paths: &[PathBuf]) -> Result<Option<Saved<'_>>, Diagnostic> {
+    let Some((path, config)) = split_saved(paths) else {
+        return Ok(None);
+    };
+    let (p, text) = crate::saved::read(path)?;
+    crate::saved::check_version(&path.display().to_string(), &p)?;
+    Ok(Some((path, config, p, text)))
+}
+
+/// The configuration (the saved plan's inputs, or the paths given), which names the
+/// backend (`backend`; read again, and checked, once the lock is held), the backend
+/// opened, and how messages name the state.
+fn open_store(
+    s: &Settings,
+    saved: Option<&Saved<'_>>,
+) -> Result<(Inputs<'static>, Box<dyn backend::Store>, String), Vec<Diagnostic>> {
+    let loaded = match saved {
+        Some((path, config, plan, _)) => Inputs {
+            sources: crate::saved::inputs(path, plan, config)?,
+            load_diagnostics: Vec::new(),
+            previous: None,
+        },
+        None => Inputs::load(&s.paths),
+    };
+    let choice = super::backend::choose(&s.backend, &s.state, Some(&loaded.sources))?;
+    let store = super::backend::open(&choice)?;
+    let place = match &choice {
+        Choice::Local(p) => p.display().to_string(),
+        Choice::Pg { .. } => store.name(),
+    };
+    Ok((loaded, store, place))
+}
+
+/// Takes the state's lock for this apply (waiting up to `--lock-timeout`), recording
+/// the saved plan's digest; prints the warnings of taking it (GP929).
+fn take_lock(
+    s: &Settings,
+    store: &dyn backend::Store,
+    plan: Option<String>,
+    out: &Output,
+) -> Result<Box<dyn Held>, Diagnostic> {
+    let mut who = Record::current("apply");
+    who.plan = plan;
+    let timeout = std::time::Duration::from_secs_f64(s.lock_timeout);
+    let mut h = backend::lock(store, &who, timeout)?;
+    let warnings = h.take_warnings();
+    if !warnings.is_empty() {
+        out.diagnostics(&SourceMap::new(), &warnings, Format::Human);
+    }
+    Ok(h)
+}
+
+/// `apply PATH...`: plans against `prior`, prints the plan and asks for confirmation.
+fn plan_here(
+    s: &Settings,
+    loaded: Inputs<'static>,
+    prior: Option<crate::state::Loaded>,
+    out: &Output,
+) -> Result<Plan, u8> {
+    let (planned, _) = plan_with(
+        &s.paths,
+        &s.solve,
+        loaded,
+        prior,
+        &super::plan::PreviousSource::State,
+        out,
+    )?;
+    let (checked, plan) = (&planned.checked, planned.plan);
+    out.data(&format!(
+        "{}\n{}",
+        crate::placement::view::human_detail(&checked.placement, &checked.model, out.verbose),
+        plan::view::human_detail(&plan, out.color_stdout, out.verbose)
+    ));
+    confirm(s, &plan).map_err(|d| out.fail(&[d]))?;
+    Ok(plan)
 }
 
 /// Asks on a terminal, unless `--auto-approve`, a dry run, or nothing to do.
@@ -155,7 +212,16 @@ fn confirm(s: &Settings, plan: &Plan) -> Result<(), Diagnostic> {
     }
 }
 
-fn apply_plan(s: &Settings, plan: &Plan, prior: Option<&crate::state::Loaded>, out: &Output) -> u8 {
+/// Writes the plan: the output folder (all or nothing), then the state through the
+/// lock `held` (`None` only for a dry run). `place` names the state in messages.
+fn apply_plan(
+    s: &Settings,
+    plan: &Plan,
+    prior: Option<&crate::state::Loaded>,
+    held: Option<&mut (dyn Held + '_)>,
+    place: &str,
+    out: &Output,
+) -> u8 {
     let out_dir = s.out_dir.to_string_lossy().replace('\\', "/");
     let files: crate::render::Files = plan
         .artifacts
@@ -175,17 +241,16 @@ fn apply_plan(s: &Settings, plan: &Plan, prior: Option<&crate::state::Loaded>, o
         "{} added, {} changed, {} destroyed",
         sm.add, sm.change, sm.destroy
     );
-    if s.dry_run {
+    let Some(held) = held.filter(|_| !s.dry_run) else {
         out.status(&format!(
-            "dry run: would write {} files to {} and state serial {} to {}; nothing written",
+            "dry run: would write {} files to {} and state serial {} to {place}; nothing written",
             files.len(),
             s.out_dir.display(),
             next.serial,
-            s.state.display()
         ));
         out.status(&format!("Resources: {counts} (dry run)."));
         return 0;
-    }
+    };
     // Leftovers of a killed apply (this one holds the lock now): before the check below,
     // which a restored output folder may satisfy.
     let recovered = ops::recover_staging(&s.out_dir, prior.map(|l| &l.state));
@@ -199,14 +264,17 @@ fn apply_plan(s: &Settings, plan: &Plan, prior: Option<&crate::state::Loaded>, o
         out.status("Apply complete! Resources: 0 added, 0 changed, 0 destroyed.");
         return 0;
     }
-    if let Err(d) = write_files(&s.out_dir, &files, out) {
+    // The new state is staged (every check that can refuse it) once the files are, and
+    // before they replace the output folder: a backend that refuses or is gone leaves
+    // the folder and the state as they were.
+    let text = crate::state::to_text(&next);
+    let held = std::cell::RefCell::new(held);
+    let stage = || held.borrow_mut().prepare(prior, &next, &text);
+    if let Err(d) = write_files(&s.out_dir, &files, &stage, out) {
         return out.fail(&[d]);
     }
-    // Under the signal registry's lock: a signal's handler waits until the state is
-    // renamed, so the lock is never removed while the state is written.
-    let text = crate::state::to_text(&next);
-    let saved = ops::interrupt::guarded(|_| ops::write_file_atomically(&s.state, &text));
-    if let Err(d) = saved {
+    test_pause("committing");
+    if let Err(d) = held.borrow_mut().commit() {
         out.status(&format!(
             "the files in {} are new but the state was not updated; apply again",
             s.out_dir.display()
@@ -215,35 +283,47 @@ fn apply_plan(s: &Settings, plan: &Plan, prior: Option<&crate::state::Loaded>, o
     }
     out.status(&format!("Apply complete! Resources: {counts}."));
     out.status(&format!(
-        "wrote {} files to {}; state serial {} in {}",
+        "wrote {} files to {}; state serial {} in {place}",
         files.len(),
         s.out_dir.display(),
         next.serial,
-        s.state.display()
     ));
     0
 }
 
-/// The output folder, all or nothing, with a progress bar on a terminal.
-fn write_files(dir: &Path, files: &crate::render::Files, out: &Output) -> Result<(), Diagnostic> {
+/// A test hook: at the point GPUPLAN_TEST_PAUSE names (`staged`, `swapping`,
+/// `committing`), create the file GPUPLAN_TEST_READY names, then wait until the file
+/// GPUPLAN_TEST_RESUME names exists (without it: until killed). tests/apply.rs and
+/// tests/backend_pg.rs stop, kill or cut the server there.
+fn test_pause(point: &str) {
+    if std::env::var("GPUPLAN_TEST_PAUSE").ok().as_deref() != Some(point) {
+        return;
+    }
+    if let Some(r) = std::env::var_os("GPUPLAN_TEST_READY") {
+        let _ = std::fs::write(r, point);
+    }
+    let resume = std::env::var_os("GPUPLAN_TEST_RESUME");
+    loop {
+        match &resume {
+            Some(f) if std::path::Path::new(f).exists() => return,
+            Some(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            None => std::thread::sleep(std::time::Duration::from_secs(60)),
+        }
+    }
+}
+
+/// The output folder, all or nothing, with a progress bar on a terminal; `stage` runs
+/// once every file is staged, before the swap.
+fn write_files(
+    dir: &Path,
+    files: &crate::render::Files,
+    stage: &dyn Fn() -> Result<(), Diagnostic>,
+    out: &Output,
+) -> Result<(), Diagnostic> {
     // A test hook: fail after N files, as a crash would (see tests/apply.rs).
     let fail_after = std::env::var("GPUPLAN_TEST_FAIL_AFTER")
         .ok()
         .and_then(|v| v.parse().ok());
-    // A test hook: at the point named by GPUPLAN_TEST_PAUSE (`staged`, `swapping`),
-    // create the file GPUPLAN_TEST_READY names and wait to be killed (tests/apply.rs).
-    let pause_at = std::env::var("GPUPLAN_TEST_PAUSE").ok();
-    let ready = std::env::var_os("GPUPLAN_TEST_READY");
-    let pause = |point: &str| {
-        if pause_at.as_deref() == Some(point) {
-            if let Some(r) = &ready {
-                let _ = std::fs::write(r, point);
-            }
-            loop {
-                std::thread::sleep(std::time::Duration::from_secs(60));
-            }
-        }
-    };
     let bar = out.bar(files.len() as u64, "writing");
     let tick = || {
         if let Some(b) = &bar {
@@ -256,7 +336,8 @@ fn write_files(dir: &Path, files: &crate::render::Files, out: &Output) -> Result
         &WriteOptions {
             fail_after,
             progress: Some(&tick),
-            pause: Some(&pause),
+            pause: Some(&test_pause),
+            before_swap: Some(stage),
         },
     );
     if let Some(b) = &bar {

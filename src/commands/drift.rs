@@ -84,13 +84,16 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
         Ok(o) => o,
         Err(d) => return out.fail(&d),
     };
-    let prior = match crate::apply::read_state(&s.state) {
+    let loaded = Inputs::load(&s.paths);
+    let prior = match super::backend::store(&s.backend, &s.state, Some(&loaded.sources))
+        .and_then(|store| store.read().map_err(|d| vec![d]))
+    {
         Ok(p) => p,
-        Err(d) => return out.fail(&[d]),
+        Err(d) => return out.fail(&d),
     };
     let inputs = Inputs {
         previous: prior.as_ref().map(|l| &l.state.placement),
-        ..Inputs::load(&s.paths)
+        ..loaded
     };
     let mut progress = Progress::new(out);
     let checked = match pipeline::check(inputs, &super::settings(&s.solve), &mut |e| {
@@ -99,12 +102,14 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
         Ok(x) => x,
         Err(f) => return out.failed(&f),
     };
+    // The last applied layouts under this configuration's names (`moved`).
+    let applied = prior
+        .as_ref()
+        .map(|l| crate::placement::moved::renamed(&l.state.placement, &checked.model.moves));
     let report = drift::compare(
         &checked.model,
         &checked.placement.mig_layouts,
-        prior
-            .as_ref()
-            .map(|l| l.state.placement.mig_layouts.as_slice()),
+        applied.as_ref().map(|p| p.mig_layouts.as_slice()),
         &observed,
     );
     match s.format {

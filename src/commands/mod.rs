@@ -4,6 +4,7 @@
 //! (`drift`).
 
 mod apply;
+mod backend;
 mod check_render;
 pub mod discover;
 mod drift;
@@ -20,6 +21,7 @@ mod render;
 mod report;
 mod show;
 mod slurm_includes;
+mod state;
 mod validate;
 
 pub use crate::cli::{parse_gap, parse_time_limit};
@@ -90,6 +92,8 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
         Command::CheckRender(a) => check_render::run(&a, out),
         Command::Apply(a) => apply::run(&a, out),
         Command::Drift(a) => drift::run(&a, out),
+        Command::State { what } => state::run(&what, out),
+        Command::ForceUnlock(a) => state::force_unlock(&a, out),
         Command::Discover {
             naming,
             format,

@@ -38,6 +38,7 @@ pub struct Settings {
     pub solve: SolveArgs,
     pub out: Option<PathBuf>,
     pub state: PathBuf,
+    pub backend: crate::cli::BackendArgs,
     pub detailed_exitcode: bool,
     pub previous: PreviousSource,
 }
@@ -50,6 +51,7 @@ impl From<crate::cli::PlanArgs> for Settings {
             solve: a.solve,
             out: a.out,
             state: a.state,
+            backend: a.backend,
             detailed_exitcode: a.detailed_exitcode,
             previous: match (a.previous, a.no_previous) {
                 (Some(f), _) => PreviousSource::File(f),
@@ -61,7 +63,16 @@ impl From<crate::cli::PlanArgs> for Settings {
 }
 
 pub fn run(s: &Settings, out: &Output) -> u8 {
-    let planned = match make_plan(&s.paths, &s.solve, &s.state, &s.previous, out) {
+    // The state without locking, from the backend the command line or the
+    // configuration names.
+    let inputs = Inputs::load(&s.paths);
+    let prior = match super::backend::store(&s.backend, &s.state, Some(&inputs.sources))
+        .and_then(|store| store.read().map_err(|d| vec![d]))
+    {
+        Ok(p) => p,
+        Err(d) => return out.fail(&d),
+    };
+    let planned = match plan_with(&s.paths, &s.solve, inputs, prior, &s.previous, out) {
         Ok((planned, _)) => planned,
         Err(code) => return code,
     };
@@ -97,8 +108,9 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
     }
 }
 
-/// The pipeline `plan` and `apply PATH...` share ([`pipeline::plan`]): read the state
-/// and the previous placement, plan, print the warnings; on failure the exit code.
+/// `report html PATH...`'s plan ([`pipeline::plan`]): the state from the backend the
+/// configuration declares (else the local file at `state_path`), the previous
+/// placement, the plan, the warnings printed; on failure the exit code.
 pub(super) fn make_plan(
     paths: &[PathBuf],
     solve: &SolveArgs,
@@ -106,7 +118,23 @@ pub(super) fn make_plan(
     previous: &PreviousSource,
     out: &Output,
 ) -> Result<(pipeline::Planned, Option<crate::state::Loaded>), u8> {
-    let prior = crate::apply::read_state(state_path).map_err(|d| out.fail(&[d]))?;
+    // The state from the backend the configuration declares, else the local file.
+    let inputs = Inputs::load(paths);
+    let prior = super::backend::store(&Default::default(), state_path, Some(&inputs.sources))
+        .and_then(|store| store.read().map_err(|d| vec![d]))
+        .map_err(|d| out.fail(&d))?;
+    plan_with(paths, solve, inputs, prior, previous, out)
+}
+
+/// [`make_plan`] on inputs already loaded and a state already read (from any backend).
+pub(super) fn plan_with(
+    paths: &[PathBuf],
+    solve: &SolveArgs,
+    loaded: Inputs<'static>,
+    prior: Option<crate::state::Loaded>,
+    previous: &PreviousSource,
+    out: &Output,
+) -> Result<(pipeline::Planned, Option<crate::state::Loaded>), u8> {
     let from_file;
     let previous = match previous {
         PreviousSource::State => prior.as_ref().map(|l| &l.state.placement),
@@ -116,10 +144,7 @@ pub(super) fn make_plan(
             Some(&from_file)
         }
     };
-    let inputs = Inputs {
-        previous,
-        ..Inputs::load(paths)
-    };
+    let inputs = Inputs { previous, ..loaded };
     let arguments = paths
         .iter()
         .map(|p| p.to_string_lossy().replace('\\', "/"))

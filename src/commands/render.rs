@@ -46,6 +46,7 @@ fn targets(sel: &[RenderTarget]) -> Vec<Target> {
             RenderTarget::K8s => out.push(Target::K8s),
             RenderTarget::Volcano => out.push(Target::Volcano),
             RenderTarget::Kueue => out.push(Target::Kueue),
+            RenderTarget::Kai => out.push(Target::Kai),
             RenderTarget::Slurm => out.push(Target::Slurm),
             RenderTarget::Mig => out.push(Target::Mig),
             RenderTarget::Fabric => out.push(Target::Fabric),

@@ -22,7 +22,12 @@ pub(super) fn from_saved(
     state: &Path,
     out: &Output,
 ) -> Result<crate::saved::Reopened, Vec<Diagnostic>> {
-    let prior = crate::apply::read_state(state).map_err(|d| vec![d])?;
+    // The state from the backend the plan's configuration declares (`backend`), else
+    // the local file at `--state`.
+    let (plan, _) = crate::saved::read(path).map_err(|d| vec![d])?;
+    let sources = crate::saved::inputs(path, &plan, config)?;
+    let store = super::backend::store(&Default::default(), state, Some(&sources))?;
+    let prior = store.read().map_err(|d| vec![d])?;
     let (r, note) = crate::saved::reopen_to_display(path, config, prior.as_ref())?;
     if let Some(n) = note {
         out.diagnostics(

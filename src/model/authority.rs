@@ -24,15 +24,19 @@ pub enum Authority {
     Kueue,
     /// Volcano (gangs through PodGroups, HyperNodes).
     Volcano,
+    /// NVIDIA KAI Scheduler (hierarchical queues, gangs through PodGroups, GPU
+    /// fractions it shares itself, its Topology).
+    Kai,
     /// Slurm (gangs are jobs, topology.conf).
     Slurm,
 }
 
 impl Authority {
-    pub const ALL: [Authority; 4] = [
+    pub const ALL: [Authority; 5] = [
         Authority::Kubernetes,
         Authority::Kueue,
         Authority::Volcano,
+        Authority::Kai,
         Authority::Slurm,
     ];
 
@@ -41,6 +45,7 @@ impl Authority {
             "kubernetes" => Authority::Kubernetes,
             "kueue" => Authority::Kueue,
             "volcano" => Authority::Volcano,
+            "kai" => Authority::Kai,
             "slurm" => Authority::Slurm,
             _ => return None,
         })
@@ -51,6 +56,7 @@ impl Authority {
             Authority::Kubernetes => "kubernetes",
             Authority::Kueue => "kueue",
             Authority::Volcano => "volcano",
+            Authority::Kai => "kai",
             Authority::Slurm => "slurm",
         }
     }
@@ -58,6 +64,20 @@ impl Authority {
     /// Whether its nodes are Kubernetes nodes (every authority but Slurm).
     pub fn kubernetes_managed(self) -> bool {
         self != Authority::Slurm
+    }
+
+    /// Whether gpuplan hands out its nodes' GPUs through DRA resource claims when a pool
+    /// (or the cluster) declares `gpu-allocation "dra"`: kube-scheduler, Kueue and
+    /// Volcano. Not Slurm (gres.conf), nor KAI Scheduler: its GPU sharing is its own
+    /// (`gpu-fraction` / `gpu-memory` with a reservation pod holding a GPU the device
+    /// plugin advertises), and its DRA accounting (KAI-Scheduler PR #900, "gpu dra
+    /// accounting") counts neither claims shared by several pods nor `firstAvailable`,
+    /// the two forms gpuplan's DRA claims take. A DRA declaration on its pools is GP053.
+    pub fn claims_gpus_through_dra(self) -> bool {
+        matches!(
+            self,
+            Authority::Kubernetes | Authority::Kueue | Authority::Volcano
+        )
     }
 
     /// Whether it admits a multi-pod gang all-or-nothing (kube-scheduler alone does not).
@@ -68,12 +88,27 @@ impl Authority {
     /// Whether its device plumbing supports GPUs in `mode`. Kubernetes-managed nodes get
     /// every mode from the NVIDIA device plugin (MIG `mixed` strategy, time-slicing and
     /// MPS sharing). Slurm gets whole GPUs and MIG instances (gres.conf, one GRES per
-    /// instance with `MultipleFiles`); GPU sharing between jobs would need `gres/shard`
-    /// or `gres/mps` with their own daemons and limits, which gpuplan does not render.
+    /// instance with `MultipleFiles`), and shared GPUs from 22.05 (`gres/shard`,
+    /// `gres/mps`). KAI shares GPUs itself (`gpu-fraction`, `gpu-memory`: a reservation
+    /// pod holds the GPU the device plugin advertises whole), so it serves whole-GPU,
+    /// training and time-slice pools; MIG (KAI counts an `Ng.Mgb` instance as N whole
+    /// GPUs against its queues and reads no other profile names) and MPS (an MPS server
+    /// per node, outside KAI) are not rendered for it.
     pub fn supports(self, mode: PoolMode, slurm_version: &[u32]) -> bool {
-        self != Authority::Slurm
-            || matches!(mode, PoolMode::WholeGpu | PoolMode::Mig)
-            || slurm_version >= SLURM_SHARING
+        match self {
+            Authority::Slurm => {
+                matches!(mode, PoolMode::WholeGpu | PoolMode::Mig) || slurm_version >= SLURM_SHARING
+            }
+            Authority::Kai => !matches!(mode, PoolMode::Mig | PoolMode::Mps),
+            _ => true,
+        }
+    }
+
+    /// Whether it shares a GPU by fractions of any size that add up to at most one GPU
+    /// (Slurm's shards, KAI's `gpu-fraction`), rather than by the device plugin's one
+    /// replica count per node.
+    pub fn shares_by_fraction(self) -> bool {
+        matches!(self, Authority::Slurm | Authority::Kai)
     }
 
     /// Whether it can run a class at all (gangs of several pods need gang admission).

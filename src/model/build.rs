@@ -332,9 +332,13 @@ pub fn build(spec: &Spec) -> Cluster {
         kubernetes_version: version(|c| &c.kubernetes_version),
         volcano_version: version(|c| &c.volcano_version),
         kueue_version: version(|c| &c.kueue_version),
+        kai_version: version(|c| &c.kai_version),
         scheduler: header
             .and_then(|c| c.scheduler.as_ref())
             .and_then(|s| Authority::parse(&s.value)),
+        gpu_allocation: header
+            .and_then(|c| c.gpu_allocation.as_ref())
+            .and_then(|s| super::Allocation::parse(&s.value)),
         models,
         classes,
         nodes,
@@ -347,6 +351,7 @@ pub fn build(spec: &Spec) -> Cluster {
         mig: MigPolicy::default(),
         pools: Vec::new(),
         storages: Vec::new(),
+        moves: super::moved::resolve(spec),
         topology: Topology::default(),
         model_stats: BTreeMap::new(),
         any_spot: false,
@@ -614,6 +619,7 @@ fn build_teams(spec: &Spec, c: &mut Cluster) {
             guarantee: value_or(t.guarantee.as_ref(), 0),
             burst: t.burst.as_ref().map(|b| b.value),
             parent: t.parent.as_ref().map(|p| p.value.clone()),
+            weight: t.weight.as_ref().map(|w| w.value),
             quotas: t.quotas.iter().map(|q| quota(spec, q)).collect(),
         });
     }
@@ -790,6 +796,10 @@ fn build_pools(spec: &Spec, c: &mut Cluster) {
             nodes: node_indexes(c, &p.nodes),
             max_disrupted: p.max_disrupted.as_ref().map(|m| m.value),
             scheduler: authority(&p.scheduler),
+            gpu_allocation: p
+                .gpu_allocation
+                .as_ref()
+                .and_then(|s| super::Allocation::parse(&s.value)),
         };
         c.pools.push(pool);
     }

@@ -149,6 +149,7 @@ pub fn split(c: &Cluster) -> Option<(Cluster, Parts)> {
             nodes: whole_pool,
             max_disrupted: None,
             scheduler: None,
+            gpu_allocation: None,
         });
     }
     split_nvlink(c, &mut v, &index);

@@ -6,17 +6,20 @@
 //! and the validation rules (which see both the spec and the model) report it. That
 //! way every problem is reported once, by the rule that owns it.
 
+pub mod allocation;
 pub mod authority;
 mod build;
 pub mod capacity;
 pub mod cost;
 mod mig;
 pub mod mixed;
+pub mod moved;
 mod pool_mode;
 pub mod sharing;
 pub mod sizing;
 pub mod topology;
 
+pub use allocation::Allocation;
 pub use authority::{Authority, ClassAuthority};
 pub use build::{build, canonical_model};
 pub use cost::{Capacity, CapacityTerms, SpotFit, Storage, StorageScope};
@@ -51,8 +54,14 @@ pub struct Cluster {
     pub kubernetes_version: Option<Vec<u32>>,
     pub volcano_version: Option<Vec<u32>>,
     pub kueue_version: Option<Vec<u32>>,
+    /// The declared KAI Scheduler release (`cluster { kai version=... }`).
+    pub kai_version: Option<Vec<u32>>,
     /// The default scheduling authority (`cluster { scheduler ... }`).
     pub scheduler: Option<Authority>,
+    /// How Kubernetes-managed nodes hand out GPUs by default (`cluster {
+    /// gpu-allocation ... }`; see [`allocation`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_allocation: Option<Allocation>,
     pub models: BTreeMap<String, GpuModel>,
     pub classes: BTreeMap<String, NodeClass>,
     pub nodes: Vec<Node>,
@@ -67,6 +76,9 @@ pub struct Cluster {
     pub pools: Vec<Pool>,
     /// Where checkpoints are written (`storage`).
     pub storages: Vec<Storage>,
+    /// `moved` renames, resolved ([`moved::resolve`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moves: Vec<moved::Move>,
     #[serde(skip)]
     pub topology: Topology,
     /// Per GPU model present on nodes: usable GPUs, and the most on one node.
@@ -395,6 +407,8 @@ pub struct Team {
     /// Burst ceiling; `None` = the guarantee is also the ceiling.
     pub burst: Option<u32>,
     pub parent: Option<String>,
+    /// Declared fair-share weight (`weight=`), `None` when left out.
+    pub weight: Option<u32>,
     pub quotas: Vec<Quota>,
 }
 
@@ -583,6 +597,9 @@ pub struct Pool {
     pub max_disrupted: Option<u32>,
     /// `scheduler=`: the authority that owns the pool's nodes.
     pub scheduler: Option<Authority>,
+    /// `gpu-allocation=`: device plugin or DRA on the pool's Kubernetes nodes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_allocation: Option<Allocation>,
 }
 
 impl Cluster {

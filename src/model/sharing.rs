@@ -9,10 +9,18 @@
 //!   threads). A fractional replica of `f` is carried when `1/R >= f`: a node holding
 //!   fractions holds nothing that asks for whole GPUs, at most `R` replicas per GPU,
 //!   with `R <= floor(1/f)` for every fraction on it, and one strategy.
+//! - **KAI Scheduler**: `gpu-fraction` / `gpu-memory` pods share a GPU that the device
+//!   plugin advertises whole (a reservation pod holds it): like Slurm's shards, shares
+//!   of any size per GPU add up to at most one GPU, and a shared GPU holds no whole-GPU
+//!   work.
 //! - **Slurm**: `gres/shard` (or `gres/mps`) counts per GPU: a job's shards come from one
 //!   GPU, and shares of any size add up to 100% of a GPU (Slurm 22.05+). CPUs are whole
 //!   (`--cpus-per-task`, at least one a job) and memory is in MiB (`--mem`), so a Slurm
 //!   packed class's CPU request is rounded up to whole CPUs and its memory to MiB.
+//! - **DRA nodes** ([`super::Allocation::Dra`]): a GPU belongs to one ResourceClaim and
+//!   replicas share it by sharing their object's claim, so a GPU holding fractions holds
+//!   one class's (kept by the planners' packing, `solve::pack` and
+//!   `solve::ilp::pattern`, and by the placement checker), on top of the rules above.
 //! - **No authority declared**: the trace semantics (shares of any size per GPU,
 //!   millicores): every target renders what it can carry and says what it cannot.
 
@@ -37,7 +45,7 @@ impl Cluster {
     pub fn fraction_slots(&self, w: &Workload) -> Option<Slots> {
         let milli = w.gpu_milli.filter(|m| *m > 0 && *m < 1000)?;
         match self.authority_of(w)? {
-            Authority::Slurm => None,
+            Authority::Slurm | Authority::Kai => None,
             Authority::Kubernetes | Authority::Kueue | Authority::Volcano => Some(Slots {
                 per_gpu: (1000 / milli).max(1),
                 mps: w.isolation == Some(Isolation::Mps),

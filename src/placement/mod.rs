@@ -16,6 +16,7 @@ pub mod economics;
 pub(crate) use accounting::round4;
 mod explain;
 mod mixed;
+pub mod moved;
 pub mod previous;
 pub mod view;
 

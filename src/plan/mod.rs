@@ -80,6 +80,10 @@ pub struct Plan {
     /// `null` when there was no state (first apply).
     pub prior_state: Option<PriorState>,
     pub summary: ChangeSummary,
+    /// The renames (`moved`) this plan carries out: the state's placement is read
+    /// under the new names, so the renamed things keep what they held (no disruption).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moved: Vec<crate::model::moved::Move>,
     /// One entry per artifact path (no-op included), sorted by path.
     pub changes: Vec<FileChange>,
     pub disruption: Disruption,
@@ -196,11 +200,20 @@ pub fn build(d: Desired<'_>, prior: Option<&state::Loaded>) -> Plan {
     let prior_state = prior.map(|l| l.state.clone());
     let changes = files::compare(prior_state.as_ref().map(|s| &s.artifacts), &artifacts);
     let summary = files::summarize(&changes);
-    let disruption = disruption::compute(
-        d.model,
-        prior_state.as_ref().map(|s| &s.placement),
-        &placement,
-    );
+    // What ran, under this configuration's names (`moved`).
+    let before = prior_state
+        .as_ref()
+        .map(|s| crate::placement::moved::renamed(&s.placement, &d.model.moves));
+    let moved = prior_state
+        .as_ref()
+        .map(|s| {
+            crate::placement::moved::applicable(&s.placement, &d.model.moves)
+                .into_iter()
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let disruption = disruption::compute(d.model, before.as_ref(), &placement);
     let mut arguments = d.arguments;
     arguments.sort();
     arguments.dedup();
@@ -218,6 +231,7 @@ pub fn build(d: Desired<'_>, prior: Option<&state::Loaded>) -> Plan {
             digest: l.digest.clone(),
         }),
         summary,
+        moved,
         changes,
         disruption,
         solver: placement.solver.clone(),

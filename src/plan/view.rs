@@ -84,6 +84,18 @@ pub fn human_detail(p: &Plan, color: bool, verbose: bool) -> String {
             );
         }
     }
+    for m in &p.moved {
+        let line = format!(
+            "~ {} `{}` renamed to `{}` (moved: it keeps what it held; objects named after it are renamed)",
+            m.kind.as_str(),
+            m.from,
+            m.to
+        );
+        let _ = writeln!(s, "  {}", paint.action(Action::Update, &line));
+        for (from, to) in renamed_files(p, m) {
+            let _ = writeln!(s, "      {from} -> {to}");
+        }
+    }
     let unchanged = p
         .changes
         .iter()
@@ -115,6 +127,32 @@ pub fn human_detail(p: &Plan, color: bool, verbose: bool) -> String {
     let _ = writeln!(s, "\n{}", paint.bold(&summary_line(p)));
     disruption(&mut s, &p.disruption, p.prior_state.is_some(), &paint);
     s
+}
+
+/// The files a rename replaces: a deleted file and the created one whose path is the
+/// same with a part (or a file name's stem) `from` replaced by `to`
+/// (`k8s/workloads/embed.yaml -> k8s/workloads/embed-v2.yaml`).
+fn renamed_files<'a>(p: &'a Plan, m: &crate::model::moved::Move) -> Vec<(&'a str, &'a str)> {
+    let created: std::collections::BTreeSet<&str> = p
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::Create)
+        .map(|c| c.path.as_str())
+        .collect();
+    let rename = |part: &str| match part.strip_prefix(m.from.as_str()) {
+        Some("") => m.to.clone(),
+        Some(rest) if rest.starts_with('.') => format!("{}{rest}", m.to),
+        _ => part.to_string(),
+    };
+    p.changes
+        .iter()
+        .filter(|c| c.action == Action::Delete)
+        .filter_map(|c| {
+            let q: Vec<String> = c.path.split('/').map(rename).collect();
+            let q = q.join("/");
+            created.get(q.as_str()).map(|q| (c.path.as_str(), *q))
+        })
+        .collect()
 }
 
 /// The kind of a file change: action, folder, extension and reason.

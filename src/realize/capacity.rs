@@ -4,10 +4,11 @@
 //! its planned share (`1/replicas` of a GPU no less than the class's fraction, no more
 //! replicas than its `per-gpu`) with the class's sharing mode.
 
+use super::dra::ClaimSharing;
 use super::kube::World;
 use super::quantity;
 use super::units::Gpu;
-use super::usage::Use;
+use super::usage::{DraUse, Use};
 use super::{Invariant, Sink, Target};
 use crate::model::Isolation;
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,7 +23,12 @@ pub fn check_kube(t: Target, world: &World, uses: &[Use], sink: &mut Sink) {
                 e.0 += v;
                 e.1.insert(&u.class);
             }
-            sharing(t, world, &u.class, &p.node, &p.gpu, sink);
+            match &p.dra {
+                Some(d) => dra_sharing(t, &u.class, &p.node, &p.gpu, d, sink),
+                // KAI shares GPUs itself (super::kai::capacity).
+                None if t == Target::Kai => {}
+                None => sharing(t, world, &u.class, &p.node, &p.gpu, sink),
+            }
         }
     }
     for (name, resources) in asked {
@@ -109,5 +115,55 @@ fn sharing(t: Target, world: &World, class: &str, node: &str, g: &Gpu, sink: &mu
             mode_name(s.mode),
             mode_name(m)
         ));
+    }
+}
+
+/// A shared slot on a DRA node: one ResourceClaim whose pods each get at least their
+/// planned share (no more pods than `per-gpu`, or than the fraction allows) with the
+/// class's sharing mode (MPS: each client's thread percentage at least its share).
+fn dra_sharing(t: Target, class: &str, node: &str, g: &Gpu, d: &DraUse, sink: &mut Sink) {
+    let Gpu::Slot {
+        milli,
+        per_gpu,
+        mode,
+    } = g
+    else {
+        return;
+    };
+    let Some((claim, sharing, pods)) = &d.shared else {
+        return;
+    };
+    let at = format!("ResourceClaim/{claim}");
+    let mut fail = |m: String| sink.push(t, Invariant::Sharing, (&at, ""), m);
+    let share = g.slot_milli().unwrap_or(1000);
+    if milli.is_some_and(|m| *pods as u64 * m as u64 > 1000) || per_gpu.is_some_and(|p| *pods > p) {
+        fail(format!(
+            "{pods} pods of `{class}` on {node} share one GPU through {claim}, more than the plan's {}% each allows",
+            share as f64 / 10.0
+        ));
+    }
+    let has = match sharing {
+        None => None,
+        Some(ClaimSharing::TimeSlicing) => Some(Isolation::TimeSlice),
+        Some(ClaimSharing::Mps { .. }) => Some(Isolation::Mps),
+    };
+    if let Some(m) = mode.filter(|m| Some(*m) != has) {
+        fail(format!(
+            "{claim} shares its GPU by {}; `{class}` asks for {}",
+            has.map_or("the driver's default (no sharing config)", mode_name),
+            mode_name(m)
+        ));
+    }
+    if let Some(ClaimSharing::Mps {
+        threads: Some(threads),
+        ..
+    }) = sharing
+    {
+        if *threads < share / 10 {
+            fail(format!(
+                "{claim} caps each MPS client at {threads}% of the SMs, below the {}% `{class}` is planned with",
+                share as f64 / 10.0
+            ));
+        }
     }
 }

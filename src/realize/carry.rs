@@ -4,6 +4,7 @@
 //! tolerated; exactly the planned GPU resource and amount, the class's CPU and
 //! memory), then the gang's topology (Kueue required level, Volcano hard tier).
 
+use super::dra::Dra;
 use super::kube::World;
 use super::kueue::Kueue;
 use super::matching::{self, Reason};
@@ -14,7 +15,7 @@ use super::quantity;
 use super::units::{self, Gpu, Unit};
 use super::volcano::Volcano;
 use super::{Invariant, Target};
-use crate::model::Workload;
+use crate::model::{Cluster, Workload};
 use std::collections::BTreeMap;
 
 /// Node labels of the fabric tiers: a selection that fails on one is a topology pin.
@@ -27,9 +28,21 @@ pub const TIER_KEYS: [&str; 4] = [
 
 pub struct Scope<'a> {
     pub t: Target,
+    pub c: &'a Cluster,
     pub world: &'a World,
     pub kueue: &'a Kueue,
     pub volcano: &'a Volcano,
+    pub dra: &'a Dra,
+    pub kai: &'a super::kai::Kai,
+}
+
+/// The extended resources a pod must ask under target `t`: KAI's shared pods ask none
+/// (their share is an annotation, see [`super::kai`]).
+pub fn expected_for(t: Target, g: &Gpu) -> BTreeMap<String, i128> {
+    match (t, g) {
+        (Target::Kai, Gpu::Slot { .. }) => BTreeMap::new(),
+        _ => expected(g),
+    }
 }
 
 /// The extended resources a pod must ask for what the plan gives it.
@@ -62,7 +75,8 @@ fn carried(score: u8, text: String) -> Reason {
 pub fn carry(s: &Scope, o: &Object, u: &Unit, w: &Workload) -> Result<(), Reason> {
     shape(s, o, u)?;
     pods(s, o, u, w)?;
-    topology(s, o, u)
+    topology(s, o, u)?;
+    imex(s, o, u)
 }
 
 fn shape(s: &Scope, o: &Object, u: &Unit) -> Result<(), Reason> {
@@ -110,6 +124,11 @@ fn shape(s: &Scope, o: &Object, u: &Unit) -> Result<(), Reason> {
             0,
             "is not scheduled by Volcano (schedulerName)".into(),
         )),
+        Target::Kai if scheduler != Some(super::kai::SCHEDULER) => Err(carried(
+            0,
+            "is not scheduled by KAI (schedulerName kai-scheduler)".into(),
+        )),
+        Target::Kai => Ok(()),
         Target::K8s | Target::Kueue if !default => Err(carried(
             0,
             format!(
@@ -186,8 +205,127 @@ fn fits(s: &Scope, o: &Object, tpl: &Pod, p: &units::Pod, w: &Workload) -> Resul
             format!("does not tolerate taint {t} of {}", node.name),
         ));
     }
+    if let Some(devices) = &node.devices {
+        return dra_resources(s, o, tpl, p, w, devices)
+            .map_err(|e| carried(4, format!("{e} (on {})", node.name)));
+    }
+    if s.t == Target::Kai {
+        let rest = if matches!(p.gpu, Gpu::Slot { .. }) {
+            host_resources(tpl, w)
+        } else {
+            resources(tpl, &p.gpu, w)
+        };
+        super::kai::resources(tpl, &p.gpu, w, s.c, &node.name)
+            .and(rest)
+            .map_err(|e| carried(4, format!("{e} (on {})", node.name)))?;
+        return Ok(());
+    }
     resources(tpl, &p.gpu, w).map_err(|e| carried(4, format!("{e} (on {})", node.name)))?;
     above_one(tpl, node).map_err(|e| Reason::new(Invariant::Sharing, 4, e))
+}
+
+/// The devices a planned pod takes on a DRA node: `dra:<model>` (whole GPUs; a shared
+/// GPU is its claim's one device), `dra:<model>:<profile>` (a MIG device), of the model
+/// of the GPUs the plan gives it.
+pub fn expected_dra(c: &Cluster, p: &units::Pod) -> BTreeMap<String, i128> {
+    let model = c
+        .node_index
+        .get(&p.node)
+        .zip(p.gpus.first())
+        .and_then(|(&ni, &g)| c.gpu_model_name(ni, g))
+        .unwrap_or("?");
+    match &p.gpu {
+        Gpu::None => BTreeMap::new(),
+        Gpu::Whole(n) => [(format!("dra:{model}"), *n as i128 * 1000)].into(),
+        Gpu::Mig(profile) => [(format!("dra:{model}:{profile}"), 1000)].into(),
+        Gpu::Slot { .. } => [(format!("dra:{model}"), 1000)].into(),
+    }
+}
+
+/// On a DRA node: no extended GPU resource (nothing advertises it there), claims that
+/// take exactly the planned devices (shared through one ResourceClaim exactly where
+/// the plan shares a GPU), and the class's CPU and memory.
+fn dra_resources(
+    s: &Scope,
+    o: &Object,
+    tpl: &Pod,
+    p: &units::Pod,
+    w: &Workload,
+    devices: &super::dra::NodeDevices,
+) -> Result<(), String> {
+    if let Some(k) = tpl.requests.keys().find(|k| k.starts_with("nvidia.com/")) {
+        return Err(format!(
+            "asks {k}, which a DRA node does not advertise (its device plugin is off)"
+        ));
+    }
+    let claimed = s.dra.claimed(s.c, &o.namespace, tpl, devices)?;
+    let want = expected_dra(s.c, p);
+    if claimed.devices != want {
+        return Err(format!(
+            "claims {} where the plan gives {}",
+            show(&claimed.devices),
+            show(&want)
+        ));
+    }
+    match (&p.gpu, &claimed.shared) {
+        (Gpu::Slot { .. }, None) => {
+            return Err("claims a GPU of its own for every pod (a ResourceClaimTemplate) where the plan shares one GPU between replicas".into());
+        }
+        (Gpu::Whole(_) | Gpu::Mig(_), Some((claim, _))) if o.capacity * o.unit_pods() > 1 => {
+            return Err(format!(
+                "its {} pods all share ResourceClaim {claim}, where the plan gives each devices of its own",
+                o.capacity * o.unit_pods()
+            ));
+        }
+        _ => {}
+    }
+    host_resources(tpl, w)
+}
+
+/// A gang on several DRA nodes of one multi-node NVLink domain references the channel
+/// claim of a ComputeDomain sized for it (`numNodes` its pods, or 0: not waited for),
+/// one ComputeDomain per gang.
+fn imex(s: &Scope, o: &Object, u: &Unit) -> Result<(), Reason> {
+    let nodes = u.nodes();
+    let dra = nodes.iter().all(|n| {
+        s.world
+            .nodes
+            .map
+            .get(*n)
+            .is_some_and(|x| x.devices.is_some())
+    });
+    let Some(domain) = super::dra::nvlink_domain(s.c, &nodes).filter(|_| dra) else {
+        return Ok(());
+    };
+    let fail = |text: String| Err(Reason::new(Invariant::Imex, 5, text));
+    let (Some((tpl, _)), Some(devices)) = (
+        o.pods.first(),
+        s.world
+            .nodes
+            .map
+            .get(nodes[0])
+            .and_then(|n| n.devices.as_ref()),
+    ) else {
+        return Ok(());
+    };
+    let Ok(claimed) = s.dra.claimed(s.c, &o.namespace, tpl, devices) else {
+        return Ok(());
+    };
+    let pods = nodes.len() as u64;
+    match claimed.channel {
+        None => fail(format!(
+            "runs the plan's {} on {pods} nodes of multi-node NVLink domain {domain} without an IMEX channel (no ComputeDomain channel claim): its traffic between nodes falls back to the network",
+            u.what
+        )),
+        Some((cd, n)) if n != 0 && n != pods => fail(format!(
+            "uses {cd}, whose numNodes {n} is not the gang's {pods} nodes"
+        )),
+        Some((cd, _)) if o.capacity > 1 => fail(format!(
+            "submits {} gangs that would all join {cd}: one ComputeDomain per gang",
+            o.capacity
+        )),
+        Some(_) => Ok(()),
+    }
 }
 
 /// A shared resource asked above 1 where the device plugin refuses it (MPS, or
@@ -229,6 +367,11 @@ pub fn resources(tpl: &Pod, g: &Gpu, w: &Workload) -> Result<(), String> {
             show(&want)
         ));
     }
+    host_resources(tpl, w)
+}
+
+/// The class's declared CPU and memory, exactly.
+fn host_resources(tpl: &Pod, w: &Workload) -> Result<(), String> {
     let (cpu, mem) = units::host_needs(w);
     for (r, need) in [("cpu", cpu as i128), ("memory", mem as i128 * 1000)] {
         let asked = tpl.requests.get(r).copied().unwrap_or(0);
@@ -258,6 +401,9 @@ fn topology(s: &Scope, o: &Object, u: &Unit) -> Result<(), Reason> {
     }
     if s.t == Target::Kueue {
         return kueue_topology(s, o, u);
+    }
+    if s.t == Target::Kai {
+        return super::kai::topology(s.kai, s.world, &o.kai_topology, &nodes);
     }
     Ok(())
 }

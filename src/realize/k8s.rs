@@ -6,7 +6,7 @@ use super::carry::{self, Scope};
 use super::matching;
 use super::objects::{self, Object};
 use super::units::Unit;
-use super::usage::{Carried, PodUse, Use};
+use super::usage::{Carried, DraUse, PodUse, Use};
 use super::{Checked, Invariant, Sink, Target};
 use crate::model::{Cluster, Workload};
 use std::collections::BTreeMap;
@@ -40,6 +40,9 @@ pub fn check_target(
         match_class(s, w, list, (&objs, &objects), sink, &mut uses);
     }
     super::capacity::check_kube(t, s.world, &uses, sink);
+    if t == Target::Kai {
+        super::kai::capacity(s.world, c, &uses, sink);
+    }
     (summary, Carried { objects, uses })
 }
 
@@ -115,11 +118,11 @@ fn match_class(
     for (u, a) in m.assigned.iter().enumerate() {
         let object = a.map(|k| objs[k]).or(objs.first().copied());
         uses.push(demand(
+            s,
             w,
             &units[u],
             object.map(|i| &objects[i]),
-            a.is_some(),
-            object,
+            (a.is_some(), object),
         ));
     }
     if objs.is_empty() {
@@ -191,13 +194,29 @@ fn report_unmatched(
 }
 
 /// What a unit's pods ask: the carrying object's template, or the plan's amounts.
-fn demand(w: &Workload, u: &Unit, o: Option<&Object>, matched: bool, object: Option<usize>) -> Use {
+fn demand(
+    s: &Scope,
+    w: &Workload,
+    u: &Unit,
+    o: Option<&Object>,
+    (matched, object): (bool, Option<usize>),
+) -> Use {
     let tpl = o.and_then(|o| o.pods.first()).map(|(p, _)| p);
     let pods = u
         .pods
         .iter()
         .map(|p| {
-            let mut requests = carry::expected(&p.gpu);
+            let devices = s
+                .world
+                .nodes
+                .map
+                .get(&p.node)
+                .and_then(|n| n.devices.as_ref());
+            let dra = devices.map(|d| dra_use(s, o.filter(|_| matched), p, d));
+            let mut requests = match &dra {
+                Some((r, _)) => r.clone(),
+                None => carry::expected_for(s.t, &p.gpu),
+            };
             let (cpu, mem) = super::units::host_needs(w);
             for (r, need) in [("cpu", cpu as i128), ("memory", mem as i128 * 1000)] {
                 let asked = tpl
@@ -213,7 +232,9 @@ fn demand(w: &Workload, u: &Unit, o: Option<&Object>, matched: bool, object: Opt
                 requests,
                 unrequested: tpl.map(|t| t.unrequested.clone()).unwrap_or_default(),
                 tpl: tpl.cloned(),
+                gpus: p.gpus.clone(),
                 gpu: p.gpu.clone(),
+                dra: dra.map(|(_, d)| d),
             }
         })
         .collect();
@@ -223,4 +244,46 @@ fn demand(w: &Workload, u: &Unit, o: Option<&Object>, matched: bool, object: Opt
         object,
         pods,
     }
+}
+
+/// On a DRA node: the devices a planned pod takes (the plan's, a shared claim's one
+/// device split over the pods of the object that reference it) and what its carrying
+/// object's claims count per DeviceClass.
+fn dra_use(
+    s: &Scope,
+    o: Option<&Object>,
+    p: &super::units::Pod,
+    devices: &super::dra::NodeDevices,
+) -> (BTreeMap<String, i128>, DraUse) {
+    let mut requests = carry::expected_dra(s.c, p);
+    let claimed = o.and_then(|o| {
+        let (tpl, _) = o.pods.first()?;
+        s.dra
+            .claimed(s.c, &o.namespace, tpl, devices)
+            .ok()
+            .map(|c| (o, c))
+    });
+    let Some((o, claimed)) = claimed else {
+        // Not carried: a shared replica takes its planned share of the GPU.
+        if let Some(m) = p.gpu.slot_milli() {
+            requests.values_mut().for_each(|v| *v = m as i128);
+        }
+        return (requests, DraUse::default());
+    };
+    let mut out = DraUse {
+        classes: claimed
+            .classes
+            .iter()
+            .map(|(k, v)| (k.clone(), v * 1000))
+            .collect(),
+        shared: None,
+    };
+    if let Some((claim, sharing)) = claimed.shared {
+        let pods = (o.capacity * o.unit_pods()).max(1);
+        for v in requests.values_mut().chain(out.classes.values_mut()) {
+            *v /= pods as i128;
+        }
+        out.shared = Some((claim, sharing, pods));
+    }
+    (requests, out)
 }

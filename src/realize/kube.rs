@@ -1,5 +1,5 @@
 //! The Kubernetes side of a rendered folder, read once: every object of `k8s/`,
-//! `kueue/` and `volcano/` (all YAML files of each folder, classified by apiVersion and
+//! `kueue/`, `volcano/` and `kai/` (all YAML files of each folder, classified by apiVersion and
 //! kind, not by path), and the GPU nodes as the pods see them ([`nodes`](super::nodes)).
 
 use super::nodes::{self, Nodes};
@@ -19,7 +19,7 @@ pub struct World {
 impl World {
     pub fn read(files: &BTreeMap<String, String>, c: &Cluster, sink: &mut Sink) -> World {
         let mut docs = BTreeMap::new();
-        for t in [Target::K8s, Target::Kueue, Target::Volcano] {
+        for t in [Target::K8s, Target::Kueue, Target::Volcano, Target::Kai] {
             let folder = t.folder();
             let mut list = Vec::new();
             let yamls = files

@@ -42,21 +42,48 @@ pub struct ClusterQueue {
     pub groups: Vec<Group>,
 }
 
+/// A Cohort object: its parent cohort and its own quota (a pool on top of its
+/// ClusterQueues' and child cohorts').
+#[derive(Default)]
+pub struct Cohort {
+    pub id: String,
+    pub file: String,
+    pub parent: Option<String>,
+    pub groups: Vec<Group>,
+}
+
 #[derive(Default)]
 pub struct Kueue {
     pub flavors: BTreeMap<String, Flavor>,
     pub queues: BTreeMap<String, ClusterQueue>,
-    /// Cohort objects: their own quota (a shared pool on top of their ClusterQueues').
-    pub cohorts: BTreeMap<String, Vec<Group>>,
+    /// Cohort objects by name.
+    pub cohorts: BTreeMap<String, Cohort>,
     /// (namespace, name) -> ClusterQueue.
     pub local: BTreeMap<(String, String), String>,
     pub topologies: BTreeMap<String, Vec<String>>,
     pub priorities: BTreeSet<String>,
+    /// DRA: DeviceClass -> the resource Kueue charges its devices to (Kueue's own
+    /// Configuration, `resources.deviceClassMappings`).
+    pub device_classes: BTreeMap<String, String>,
 }
 
 pub fn read(world: &World, sink: &mut Sink) -> Kueue {
     let t = Target::Kueue;
     let mut k = Kueue::default();
+    for d in world.all(t, "config.kueue.x-k8s.io", "Configuration") {
+        for m in seq_at(&d.value, &["resources", "deviceClassMappings"]) {
+            let Some(name) = str_at(m, &["name"]) else {
+                fail::<()>(sink, d, "a deviceClassMapping has no name".into());
+                continue;
+            };
+            for c in seq_at(m, &["deviceClassNames"])
+                .iter()
+                .filter_map(|c| c.as_str())
+            {
+                k.device_classes.insert(c.to_string(), name.to_string());
+            }
+        }
+    }
     for d in world.all(t, GROUP, "ResourceFlavor") {
         let labels = yaml::string_map(&d.value, &["spec", "nodeLabels"]);
         let labels = labels.unwrap_or_else(|e| fail(sink, d, e));
@@ -81,8 +108,15 @@ pub fn read(world: &World, sink: &mut Sink) -> Kueue {
     }
     for d in world.all(t, GROUP, "Cohort") {
         match groups(&d.value) {
-            Ok(g) => {
-                k.cohorts.insert(d.name.clone(), g);
+            Ok(groups) => {
+                let parent = str_at(&d.value, &["spec", "parentName"]).map(String::from);
+                let cohort = Cohort {
+                    id: d.id(),
+                    file: d.file.clone(),
+                    parent,
+                    groups,
+                };
+                k.cohorts.insert(d.name.clone(), cohort);
             }
             Err(e) => fail(sink, d, e),
         }

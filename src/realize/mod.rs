@@ -13,8 +13,11 @@
 
 mod capacity;
 mod carry;
+mod cohorts;
+mod dra;
 mod hostlist;
 mod k8s;
+mod kai;
 mod kube;
 mod kueue;
 mod matching;
@@ -48,15 +51,17 @@ pub enum Target {
     K8s,
     Kueue,
     Volcano,
+    Kai,
     Slurm,
     Mig,
 }
 
 impl Target {
-    pub const ALL: [Target; 5] = [
+    pub const ALL: [Target; 6] = [
         Target::K8s,
         Target::Kueue,
         Target::Volcano,
+        Target::Kai,
         Target::Slurm,
         Target::Mig,
     ];
@@ -66,6 +71,7 @@ impl Target {
             Target::K8s => "k8s",
             Target::Kueue => "kueue",
             Target::Volcano => "volcano",
+            Target::Kai => "kai",
             Target::Slurm => "slurm",
             Target::Mig => "mig",
         }
@@ -106,6 +112,10 @@ pub enum Invariant {
     Quota,
     /// Gangs that must stay in one domain have all their nodes in one.
     Topology,
+    /// A gang on several nodes of one multi-node NVLink domain has an IMEX channel: on
+    /// DRA nodes a ComputeDomain's channel claim (numNodes its pods), under Slurm
+    /// `switch/nvidia_imex` where the declared Slurm has it.
+    Imex,
     /// Names resolve: priority classes, queues, flavors, accounts, QOS, partitions.
     Reference,
     /// A file cannot be read as its scheduler reads it.
@@ -123,6 +133,7 @@ impl Invariant {
             Invariant::Mig => "mig",
             Invariant::Quota => "quota",
             Invariant::Topology => "topology",
+            Invariant::Imex => "imex",
             Invariant::Reference => "reference",
             Invariant::Parse => "parse",
         }
@@ -199,7 +210,7 @@ pub fn check(files: &BTreeMap<String, String>, c: &Cluster, plan: &Placement) ->
     let units = units::of(c, plan);
     let mut checked = BTreeMap::new();
     let present = |t: Target| files.keys().any(|p| p.starts_with(&t.folder()));
-    let kube_targets: Vec<Target> = [Target::K8s, Target::Kueue, Target::Volcano]
+    let kube_targets: Vec<Target> = [Target::K8s, Target::Kueue, Target::Volcano, Target::Kai]
         .into_iter()
         .filter(|t| present(*t))
         .collect();
@@ -207,20 +218,25 @@ pub fn check(files: &BTreeMap<String, String>, c: &Cluster, plan: &Placement) ->
         let world = kube::World::read(files, c, &mut sink);
         let kq = kueue::read(&world, &mut sink);
         let vc = volcano::read(&world, &mut sink);
+        let claims = dra::Dra::read(&world, &mut sink);
+        let ka = kai::read(&world, &mut sink);
         let mut carried = Vec::new();
         for t in &kube_targets {
             let scope = carry::Scope {
                 t: *t,
+                c,
                 world: &world,
                 kueue: &kq,
                 volcano: &vc,
+                dra: &claims,
+                kai: &ka,
             };
             let (summary, k) = k8s::check_target(&scope, c, &units, &mut sink);
-            refs::check(*t, &world, (&kq, &vc), &k.objects, &mut sink);
+            refs::check(*t, &world, (&kq, &vc, &ka), &k.objects, &mut sink);
             checked.insert(*t, summary);
             carried.push((*t, k));
         }
-        quotas::check(&world, &kq, &vc, c, &carried, &mut sink);
+        quotas::check(&world, (&kq, &vc, &ka), c, &carried, &mut sink);
         if present(Target::K8s) {
             mig::check_kube(&world, plan, &mut sink);
         }
@@ -250,7 +266,8 @@ pub fn check(files: &BTreeMap<String, String>, c: &Cluster, plan: &Placement) ->
 pub(crate) fn owns(c: &Cluster, t: Target, w: &crate::model::Workload) -> bool {
     use crate::model::Authority;
     if !c.authorities_declared() {
-        return t != Target::Mig;
+        // KAI renders only where it is declared (render::facts::Facts::scoped).
+        return !matches!(t, Target::Mig | Target::Kai);
     }
     let a = c.authority_of(w);
     matches!(
@@ -258,6 +275,7 @@ pub(crate) fn owns(c: &Cluster, t: Target, w: &crate::model::Workload) -> bool {
         (Target::K8s, Some(Authority::Kubernetes))
             | (Target::Kueue, Some(Authority::Kueue))
             | (Target::Volcano, Some(Authority::Volcano))
+            | (Target::Kai, Some(Authority::Kai))
             | (Target::Slurm, Some(Authority::Slurm))
     )
 }

@@ -26,6 +26,9 @@ pub struct Node {
     pub mig_config: String,
     /// Per usable GPU; `None` when the selected MIG config does not exist.
     pub mig: Option<BTreeMap<u32, Layout>>,
+    /// The devices NVIDIA's DRA driver publishes, on a node the cluster hands out
+    /// through DRA (`None`: a device-plugin node).
+    pub devices: Option<super::dra::NodeDevices>,
 }
 
 pub struct Nodes {
@@ -83,8 +86,10 @@ pub fn build(
             plugin: String::new(),
             mig_config: String::new(),
             mig: None,
+            devices: None,
         };
         advertise(&mut node, &gpus, &configs, t, sink);
+        dra_devices(&mut node, c, i, t, sink);
         if let Some(cpu) = c.node_cpu_milli(i) {
             node.advertised.insert("cpu".into(), cpu as i128);
         }
@@ -138,6 +143,43 @@ fn advertise(node: &mut Node, gpus: &[u32], k: &Configs, t: Target, sink: &mut S
         .unwrap_or_else(|| gpus.iter().map(|g| (*g, None)).collect());
     node.advertised = plugin::advertise(&cfg, &gpus);
     node.sharing = cfg.sharing;
+}
+
+/// The GPU Operator's label that keeps the device plugin off a node.
+const DEPLOY_PLUGIN: &str = "nvidia.com/gpu.deploy.device-plugin";
+
+/// A node without the device plugin (`nvidia.com/gpu.deploy.device-plugin=false`)
+/// advertises no extended GPU resource; a DRA node offers its GPUs as the DRA driver
+/// publishes them, and must run no device plugin (both would hand out the same GPUs).
+fn dra_devices(node: &mut Node, c: &Cluster, i: usize, t: Target, sink: &mut Sink) {
+    let plugin_off = node.labels.get(DEPLOY_PLUGIN).map(String::as_str) == Some("false");
+    if plugin_off {
+        node.advertised.retain(|k, _| !k.starts_with("nvidia.com/"));
+        node.sharing = None;
+    }
+    if c.node_allocation(i) != crate::model::Allocation::Dra {
+        return;
+    }
+    if !plugin_off {
+        let msg = format!(
+            "{} hands out GPUs through DRA but runs the device plugin too (no {DEPLOY_PLUGIN}=false label): both would give out the same GPUs",
+            node.name
+        );
+        sink.push(
+            t,
+            Invariant::Capacity,
+            (&format!("Node/{}", node.name), "k8s/nodes.yaml"),
+            msg,
+        );
+    }
+    let models: BTreeMap<u32, String> = c.nodes[i]
+        .usable_gpus()
+        .filter_map(|g| Some((g.index, g.model.clone()?)))
+        .collect();
+    let mig = node.mig.clone().unwrap_or_default();
+    let devices = super::dra::NodeDevices::of(&node.name, &models, &mig);
+    node.advertised.extend(devices.advertised());
+    node.devices = Some(devices);
 }
 
 /// The mig-parted and device-plugin configs: the GPU Operator ConfigMaps of `k8s/`,

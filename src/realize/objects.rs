@@ -14,6 +14,8 @@ pub enum Kind {
     Deployment,
     Job,
     VolcanoJob,
+    /// A KAI PodGroup (`scheduling.run.ai/v2alpha2`) with the pods that name it.
+    KaiGang,
 }
 
 #[derive(Clone, Debug)]
@@ -38,6 +40,11 @@ pub struct Object {
     pub min_available: Option<u64>,
     pub network: Option<(String, Option<u64>)>,
     pub scheduler: Option<String>,
+    /// KAI: the PodGroup's `topologyConstraint` (Topology, required level).
+    pub kai_topology: Option<(String, Option<String>)>,
+    /// KAI: `preemptible` (PodGroup `preemptibility`, or the Deployment's
+    /// `kai.scheduler/preemptibility` label).
+    pub preemptible: Option<bool>,
 }
 
 impl Object {
@@ -62,6 +69,12 @@ pub fn read(t: Target, docs: &[Doc], sink: &mut Sink) -> Vec<Object> {
             Kind::Job
         } else if d.is("batch.volcano.sh", "Job") {
             Kind::VolcanoJob
+        } else if d.is("scheduling.run.ai", "PodGroup") {
+            match kai_gang(d, docs) {
+                Ok(o) => out.push(o),
+                Err(e) => sink.push(t, Invariant::Parse, (&d.id(), &d.file), e),
+            }
+            continue;
         } else {
             continue;
         };
@@ -102,6 +115,8 @@ fn object(d: &Doc, kind: Kind) -> Result<Object, String> {
         min_available: None,
         network: None,
         scheduler: str_at(v, &["spec", "schedulerName"]).map(String::from),
+        kai_topology: None,
+        preemptible: None,
     };
     match kind {
         Kind::Deployment => {
@@ -118,7 +133,16 @@ fn object(d: &Doc, kind: Kind) -> Result<Object, String> {
             ));
         }
         Kind::VolcanoJob => volcano(v, &mut o)?,
+        Kind::KaiGang => {}
     }
+    // KAI: the queue and preemptibility labels of the top owner.
+    if o.queue.is_none() {
+        o.queue = o.labels.get("kai.scheduler/queue").cloned();
+    }
+    o.preemptible = o
+        .labels
+        .get("kai.scheduler/preemptibility")
+        .map(|p| p == "preemptible");
     if o.queue.is_none() {
         o.queue = o.pods.iter().find_map(|(p, _)| {
             p.annotations
@@ -127,6 +151,49 @@ fn object(d: &Doc, kind: Kind) -> Result<Object, String> {
         });
     }
     Ok(o)
+}
+
+/// A KAI PodGroup and the pods of its namespace that name it (`pod-group-name`): one
+/// gang of `minMember` pods.
+fn kai_gang(d: &Doc, docs: &[Doc]) -> Result<Object, String> {
+    let v = &d.value;
+    let mut pods = Vec::new();
+    for p in docs
+        .iter()
+        .filter(|p| p.is("", "Pod") && p.namespace == d.namespace)
+    {
+        let names = yaml::string_map(&p.value, &["metadata", "annotations"])?;
+        if names.get(super::kai::POD_GROUP) == Some(&d.name) {
+            let mut pod = pods::parse(&p.value)?;
+            pod.scheduler = str_at(&p.value, &["spec", "schedulerName"]).map(String::from);
+            pods.push((pod, 1));
+        }
+    }
+    let topology = at(v, &["spec", "topologyConstraint"]).and_then(|t| {
+        let name = str_at(t, &["topology"])?.to_string();
+        Some((
+            name,
+            str_at(t, &["requiredTopologyLevel"]).map(String::from),
+        ))
+    });
+    Ok(Object {
+        id: d.id(),
+        file: d.file.clone(),
+        name: d.name.clone(),
+        namespace: d.namespace.clone(),
+        kind: Kind::KaiGang,
+        labels: yaml::string_map(v, &["metadata", "labels"])?,
+        capacity: 1,
+        gang: true,
+        scheduler: pods.first().and_then(|(p, _)| p.scheduler.clone()),
+        pods,
+        suspended: false,
+        queue: str_at(v, &["spec", "queue"]).map(String::from),
+        min_available: yaml::uint_at(v, &["spec", "minMember"])?,
+        network: None,
+        kai_topology: topology,
+        preemptible: str_at(v, &["spec", "preemptibility"]).map(|p| p == "preemptible"),
+    })
 }
 
 fn template(v: &serde_yaml::Value, path: &[&str]) -> Result<Pod, String> {

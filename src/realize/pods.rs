@@ -70,6 +70,17 @@ pub struct Pod {
     pub unrequested: BTreeSet<String>,
     pub priority_class: Option<String>,
     pub scheduler: Option<String>,
+    /// DRA: `spec.resourceClaims` that some container uses (`resources.claims`).
+    pub claims: Vec<PodClaim>,
+}
+
+/// One entry of a pod's `spec.resourceClaims`: a template (each pod gets a claim of its
+/// own) or a named claim (every pod naming it shares it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodClaim {
+    pub name: String,
+    pub template: Option<String>,
+    pub claim: Option<String>,
 }
 
 /// Why a node is not selected: the label key that fails, and how.
@@ -108,10 +119,48 @@ pub fn parse(t: &Value) -> Result<Pod, String> {
     if containers.is_empty() {
         return Err("the pod template has no containers".into());
     }
+    let mut used = std::collections::BTreeSet::new();
     for c in containers {
         container(c, &mut p)?;
+        for r in seq_at(c, &["resources", "claims"]) {
+            used.insert(str_at(r, &["name"]).unwrap_or_default().to_string());
+        }
     }
+    p.claims = claims(spec, &used)?;
     Ok(p)
+}
+
+/// The pod's resource claims that a container uses (kubelet gives a container only the
+/// devices of the claims it names); a name a container uses that the pod does not
+/// declare is refused by the API server.
+fn claims(
+    spec: &Value,
+    used: &std::collections::BTreeSet<String>,
+) -> Result<Vec<PodClaim>, String> {
+    let mut out = Vec::new();
+    for c in seq_at(spec, &["resourceClaims"]) {
+        let name = str_at(c, &["name"]).ok_or("a resource claim has no name")?;
+        let template = str_at(c, &["resourceClaimTemplateName"]).map(String::from);
+        let claim = str_at(c, &["resourceClaimName"]).map(String::from);
+        if template.is_some() == claim.is_some() {
+            return Err(format!(
+                "resource claim `{name}` needs exactly one of resourceClaimName and resourceClaimTemplateName"
+            ));
+        }
+        if used.contains(name) {
+            out.push(PodClaim {
+                name: name.to_string(),
+                template,
+                claim,
+            });
+        }
+    }
+    if let Some(u) = used.iter().find(|u| !out.iter().any(|c| &c.name == *u)) {
+        return Err(format!(
+            "a container uses resource claim `{u}`, which the pod does not declare"
+        ));
+    }
+    Ok(out)
 }
 
 fn container(c: &Value, p: &mut Pod) -> Result<(), String> {

@@ -1,8 +1,9 @@
 //! Quotas admit what the plan gives each team: ResourceQuotas (the API server counts
 //! every pod of a namespace, whatever scheduler placed it; a quota on `cpu`/`memory`
 //! refuses pods that do not request them), Kueue ClusterQueues (per flavor and
-//! resource: usage <= nominal + borrowingLimit; per cohort: usage <= the sum of
-//! nominal; every requested resource covered) and Volcano Queues (`capability`,
+//! resource: usage <= nominal + borrowingLimit; per cohort of the cohort tree: its
+//! subtree's usage <= its subtree's nominal + its borrowingLimit, see
+//! [`super::cohorts`]; every requested resource covered) and Volcano Queues (`capability`,
 //! parents counting their children). The amounts are the planned units' (what the
 //! carrying object asks, else what the plan gives), all running at once.
 
@@ -30,8 +31,7 @@ fn who(classes: &BTreeSet<String>) -> String {
 
 pub fn check(
     world: &World,
-    kueue: &Kueue,
-    volcano: &Volcano,
+    (kueue, volcano, kai): (&Kueue, &Volcano, &super::kai::Kai),
     c: &Cluster,
     carried: &[(Target, Carried)],
     sink: &mut Sink,
@@ -54,6 +54,7 @@ pub fn check(
     for (t, k) in carried {
         match t {
             Target::Kueue => cluster_queues(world, kueue, k, sink),
+            Target::Kai => kai_queues(kai, c, k, sink),
             Target::Volcano => {
                 volcano_queues(volcano, k, sink);
                 volcano_hierarchy(volcano, sink);
@@ -76,6 +77,11 @@ fn resource_quotas(world: &World, uses: &[(&Use, &[Object])], sink: &mut Sink) {
         for p in &u.pods {
             for (r, v) in &p.requests {
                 add(per_ns.entry(ns.clone()).or_default(), r, *v, &u.class);
+            }
+            // DRA: the API server counts each claim's devices per DeviceClass.
+            for (class, v) in p.dra.iter().flat_map(|d| &d.classes) {
+                let key = format!("{class}.deviceclass.resource.k8s.io/devices");
+                add(per_ns.entry(ns.clone()).or_default(), &key, *v, &u.class);
             }
             for r in &p.unrequested {
                 bare.entry((ns.clone(), r.clone()))
@@ -145,7 +151,30 @@ fn kueue_usage(
             let (Some(node), Some(tpl)) = (world.nodes.map.get(&p.node), &p.tpl) else {
                 continue;
             };
-            for (r, v) in &p.requests {
+            // On a DRA node Kueue charges a claim's devices to the resource its
+            // Configuration maps their DeviceClass to (an unmapped class is not counted).
+            let mut charged: Vec<(String, i128)> = Vec::new();
+            match &p.dra {
+                None => charged.extend(p.requests.iter().map(|(r, v)| (r.clone(), *v))),
+                Some(d) => {
+                    let host = p.requests.iter().filter(|(r, _)| !r.starts_with("dra:"));
+                    charged.extend(host.map(|(r, v)| (r.clone(), *v)));
+                    for (class, v) in &d.classes {
+                        match kueue.device_classes.get(class) {
+                            Some(r) => charged.push((r.clone(), *v)),
+                            None => {
+                                let msg = format!(
+                                    "pods of `{}` claim DeviceClass {class}, which no deviceClassMappings of Kueue's Configuration maps: Kueue does not count them",
+                                    u.class
+                                );
+                                sink.push(Target::Kueue, Invariant::Quota, (&q.id, &q.file), msg);
+                            }
+                        }
+                    }
+                }
+            }
+            for (r, v) in &charged {
+                let r = r.as_str();
                 match kueue.flavor(q, r, node, tpl) {
                     Ok(f) => add(
                         usage.entry((cq.to_string(), f.to_string())).or_default(),
@@ -170,8 +199,6 @@ fn kueue_usage(
 
 fn cluster_queues(world: &World, kueue: &Kueue, k: &Carried, sink: &mut Sink) {
     let usage = kueue_usage(world, kueue, k, sink);
-    // (cohort, flavor, resource) -> usage and classes.
-    let mut cohorts: BTreeMap<(String, String, String), (i128, BTreeSet<String>)> = BTreeMap::new();
     for ((cq, flavor), sums) in &usage {
         let q = &kueue.queues[cq];
         let quota = q
@@ -202,60 +229,36 @@ fn cluster_queues(world: &World, kueue: &Kueue, k: &Carried, sink: &mut Sink) {
                 );
                 sink.push(Target::Kueue, Invariant::Quota, (&q.id, &q.file), msg);
             }
-            if let Some(cohort) = &q.cohort {
-                let e = cohorts
-                    .entry((cohort.clone(), flavor.clone(), r.clone()))
-                    .or_default();
-                e.0 += sum;
-                e.1.extend(classes.iter().cloned());
-            }
         }
     }
-    cohort_check(kueue, cohorts, sink);
+    super::cohorts::check(kueue, &usage, sink);
 }
 
-/// Per cohort, flavor and resource: the usage within the sum of the nominal quotas.
-fn cohort_check(
-    kueue: &Kueue,
-    cohorts: BTreeMap<(String, String, String), (i128, BTreeSet<String>)>,
-    sink: &mut Sink,
-) {
-    for ((cohort, flavor, r), (sum, classes)) in cohorts {
-        let nominal: i128 = kueue
-            .queues
-            .values()
-            .filter(|q| q.cohort.as_deref() == Some(cohort.as_str()))
-            .flat_map(|q| q.groups.iter().flat_map(|g| &g.flavors))
-            .filter(|f| f.name == flavor)
-            .filter_map(|f| f.resources.get(&r).map(|x| x.0))
+/// KAI: each unit's GPUs (whole ones and shares) in its object's queue.
+fn kai_queues(kai: &super::kai::Kai, c: &Cluster, k: &Carried, sink: &mut Sink) {
+    let mut used = Vec::new();
+    for u in &k.uses {
+        let Some(o) = u.object.map(|i| &k.objects[i]) else {
+            continue;
+        };
+        let Some(queue) = &o.queue else { continue };
+        let milli: i128 = u
+            .pods
+            .iter()
+            .map(|p| {
+                let whole = p.requests.get("nvidia.com/gpu").copied().unwrap_or(0);
+                let share = p
+                    .tpl
+                    .as_ref()
+                    .and_then(|t| super::kai::share(t, c, &p.node).ok().flatten())
+                    .unwrap_or(0);
+                whole + share as i128
+            })
             .sum();
-        // A Cohort object's own quota is a pool on top of its ClusterQueues'.
-        let own: i128 = kueue
-            .cohorts
-            .get(&cohort)
-            .into_iter()
-            .flatten()
-            .flat_map(|g| &g.flavors)
-            .filter(|f| f.name == flavor)
-            .filter_map(|f| f.resources.get(&r).map(|x| x.0))
-            .sum();
-        let nominal = nominal + own;
-        if sum > nominal {
-            let msg = format!(
-                "cohort {cohort}, flavor {flavor}: the planned pods ask {} {r} (classes {}); the cohort's nominal quotas (its ClusterQueues' and its own) add up to {}",
-                quantity::show(sum, &r),
-                who(&classes),
-                quantity::show(nominal, &r)
-            );
-            let at = format!("cohort/{cohort}");
-            sink.push(
-                Target::Kueue,
-                Invariant::Quota,
-                (&at, "kueue/clusterqueues.yaml"),
-                msg,
-            );
-        }
+        let preemptible = o.preemptible.unwrap_or(false);
+        used.push((queue.clone(), milli, preemptible, u.class.clone()));
     }
+    super::kai::queues(kai, &used, sink);
 }
 
 /// The hierarchy rules of Volcano's capacity plugin (reference volcano.md §2): a
@@ -318,6 +321,11 @@ fn volcano_queues(volcano: &Volcano, k: &Carried, sink: &mut Sink) {
             for p in &u.pods {
                 for (r, v) in &p.requests {
                     add(usage.entry(q.to_string()).or_default(), r, *v, &u.class);
+                }
+                // The capacity plugin counts DRA devices as `deviceclass/<class>`.
+                for (class, v) in p.dra.iter().flat_map(|d| &d.classes) {
+                    let key = format!("deviceclass/{class}");
+                    add(usage.entry(q.to_string()).or_default(), &key, *v, &u.class);
                 }
             }
         }

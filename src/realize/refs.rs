@@ -14,7 +14,7 @@ use super::{Invariant, Sink, Target};
 pub fn check(
     t: Target,
     world: &World,
-    (kueue, volcano): (&Kueue, &Volcano),
+    (kueue, volcano, kai): (&Kueue, &Volcano, &super::kai::Kai),
     objects: &[Object],
     sink: &mut Sink,
 ) {
@@ -30,12 +30,14 @@ pub fn check(
                 }
                 Some(_) => {}
             },
+            Target::Kai => super::kai::references(kai, o.queue.as_deref(), &mut fail),
             _ => {}
         }
     }
     match t {
         Target::Kueue => kueue_objects(kueue, sink),
         Target::Volcano => volcano_queues(volcano, sink),
+        Target::Kai => super::kai::queue_tree(kai, sink),
         _ => {}
     }
 }
@@ -88,6 +90,7 @@ fn kueue_object(world: &World, kueue: &Kueue, o: &Object, fail: &mut dyn FnMut(S
 }
 
 fn kueue_objects(kueue: &Kueue, sink: &mut Sink) {
+    super::cohorts::references(kueue, sink);
     for q in kueue.queues.values() {
         for f in q.groups.iter().flat_map(|g| &g.flavors) {
             if !kueue.flavors.contains_key(&f.name) {

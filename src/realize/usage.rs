@@ -12,8 +12,24 @@ pub struct PodUse {
     /// `cpu`/`memory` its template leaves unrequested.
     pub unrequested: BTreeSet<String>,
     pub tpl: Option<super::pods::Pod>,
+    /// The GPUs the plan gives it on its node.
+    pub gpus: Vec<u32>,
     /// What the plan gives it of a GPU.
     pub gpu: super::units::Gpu,
+    /// On a DRA node: what its claims take (`requests` then holds the node's device
+    /// keys, `dra:<model>[:<profile>]`, instead of extended resources).
+    pub dra: Option<DraUse>,
+}
+
+/// What one pod's resource claims take, for quotas and shares.
+#[derive(Clone, Debug, Default)]
+pub struct DraUse {
+    /// DeviceClass -> devices, in thousandths (a shared claim's device split over the
+    /// pods that share it).
+    pub classes: BTreeMap<String, i128>,
+    /// The shared ResourceClaim (`namespace/name`), its sharing and how many planned
+    /// pods of the object reference it.
+    pub shared: Option<(String, Option<super::dra::ClaimSharing>, u32)>,
 }
 
 /// One planned unit under a target: its class, the object that carries it (or the

@@ -59,8 +59,13 @@ pub fn objects(file: &str, text: &str) -> Result<Vec<Doc>, String> {
         let (Some(api_version), Some(kind)) = (field("apiVersion"), field("kind")) else {
             return Err(format!("document {} has no apiVersion and kind", i + 1));
         };
-        let Some(name) = str_at(&v, &["metadata", "name"]).map(str::to_string) else {
-            return Err(format!("document {} ({kind}) has no metadata.name", i + 1));
+        // A component configuration (Kueue's `config.kueue.x-k8s.io` Configuration) is
+        // a file a controller reads, not an API object: it has no name.
+        let config = group(&api_version).starts_with("config.");
+        let name = match str_at(&v, &["metadata", "name"]) {
+            Some(n) => n.to_string(),
+            None if config => String::new(),
+            None => return Err(format!("document {} ({kind}) has no metadata.name", i + 1)),
         };
         let namespace = str_at(&v, &["metadata", "namespace"])
             .unwrap_or("")

@@ -17,7 +17,8 @@ use std::fmt::Write;
 #[derive(Serialize)]
 struct Quota {
     team: String,
-    /// resource -> hard limit (requests.<resource>)
+    /// quota key (`requests.<resource>`, `<class>.deviceclass.resource.k8s.io/devices`)
+    /// -> hard limit
     hard: Vec<(String, u32)>,
 }
 
@@ -28,6 +29,8 @@ struct Ctx<'a> {
     quotas: Vec<Quota>,
     priorities: &'a [PriorityFacts],
     nodes: Vec<NodeCtx<'a>>,
+    /// Some quota counts DRA devices.
+    dra_quota: bool,
 }
 
 /// What the node manifests and the labelling script say about a node. With thousands
@@ -117,6 +120,7 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
         quotas: quotas(f),
         priorities: &f.priorities,
         nodes: f.nodes.iter().map(NodeCtx::of).collect(),
+        dra_quota: f.teams.iter().any(|t| !t.dra.is_empty()),
     };
     let mut files = Files::new();
     // One conversion to template values serves every file.
@@ -138,6 +142,10 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
             &super::mig::context(f, env)?,
         )?,
     );
+    if let Some(text) = super::dra::deviceclasses(f, env)? {
+        files.insert("dra/deviceclasses.yaml".into(), text);
+    }
+    files.extend(super::operator::render(f, env)?);
     files.extend(workload::render_all(
         f,
         env,
@@ -158,6 +166,16 @@ fn quotas(f: &Facts) -> Vec<Quota> {
                 hard.push((SHARED_RESOURCE.to_string(), t.shared));
             }
             hard.extend(t.mig.iter().map(|(k, v)| (k.clone(), *v)));
+            // Extended resources are quota'd on their requests.
+            for (k, _) in hard.iter_mut() {
+                *k = format!("requests.{k}");
+            }
+            // DRA: devices per DeviceClass (the API server counts each claim's devices).
+            hard.extend(
+                t.dra
+                    .iter()
+                    .map(|(class, v)| (format!("{class}.deviceclass.resource.k8s.io/devices"), *v)),
+            );
             hard.sort();
             Quota {
                 team: t.name.clone(),

@@ -4,7 +4,7 @@
 //! config label assignments, and one `mig/<node>.sh` script per MIG node that brings
 //! the node's GPUs to the planned layout with `nvidia-smi`.
 
-use super::facts::{Facts, Layout, MIG_CONFIG_LABEL};
+use super::facts::{Facts, Layout, MIG_CONFIG_LABEL, PLUGIN_CONFIG_LABEL};
 use super::{Files, run};
 use crate::diag::Diagnostic;
 use minijinja::Environment;
@@ -168,7 +168,7 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
 }
 
 /// `node <TAB> mig.config <TAB> device-plugin.config`, one line per GPU node (`-`: the
-/// node has no mig.config label).
+/// node has no such label: no mig.config, or no device plugin on a DRA node).
 fn node_table(f: &Facts) -> String {
     let mut out = format!(
         "# {}\n# node\tnvidia.com/mig.config\tnvidia.com/device-plugin.config\n",
@@ -180,7 +180,12 @@ fn node_table(f: &Facts) -> String {
             .get(MIG_CONFIG_LABEL)
             .map(String::as_str)
             .unwrap_or("-");
-        let _ = writeln!(out, "{}\t{m}\t{}", n.name, n.plugin_config);
+        let p = n
+            .labels
+            .get(PLUGIN_CONFIG_LABEL)
+            .map(String::as_str)
+            .unwrap_or("-");
+        let _ = writeln!(out, "{}\t{m}\t{p}", n.name);
     }
     out
 }

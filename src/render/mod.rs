@@ -23,15 +23,19 @@
 // A render fails at most once per target, so a large error value costs nothing.
 #![allow(clippy::result_large_err)]
 
+mod dra;
 pub mod fabric;
 pub mod facts;
 mod k8s;
+mod kai;
 mod kueue;
 mod mig;
 mod migscript;
 pub mod nccl;
+mod operator;
 mod slurm;
 mod volcano;
+mod volcano_versions;
 mod workload;
 
 use crate::diag::Diagnostic;
@@ -60,16 +64,18 @@ pub enum Target {
     K8s,
     Volcano,
     Kueue,
+    Kai,
     Slurm,
     Mig,
     Fabric,
 }
 
 impl Target {
-    pub const ALL: [Target; 6] = [
+    pub const ALL: [Target; 7] = [
         Target::K8s,
         Target::Volcano,
         Target::Kueue,
+        Target::Kai,
         Target::Slurm,
         Target::Mig,
         Target::Fabric,
@@ -81,6 +87,7 @@ impl Target {
             Target::K8s => "k8s",
             Target::Volcano => "volcano",
             Target::Kueue => "kueue",
+            Target::Kai => "kai",
             Target::Slurm => "slurm",
             Target::Mig => "mig",
             Target::Fabric => "fabric",
@@ -150,6 +157,7 @@ pub fn render(
         }
     }
     out.warnings.extend(uncarried_warnings(&live));
+    out.warnings.extend(dra::warnings(&live));
     // Targets render concurrently (they only read the facts); results are taken in
     // target order, so the output does not depend on scheduling.
     let results: Vec<_> = std::thread::scope(|scope| {
@@ -162,8 +170,9 @@ pub fn render(
                     let mut warnings = Vec::new();
                     let r = match t {
                         Target::K8s => k8s::render(facts, env),
-                        Target::Volcano => volcano::render(facts, env),
+                        Target::Volcano => volcano::render(facts, env, &mut warnings),
                         Target::Kueue => kueue::render(facts, env, &mut warnings),
+                        Target::Kai => kai::render(facts, env, &mut warnings),
                         Target::Slurm => slurm::render(facts, env, &mut warnings),
                         Target::Mig => mig::render(facts, env),
                         Target::Fabric => fabric::render(facts),
@@ -241,6 +250,10 @@ const TEMPLATES: &[(&str, &str)] = templates![
     "k8s/workload.yaml.j2",
     "k8s/pod.yaml.j2",
     "k8s/gpu-operator.yaml.j2",
+    "k8s/dra/deviceclasses.yaml.j2",
+    "k8s/dra/claims.yaml.j2",
+    "k8s/gpu-operator-drivers.yaml.j2",
+    "k8s/gpu-operator-policy.yaml.j2",
     "volcano/queues.yaml.j2",
     "volcano/hypernodes.yaml.j2",
     "volcano/job.yaml.j2",
@@ -251,10 +264,15 @@ const TEMPLATES: &[(&str, &str)] = templates![
     "kueue/localqueues.yaml.j2",
     "kueue/workloadpriorityclasses.yaml.j2",
     "kueue/job.yaml.j2",
+    "kueue/dra-configuration.yaml.j2",
+    "kai/queues.yaml.j2",
+    "kai/topology.yaml.j2",
+    "kai/podgroup.yaml.j2",
     "slurm/slurm.conf.j2",
     "slurm/gres.conf.j2",
     "slurm/accounting.conf.j2",
     "slurm/topology.conf.j2",
+    "slurm/topology.yaml.j2",
     "slurm/sacctmgr.sh.j2",
     "slurm/job.sbatch.j2",
     "mig/mig-parted.yaml.j2",

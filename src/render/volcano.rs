@@ -6,6 +6,7 @@
 use super::facts::{
     ClassFacts, Facts, GPU_RESOURCE, GroupFacts, NodeFacts, SHARED_RESOURCE, TeamFacts,
 };
+use super::volcano_versions::{self, Gates};
 use super::{Files, run, workload};
 use crate::diag::Diagnostic;
 use crate::model::Tier;
@@ -18,9 +19,11 @@ struct Queue {
     name: String,
     parent: Option<String>,
     weight: u32,
-    priority: u32,
+    /// `None` before Volcano 1.10 (no Queue `priority`).
+    priority: Option<u32>,
     /// resource -> amount
     capability: Vec<(String, u32)>,
+    /// Empty before Volcano 1.9 (no Queue `deserved`).
     deserved: Vec<(String, u32)>,
     guarantee: Vec<(String, u32)>,
 }
@@ -45,6 +48,8 @@ struct Ctx {
     header: String,
     queues: Vec<Queue>,
     hypernodes: Vec<HyperNode>,
+    /// HyperNode `spec.tierName` (Volcano 1.14+).
+    tier_name: bool,
 }
 
 /// A Volcano Job: one gang of a training group (a template submitted once per gang).
@@ -62,6 +67,9 @@ struct JobCtx<'a> {
     /// `hard` / `soft` / none
     mode: Option<&'static str>,
     highest_tier: Option<u32>,
+    /// The gang must stay in one domain (`hard`), whether or not the release can say so.
+    #[serde(skip)]
+    mode_was_hard: bool,
     pod: String,
 }
 
@@ -70,12 +78,23 @@ fn hn_name(tier: &str, domain: &str) -> String {
     format!("{tier}-{domain}")
 }
 
-pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> {
+pub(super) fn render(
+    f: &Facts,
+    env: &Environment,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<Files, Diagnostic> {
+    let gates = Gates::of(f.c.volcano_version.as_deref());
     let ctx = Ctx {
         header: f.header(),
-        queues: queues_of(f),
-        hypernodes: hypernodes_of(f),
+        queues: queues_of(f, gates),
+        hypernodes: if gates.hypernodes {
+            hypernodes_of(f)
+        } else {
+            Vec::new()
+        },
+        tier_name: gates.tier_name,
     };
+    let mut pinned: Vec<&str> = Vec::new();
     let mut files = Files::new();
     files.insert(
         "queues.yaml".into(),
@@ -91,7 +110,14 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
         for g in c.groups.iter().filter(|g| g.k8s_carried) {
             let mut pod = workload::pod(f, c, g);
             let text = if c.kind == "training" {
-                run(env, "volcano/job.yaml.j2", &job_ctx(f, env, c, g, pod)?)?
+                let mut job = job_ctx(f, env, c, g, pod)?;
+                if !gates.hypernodes && job.mode.take().is_some() {
+                    job.highest_tier = None;
+                    if job.mode_was_hard && !pinned.contains(&c.name.as_str()) {
+                        pinned.push(&c.name);
+                    }
+                }
+                run(env, "volcano/job.yaml.j2", &job)?
             } else {
                 pod.scheduler_name = Some("volcano");
                 pod.annotations.push((
@@ -102,31 +128,40 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
                 let o = workload::object(f, env, c, g, pod, &[], false)?;
                 run(env, "k8s/workload.yaml.j2", &o)?
             };
-            files.insert(format!("workloads/{}.yaml", g.name), text);
+            let mut doc = super::dra::documents(env, c, g)?;
+            doc.push_str(&text);
+            files.insert(format!("workloads/{}.yaml", g.name), doc);
         }
     }
+    warnings.extend(volcano_versions::warnings(f, gates, &pinned));
     Ok(files)
 }
 
 /// One queue per team: capability = its ceiling, deserved and guarantee = its
 /// guarantee, plus the MIG and shared resources of the team and its descendants (a
 /// parent queue's deserved must cover its children's).
-fn queues_of(f: &Facts) -> Vec<Queue> {
+fn queues_of(f: &Facts, gates: Gates) -> Vec<Queue> {
     f.teams
         .iter()
         .map(|t| {
             let extra = descendant_resources(f, t);
             let mut capability = vec![(GPU_RESOURCE.to_string(), t.ceiling)];
             capability.extend(extra.iter().cloned());
+            if super::facts::dra::volcano_counts_dra(f.c) {
+                capability.extend(descendant_devices(f, t));
+            }
             capability.sort();
             let mut deserved = vec![(GPU_RESOURCE.to_string(), t.guarantee)];
             deserved.extend(extra);
             deserved.sort();
+            if !gates.parent {
+                deserved.clear();
+            }
             Queue {
                 name: t.name.clone(),
-                parent: t.parent.clone(),
-                weight: t.guarantee.clamp(1, 65535),
-                priority: t.rank,
+                parent: t.parent.clone().filter(|_| gates.parent),
+                weight: t.weight.unwrap_or(t.guarantee).clamp(1, 65535),
+                priority: Some(t.rank).filter(|_| gates.priority),
                 capability,
                 guarantee: vec![(GPU_RESOURCE.to_string(), t.guarantee)],
                 deserved,
@@ -148,6 +183,22 @@ fn descendant_resources(f: &Facts, t: &TeamFacts) -> Vec<(String, u32)> {
         }
         if u.shared > 0 {
             *sums.entry(SHARED_RESOURCE.to_string()).or_insert(0) += u.shared;
+        }
+    }
+    sums.into_iter().collect()
+}
+
+/// DRA devices per DeviceClass the classes of team `t` and its descendants may claim,
+/// as the capacity plugin's `deviceclass/<class>` keys (Volcano 1.15+).
+fn descendant_devices(f: &Facts, t: &TeamFacts) -> Vec<(String, u32)> {
+    let mut sums: BTreeMap<String, u32> = BTreeMap::new();
+    for u in f
+        .teams
+        .iter()
+        .filter(|u| f.c.team_chain(&u.name).iter().any(|x| x.name == t.name))
+    {
+        for (class, v) in &u.dra {
+            *sums.entry(format!("deviceclass/{class}")).or_insert(0) += v;
         }
     }
     sums.into_iter().collect()
@@ -251,6 +302,7 @@ fn job_ctx<'a>(
         pods: g.pods,
         mode,
         highest_tier: tier,
+        mode_was_hard: mode == Some("hard"),
         pod: workload::pod_yaml(env, &pod, 8)?,
     })
 }

@@ -62,6 +62,9 @@ pub(super) struct PodCtx<'a> {
     /// resource -> quantity
     pub limits: Vec<(String, String)>,
     pub requests: Vec<(String, String)>,
+    /// DRA: the pod's resource claims (its GPUs, its ComputeDomain channel), which the
+    /// container uses instead of an extended resource.
+    pub claims: Vec<super::dra::ClaimRef>,
 }
 
 /// A CPU quantity: whole cores (`4`) or millicores (`11500m`).
@@ -93,7 +96,8 @@ pub fn memory_quantity(bytes: u64) -> String {
 pub(super) fn pod<'a>(f: &Facts, c: &'a ClassFacts, g: &'a GroupFacts) -> PodCtx<'a> {
     let mut limits = Vec::new();
     let mut requests = Vec::new();
-    if let Some(r) = &g.resource {
+    // On DRA nodes the GPUs come from claims: no extended resource is advertised there.
+    if let Some(r) = g.resource.as_ref().filter(|_| g.dra.is_none()) {
         limits.push((r.clone(), g.per_pod.to_string()));
     }
     if c.cpu_milli > 0 {
@@ -125,6 +129,7 @@ pub(super) fn pod<'a>(f: &Facts, c: &'a ClassFacts, g: &'a GroupFacts) -> PodCtx
         nccl_mount: g.nccl_mount,
         limits,
         requests,
+        claims: super::dra::pod_claims(g),
     }
 }
 
@@ -151,6 +156,9 @@ fn affinity(f: &Facts, c: &ClassFacts, g: &GroupFacts) -> Vec<Expr> {
     add(MODEL_LABEL, g.models.clone());
     if let Some(p) = &g.pin {
         add(&p.label, vec![p.value.clone()]);
+    }
+    if let Some(clique) = g.dra.as_ref().and_then(|d| d.clique.clone()) {
+        add(super::facts::dra::CLIQUE_LABEL, vec![clique]);
     }
     add("kubernetes.io/hostname", g.hosts.clone());
     add(PLUGIN_CONFIG_LABEL, g.plugin_configs.clone());
@@ -272,14 +280,24 @@ pub(super) fn render_all<S: Serialize>(
     template: &str,
     ctx: impl Fn(&ClassFacts, &GroupFacts) -> Result<S, Diagnostic>,
 ) -> Result<Files, Diagnostic> {
+    render_where(f, env, template, |_| true, ctx)
+}
+
+/// [`render_all`] for the groups `keep` accepts (a target that cannot carry some).
+pub(super) fn render_where<S: Serialize>(
+    f: &Facts,
+    env: &Environment,
+    template: &str,
+    keep: impl Fn(&GroupFacts) -> bool,
+    ctx: impl Fn(&ClassFacts, &GroupFacts) -> Result<S, Diagnostic>,
+) -> Result<Files, Diagnostic> {
     let mut files = Files::new();
     for c in &f.classes {
-        for g in c.groups.iter().filter(|g| g.k8s_carried) {
+        for g in c.groups.iter().filter(|g| g.k8s_carried && keep(g)) {
             let object = ctx(c, g)?;
-            files.insert(
-                format!("workloads/{}.yaml", g.name),
-                run(env, template, &object)?,
-            );
+            let mut text = super::dra::documents(env, c, g)?;
+            text.push_str(&run(env, template, &object)?);
+            files.insert(format!("workloads/{}.yaml", g.name), text);
         }
     }
     Ok(files)

@@ -3,6 +3,11 @@
 //! whole-GPU replica whole free GPUs of one node). Shared by both solvers: the ILP's
 //! post-pass packs the counts it chose per group, the greedy baseline packs every
 //! replica first-fit.
+//!
+//! On a node that hands out GPUs through DRA ([`crate::model::Allocation::Dra`]) a GPU
+//! holding fractions holds the fractions of one class only: a device belongs to one
+//! ResourceClaim, and replicas share a GPU by sharing their object's claim, so two
+//! classes' fractions on one GPU could not be rendered (GP944).
 
 use crate::model::sharing::Slots as Sharing;
 use crate::model::{Cluster, NodeIdx};
@@ -34,6 +39,10 @@ struct Bin {
     /// The device plugin shares the node's GPUs for fractions on it (see
     /// [`crate::model::sharing`]): the most replicas per GPU, and the strategy.
     shared: Option<Sharing>,
+    /// The node hands out GPUs through DRA: one class's fractions per GPU.
+    dra: bool,
+    /// On a DRA node, the class whose fractions each GPU holds.
+    owner: BTreeMap<u32, usize>,
 }
 
 impl Bin {
@@ -58,6 +67,12 @@ impl Bin {
                 ))
             }
         }
+    }
+
+    /// Whether a fraction of class `w` may join GPU `g`: anywhere off DRA nodes; on a
+    /// DRA node, a GPU with no fraction or only `w`'s.
+    fn claimable(&self, g: u32, w: usize) -> bool {
+        !self.dra || self.owner.get(&g).is_none_or(|o| *o == w)
     }
 }
 
@@ -111,6 +126,8 @@ impl Bins {
                     count: BTreeMap::new(),
                     whole: whole.contains(&n),
                     shared: None,
+                    dra: c.node_allocation(n) == crate::model::Allocation::Dra,
+                    owner: BTreeMap::new(),
                 },
             );
         }
@@ -147,7 +164,10 @@ impl Bins {
                 .gpus
                 .iter()
                 .filter(|(i, m, f)| {
-                    ok(m) && *f >= milli && b.count.get(i).copied().unwrap_or(0) < cap
+                    ok(m)
+                        && *f >= milli
+                        && b.count.get(i).copied().unwrap_or(0) < cap
+                        && b.claimable(*i, w)
                 })
                 .min_by_key(|(i, _, f)| (*f, *i))
                 .map(|(i, _, f)| (vec![*i], f - milli));
@@ -184,7 +204,7 @@ impl Bins {
             b.sharing_with(c.fraction_slots(wl)).is_some_and(|s| {
                 let cap = s.map(|s| s.per_gpu).unwrap_or(u32::MAX);
                 gpus.iter()
-                    .all(|g| b.count.get(g).copied().unwrap_or(0) < cap)
+                    .all(|g| b.count.get(g).copied().unwrap_or(0) < cap && b.claimable(*g, w))
             })
         } else {
             b.shared.is_none()
@@ -232,6 +252,9 @@ impl Bins {
             }
             for g in gpus {
                 *b.count.entry(*g).or_insert(0) += 1;
+                if b.dra {
+                    b.owner.insert(*g, w);
+                }
             }
         }
     }
@@ -261,6 +284,7 @@ impl Bins {
                     *k -= 1;
                     if *k == 0 {
                         b.count.remove(g);
+                        b.owner.remove(g);
                     }
                 }
             }

@@ -165,7 +165,10 @@ pub const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecut
 pub const NIC_KINDS: &[&str] = &["infiniband", "ethernet", "roce"];
 pub const PREEMPTION: &[&str] = &["lower-priority", "never"];
 /// Scheduling authorities: the scheduler that owns a node (and runs a class).
-pub const SCHEDULERS: &[&str] = &["kubernetes", "kueue", "volcano", "slurm"];
+pub const SCHEDULERS: &[&str] = &["kubernetes", "kueue", "volcano", "kai", "slurm"];
+/// How Kubernetes-managed nodes hand out GPUs: NVIDIA's device plugin (extended
+/// resources) or its DRA driver (resource claims).
+pub const ALLOCATIONS: &[&str] = &["device-plugin", "dra"];
 
 const LABEL_ARGS: &[ArgDef] = &[
     a("key", Ty::Str, "label key, e.g. `gpuplan.io/rack`"),
@@ -234,6 +237,8 @@ pub static NODES: &[NodeDef] = &[
             "cluster/kubernetes",
             "cluster/volcano",
             "cluster/kueue",
+            "cluster/gpu-allocation",
+            "cluster/kai",
         ],
         repeatable: false,
     },
@@ -243,7 +248,7 @@ pub static NODES: &[NodeDef] = &[
         args: &[a(
             "name",
             Ty::Enum(SCHEDULERS),
-            "`kubernetes` (kube-scheduler alone), `kueue` (with Kueue admission), `volcano` or `slurm`",
+            "`kubernetes` (kube-scheduler alone), `kueue` (with Kueue admission), `volcano`, `kai` (NVIDIA KAI Scheduler) or `slurm`",
         )],
         props: &[],
         children: &[],
@@ -275,7 +280,7 @@ pub static NODES: &[NodeDef] = &[
     },
     NodeDef {
         id: "cluster/volcano",
-        summary: "Target Volcano release (HyperNode needs 1.12 or newer).",
+        summary: "Target Volcano release: fields newer than it are not rendered (HyperNode 1.12, tierName 1.14; docs/render.md).",
         args: &[],
         props: &[p_req("version", Ty::Version, "Volcano version, e.g. 1.12")],
         children: &[],
@@ -286,6 +291,30 @@ pub static NODES: &[NodeDef] = &[
         summary: "Target Kueue release (v1beta2 API from 0.15).",
         args: &[],
         props: &[p_req("version", Ty::Version, "Kueue version, e.g. 0.19")],
+        children: &[],
+        repeatable: false,
+    },
+    NodeDef {
+        id: "cluster/gpu-allocation",
+        summary: "How Kubernetes-managed nodes hand out GPUs: NVIDIA's device plugin (default) or its DRA driver (needs Kubernetes 1.34).",
+        args: &[a(
+            "mode",
+            Ty::Enum(ALLOCATIONS),
+            "`device-plugin` (extended resources `nvidia.com/gpu`, ...) or `dra` (resource claims, NVIDIA's DRA driver)",
+        )],
+        props: &[],
+        children: &[],
+        repeatable: false,
+    },
+    NodeDef {
+        id: "cluster/kai",
+        summary: "Target NVIDIA KAI Scheduler release (kai.scheduler/v1alpha1 Topology from 0.12).",
+        args: &[],
+        props: &[p_req(
+            "version",
+            Ty::Version,
+            "KAI Scheduler version, e.g. 0.13",
+        )],
         children: &[],
         repeatable: false,
     },
@@ -637,6 +666,11 @@ pub static NODES: &[NodeDef] = &[
                 "parent",
                 Ty::Ref("team"),
                 "parent team (hierarchical quotas)",
+            ),
+            p(
+                "weight",
+                Ty::Int,
+                "fair-share weight among its siblings, 1 to 1000000 (Kueue `fairSharing.weight`, KAI `overQuotaWeight`, Slurm `Fairshare`, Volcano `weight`; default: the guarantee)",
             ),
         ],
         children: &["team/quota"],
@@ -1049,6 +1083,41 @@ pub static NODES: &[NodeDef] = &[
         repeatable: true,
     },
     NodeDef {
+        id: "backend",
+        summary: "Where the state is kept and locked: `local` (the state file, the default) or `pg` (PostgreSQL, shared by every runner). The connection and its credentials come only from the environment (`GPUPLAN_PG_DSN`, or `PGHOST`, `PGUSER`, `PGPASSWORD`...), never from the configuration.",
+        args: &[a("kind", Ty::Enum(&["local", "pg"]), "the backend")],
+        props: &[
+            p(
+                "workspace",
+                Ty::Str,
+                "pg: the state's name in the database, one state and one lock each (default `default`)",
+            ),
+            p(
+                "keep",
+                Ty::Int,
+                "pg: how many state versions to keep, the newest (default: every version)",
+            ),
+        ],
+        children: &[],
+        repeatable: false,
+    },
+    NodeDef {
+        id: "moved",
+        summary: "Says that a class, a node or a pool was renamed, so that the plan treats the new name as the same thing: what ran under the old name keeps its GPUs, MIG instances and pool mode, and the diff shows a rename.",
+        args: &[],
+        props: &[
+            p_req("from", Ty::Str, "the old name, as the last apply knew it"),
+            p_req("to", Ty::Str, "the new name, declared in the configuration"),
+            p(
+                "kind",
+                Ty::Enum(&["class", "node", "pool"]),
+                "what was renamed (default: what `to` names; needed only when a class, a node or a pool share that name)",
+            ),
+        ],
+        children: &[],
+        repeatable: true,
+    },
+    NodeDef {
         id: "pool",
         summary: "Pins nodes to a pool with a sharing mode.",
         args: &[a("name", Ty::Str, "pool name")],
@@ -1064,6 +1133,11 @@ pub static NODES: &[NodeDef] = &[
                 "scheduler",
                 Ty::Enum(SCHEDULERS),
                 "the scheduler that owns the pool's nodes (default: the cluster's `scheduler`)",
+            ),
+            p(
+                "gpu-allocation",
+                Ty::Enum(ALLOCATIONS),
+                "how the pool's Kubernetes nodes hand out GPUs: `device-plugin` or `dra` (default: the cluster's `gpu-allocation`)",
             ),
         ],
         children: &[],

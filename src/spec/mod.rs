@@ -38,6 +38,30 @@ pub struct Spec {
     pub mig: MigDecl,
     pub pools: Vec<PoolDecl>,
     pub storages: Vec<StorageDecl>,
+    /// `backend` nodes (one is valid) and `moved` renames (`decode/state.rs`).
+    pub backends: Vec<BackendDecl>,
+    pub moves: Vec<MovedDecl>,
+}
+
+/// `backend "local"|"pg" workspace=... keep=...`: where the state is kept and locked.
+#[derive(Clone, Debug)]
+pub struct BackendDecl {
+    pub span: Span,
+    pub kind: Option<S<String>>,
+    pub workspace: Option<S<String>>,
+    pub keep: Option<S<u32>>,
+    /// Properties that would carry a connection or credentials (`dsn=`, `password=`,
+    /// a `postgresql://` value, ...): never read, reported (GP065).
+    pub credentials: Vec<S<String>>,
+}
+
+/// `moved from="old" to="new" kind="class"|"node"|"pool"`: a rename.
+#[derive(Clone, Debug)]
+pub struct MovedDecl {
+    pub span: Span,
+    pub from: Option<S<String>>,
+    pub to: Option<S<String>>,
+    pub kind: Option<S<String>>,
 }
 
 /// `capacity=`, `price-per-hour=` and `interruptions=` of a node class or range.
@@ -67,8 +91,11 @@ pub struct ClusterDecl {
     pub kubernetes_version: Option<S<Vec<u32>>>,
     pub volcano_version: Option<S<Vec<u32>>>,
     pub kueue_version: Option<S<Vec<u32>>>,
+    pub kai_version: Option<S<Vec<u32>>>,
     /// `scheduler "NAME"`: the default scheduling authority.
     pub scheduler: Option<S<String>>,
+    /// `gpu-allocation "dra"`: how Kubernetes-managed nodes hand out GPUs.
+    pub gpu_allocation: Option<S<String>>,
 }
 
 #[derive(Clone, Debug)]
@@ -254,6 +281,9 @@ pub struct TeamDecl {
     pub guarantee: Option<S<u32>>,
     pub burst: Option<S<u32>>,
     pub parent: Option<S<String>>,
+    /// Fair-share weight (Kueue `fairSharing.weight`, KAI `overQuotaWeight`, Slurm
+    /// `Fairshare`, Volcano `weight`).
+    pub weight: Option<S<u32>>,
     pub quotas: Vec<QuotaDecl>,
 }
 
@@ -361,6 +391,8 @@ pub struct PoolDecl {
     pub nodes: Option<S<Vec<String>>>,
     pub max_disrupted: Option<S<u32>>,
     pub scheduler: Option<S<String>>,
+    /// `gpu-allocation=`: device plugin or DRA on the pool's Kubernetes nodes.
+    pub gpu_allocation: Option<S<String>>,
 }
 
 /// Converts kdl's parse errors into GP001 diagnostics, one per problem.

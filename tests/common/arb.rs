@@ -4,7 +4,9 @@
 //! gangs with required tiers, MIG and whole-GPU inference, time-slice dev classes, packed
 //! inference (fractions and whole GPUs with CPU and memory requests); leaf b may be spot
 //! capacity, with gangs that may not use it, may, or may also straddle; every node owned
-//! by one scheduler (Kueue, Volcano, Slurm) or none declared.
+//! by one scheduler (Kueue, Volcano, KAI, Slurm) or none declared; the GPUs of
+//! Kubernetes-side nodes handed out by the device plugin or through DRA (Kubernetes
+//! 1.34, `gpu-allocation "dra"`).
 //! (The tiny clusters of the oracle properties are `tests/tiny`.)
 
 use proptest::prelude::*;
@@ -32,11 +34,14 @@ pub struct Spec {
     /// checkpointing (may use spot), 2 that and `spot straddle=#true`.
     pub gang_spot: (u8, u8, u8),
     /// The scheduler owning every node: 0 none declared, 1 kueue, 2 volcano, 3 slurm,
-    /// 4 plain kubernetes (no gangs of several pods: GP035).
+    /// 4 plain kubernetes (no gangs of several pods: GP035), 5 kai (no MIG: GP039).
     pub scheduler: u8,
     /// Packed inference: (replicas, share of one GPU in 1/1000 or 0 for one whole GPU,
     /// CPU cores, priority level).
     pub packed: Vec<(u32, u32, u32, u8)>,
+    /// The cluster hands out GPUs through DRA (declared only where the scheduler takes
+    /// DRA claims: none, kueue, volcano, plain kubernetes).
+    pub dra: bool,
 }
 
 /// Random [`Spec`]s; most give a valid cluster (each property test file checks its
@@ -57,7 +62,7 @@ pub fn spec() -> impl Strategy<Value = Spec> {
         (
             prop::bool::weighted(0.3),
             (0u8..3, 0u8..3, 0u8..3),
-            0u8..5,
+            0u8..6,
             prop::collection::vec(
                 (
                     1u32..8,
@@ -67,6 +72,7 @@ pub fn spec() -> impl Strategy<Value = Spec> {
                 ),
                 0..3,
             ),
+            prop::bool::weighted(0.35),
         ),
     )
         .prop_map(
@@ -77,7 +83,7 @@ pub fn spec() -> impl Strategy<Value = Spec> {
                 mig,
                 shared,
                 whole,
-                (spot_b, gang_spot, scheduler, packed),
+                (spot_b, gang_spot, scheduler, packed, dra),
             )| {
                 Spec {
                     a_nodes: a,
@@ -94,6 +100,7 @@ pub fn spec() -> impl Strategy<Value = Spec> {
                     gang_spot,
                     scheduler,
                     packed,
+                    dra,
                 }
             },
         )
@@ -111,12 +118,20 @@ pub fn decls(s: &Spec, extra: u32) -> Vec<String> {
     let b = s.b_nodes + extra;
     let c0 = s.ceilings.0.max(s.ceilings.1).max(2);
     let c1 = s.ceilings.1.min(s.ceilings.0.max(2)).max(1);
-    let scheduler = ["", "kueue", "volcano", "slurm", "kubernetes"][s.scheduler as usize % 5];
+    let scheduler =
+        ["", "kueue", "volcano", "slurm", "kubernetes", "kai"][s.scheduler as usize % 6];
+    let dra = if s.dra && !matches!(scheduler, "slurm" | "kai") {
+        "    kubernetes version=\"1.34\"\n    gpu-allocation \"dra\"\n"
+    } else {
+        ""
+    };
     let mut v = vec![
-        if scheduler.is_empty() {
+        if scheduler.is_empty() && dra.is_empty() {
             "cluster \"prop\"\n".to_string()
+        } else if scheduler.is_empty() {
+            format!("cluster \"prop\" {{\n{dra}}}\n")
         } else {
-            format!("cluster \"prop\" {{\n    scheduler \"{scheduler}\"\n}}\n")
+            format!("cluster \"prop\" {{\n    scheduler \"{scheduler}\"\n{dra}}}\n")
         },
         format!(
             "node-class \"ca\" {{\n    cpu sockets=1 cores-per-socket=8 threads-per-core=1\n    memory \"256GiB\"\n    gpus {g} model=\"h100-sxm5-80gb\"\n    nvlink-domain gpus=\"0-{gm}\"\n}}\n"

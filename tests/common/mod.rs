@@ -7,6 +7,7 @@
 
 pub mod arb;
 pub mod nccl_grammar;
+pub mod pg;
 pub mod schema_check;
 
 use gpuplan::model::Cluster;
@@ -30,7 +31,20 @@ pub fn command() -> Command {
         .env_remove("CI")
         .env_remove("GPUPLAN_TEST_FAIL_AFTER")
         .env_remove("GPUPLAN_TEST_PAUSE")
-        .env_remove("GPUPLAN_TEST_READY");
+        .env_remove("GPUPLAN_TEST_READY")
+        .env_remove("GPUPLAN_TEST_RESUME");
+    // A developer's database settings never reach a test (tests/common/pg.rs sets them).
+    for k in [
+        "GPUPLAN_PG_DSN",
+        "PGHOST",
+        "PGPORT",
+        "PGUSER",
+        "PGPASSWORD",
+        "PGDATABASE",
+        "PGSERVICE",
+    ] {
+        c.env_remove(k);
+    }
     c
 }
 

@@ -60,16 +60,22 @@ pub fn classes(nodes: &[GpuNode]) -> (Vec<Class>, BTreeMap<String, String>) {
 /// `nodes` lines: nodes of one class and the same taints, compressed into ranges; the
 /// names no range holds share one line (`gke-pool-a1b2-[0k2d,7qxz]`).
 pub fn ranges(nodes: &[GpuNode], class_of: &BTreeMap<String, String>) -> Vec<Range> {
-    let mut groups: BTreeMap<(&str, &[Taint]), Vec<String>> = BTreeMap::new();
+    type Key<'a> = (&'a str, &'a [Taint], Option<&'a String>);
+    let mut groups: BTreeMap<Key, Vec<String>> = BTreeMap::new();
     for g in nodes {
         let class = class_of.get(&g.raw.name).map_or("", String::as_str);
+        let clique = g
+            .raw
+            .labels
+            .get(super::fabric::CLIQUE)
+            .filter(|v| !v.is_empty() && crate::names::is_label_value(v));
         groups
-            .entry((class, &g.taints))
+            .entry((class, &g.taints, clique))
             .or_default()
             .push(g.raw.name.clone());
     }
     let mut out = Vec::new();
-    for ((class, taints), names) in groups {
+    for ((class, taints, clique), names) in groups {
         let (ranged, single): (Vec<String>, Vec<String>) = crate::units::compress_names(&names)
             .into_iter()
             .partition(|p| p.contains('['));
@@ -79,6 +85,10 @@ pub fn ranges(nodes: &[GpuNode], class_of: &BTreeMap<String, String>) -> Vec<Ran
                 pattern,
                 class: class.to_string(),
                 taints: taints.to_vec(),
+                labels: clique
+                    .map(|v| (super::fabric::CLIQUE.to_string(), v.clone()))
+                    .into_iter()
+                    .collect(),
             });
         }
     }

@@ -122,6 +122,9 @@ pub struct Range {
     pub pattern: String,
     pub class: String,
     pub taints: Vec<Taint>,
+    /// Node labels kept as they are: the NVLink clique (`nvidia.com/gpu.clique`), which
+    /// a gang's pods select to stay in one rack's NVLink domain under DRA.
+    pub labels: Vec<(String, String)>,
 }
 
 /// One `pool`.

@@ -125,11 +125,14 @@ fn class(c: &Class, s: &mut String) {
 fn ranges(imp: &Import, s: &mut String) {
     for r in &imp.ranges {
         let _ = write!(s, "nodes {} class={}", quote(&r.pattern), quote(&r.class));
-        if r.taints.is_empty() {
+        if r.taints.is_empty() && r.labels.is_empty() {
             s.push('\n');
             continue;
         }
         s.push_str(" {\n");
+        for (k, v) in &r.labels {
+            let _ = writeln!(s, "    label {} {}", quote(k), quote(v));
+        }
         for t in &r.taints {
             let value = t
                 .value

@@ -2,7 +2,8 @@
 //! GPU of a node with one replica count and one strategy, so a shared node serves one
 //! sharing factor, and a node holding fractions carried by device-plugin replicas holds
 //! no whole-GPU work, at most as many replicas on a GPU as every fraction on it allows,
-//! and no share of another kind.
+//! and no share of another kind. On a node that hands out GPUs through DRA a shared GPU
+//! belongs to one ResourceClaim, so its fractions and shared slots are one class's.
 
 use super::{Invariant, Kind, Walk, kind};
 use crate::model::sharing::Slots;
@@ -22,6 +23,8 @@ struct NodeUse {
     per_gpu_shares: bool,
     /// Whole-GPU work (gangs, whole-GPU replicas).
     whole: bool,
+    /// The classes whose fractions or shared slots each GPU holds.
+    classes: BTreeMap<u32, BTreeSet<String>>,
 }
 
 pub(super) fn check_sharing(k: &mut Walk, p: &Placement) {
@@ -29,6 +32,7 @@ pub(super) fn check_sharing(k: &mut Walk, p: &Placement) {
     let uses = node_uses(c, p);
     for (ni, u) in uses {
         let name = &c.nodes[ni].name;
+        one_claim_per_gpu(k, ni, &u);
         if u.factors.len() > 1 {
             let fs: Vec<String> = u.factors.iter().map(u32::to_string).collect();
             k.fail_node(
@@ -61,6 +65,28 @@ pub(super) fn check_sharing(k: &mut Walk, p: &Placement) {
     }
 }
 
+/// On a DRA node, a GPU shared by the replicas of two classes: a device belongs to one
+/// ResourceClaim, which one class's object references (the render could only warn,
+/// GP944).
+fn one_claim_per_gpu(k: &mut Walk, ni: NodeIdx, u: &NodeUse) {
+    let c = k.c;
+    if c.node_allocation(ni) != crate::model::Allocation::Dra {
+        return;
+    }
+    for (g, classes) in u.classes.iter().filter(|(_, cs)| cs.len() > 1) {
+        let names: Vec<String> = classes.iter().map(|n| format!("`{n}`")).collect();
+        k.fail_node(
+            Invariant::Sharing,
+            ni,
+            format!(
+                "GPU {g} of node `{}`, which hands out GPUs through DRA, is shared by {}: a GPU belongs to one ResourceClaim, one class's",
+                c.nodes[ni].name,
+                names.join(" and ")
+            ),
+        );
+    }
+}
+
 /// Per node: what its shared, packed and gang work needs of the device plugin.
 fn node_uses(c: &Cluster, p: &Placement) -> BTreeMap<NodeIdx, NodeUse> {
     let mut out: BTreeMap<NodeIdx, NodeUse> = BTreeMap::new();
@@ -79,7 +105,9 @@ fn node_uses(c: &Cluster, p: &Placement) -> BTreeMap<NodeIdx, NodeUse> {
         if let Kind::Shared(_, per_gpu) = kind(w) {
             for s in &wp.shares {
                 if let Some(ni) = idx(&s.node) {
-                    out.entry(ni).or_default().factors.insert(per_gpu);
+                    let u = out.entry(ni).or_default();
+                    u.factors.insert(per_gpu);
+                    u.classes.entry(s.gpu).or_default().insert(w.name.clone());
                 }
             }
         }
@@ -90,6 +118,9 @@ fn node_uses(c: &Cluster, p: &Placement) -> BTreeMap<NodeIdx, NodeUse> {
             if milli >= 1000 {
                 u.whole = true;
             } else if milli > 0 {
+                for g in &e.gpus {
+                    u.classes.entry(*g).or_default().insert(w.name.clone());
+                }
                 match c.fraction_slots(w) {
                     Some(s) => {
                         u.rules.insert(s);

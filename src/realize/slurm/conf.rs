@@ -25,6 +25,8 @@ pub struct Partition {
     pub nodes: BTreeSet<String>,
     pub default: bool,
     pub def_mem: bool,
+    /// `Topology=`: its topology.yaml topology (25.05+).
+    pub topology: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -38,6 +40,8 @@ pub struct Conf {
     pub by_core: bool,
     /// `DefMemPerNode`/`DefMemPerCPU`/`DefMemPerGPU` set globally.
     pub def_mem: bool,
+    /// `SwitchType`, lowercased (`switch/nvidia_imex`: every job gets an IMEX channel).
+    pub switch_type: Option<String>,
 }
 
 /// Logical lines: comments removed, continuations joined, with their first line number.
@@ -135,6 +139,7 @@ fn global(kv: &[(String, String)], conf: &mut Conf) {
                 conf.by_core = v.to_ascii_lowercase().starts_with("cr_core");
             }
             "defmempernode" | "defmempercpu" | "defmempergpu" => conf.def_mem = true,
+            "switchtype" => conf.switch_type = Some(v.to_ascii_lowercase()),
             _ => {}
         }
     }
@@ -211,6 +216,7 @@ fn partition_line(
             }
             "default" => p.default = v.eq_ignore_ascii_case("yes"),
             "defmempernode" | "defmempercpu" | "defmempergpu" => p.def_mem = true,
+            "topology" => p.topology = Some(v.clone()),
             _ => {}
         }
     }

@@ -17,6 +17,8 @@ pub struct Scope<'a> {
     pub conf: &'a Conf,
     pub views: &'a BTreeMap<String, View>,
     pub leaves: &'a [(String, BTreeSet<String>)],
+    /// topology.yaml, when the folder has one (Slurm then ignores topology.conf).
+    pub yaml: Option<&'a super::topology_yaml::Topologies>,
 }
 
 fn carried(score: u8, text: String) -> Reason {
@@ -114,6 +116,9 @@ pub fn carry(s: &Scope, j: &Job, u: &Unit, w: &Workload) -> Result<(), Reason> {
         fits(j, p, v, w).map_err(|e| carried(4, format!("{e} (on {})", p.node)))?;
     }
     let nodes = u.nodes();
+    if let Some(yaml) = s.yaml {
+        return yaml_topology(yaml, part, j, &nodes);
+    }
     let one_leaf = s
         .leaves
         .iter()
@@ -124,6 +129,49 @@ pub fn carry(s: &Scope, j: &Job, u: &Unit, w: &Workload) -> Result<(), Reason> {
             nodes.join(", ")
         );
         return Err(Reason::new(Invariant::Topology, 5, text));
+    }
+    Ok(())
+}
+
+/// Under topology.yaml: `--switches=1` needs one leaf switch of the partition's tree
+/// topology, and a `--segment` as large as the gang one block of its block topology.
+fn yaml_topology(
+    yaml: &super::topology_yaml::Topologies,
+    (pname, p): (&str, &super::conf::Partition),
+    j: &Job,
+    nodes: &[&str],
+) -> Result<(), Reason> {
+    let fail = |text: String| Err(Reason::new(Invariant::Topology, 5, text));
+    let whole_gang = j.segment.is_some_and(|s| s as usize >= nodes.len());
+    if nodes.len() < 2 || (j.switches != Some(1) && !whole_gang) {
+        return Ok(());
+    }
+    let Some((tname, t)) = yaml.of(p.topology.as_deref()) else {
+        return fail(format!(
+            "asks one domain, but partition `{pname}` has no topology of topology.yaml"
+        ));
+    };
+    let one = t
+        .domains
+        .iter()
+        .any(|(_, set)| nodes.iter().all(|n| set.contains(*n)));
+    let (want_block, flag) = if whole_gang {
+        (true, format!("--segment={}", j.segment.unwrap_or(0)))
+    } else {
+        (false, "--switches=1".to_string())
+    };
+    if t.block != want_block {
+        let kind = if t.block { "block" } else { "tree" };
+        return fail(format!(
+            "asks {flag}, which the {kind} topology `{tname}` of partition `{pname}` does not apply"
+        ));
+    }
+    if !one {
+        let what = if want_block { "block" } else { "leaf switch" };
+        return fail(format!(
+            "asks {flag}; no {what} of topology `{tname}` holds {}",
+            nodes.join(", ")
+        ));
     }
     Ok(())
 }

@@ -27,6 +27,8 @@ pub struct Job {
     /// Jobs submitted (`--array`), 1 without.
     pub array: u32,
     pub switches: Option<u32>,
+    /// `--segment`: nodes per segment (block topology).
+    pub segment: Option<u32>,
     pub constraint: Option<String>,
 }
 
@@ -171,6 +173,7 @@ fn option(j: &mut Job, opt: &str, v: String) -> Result<(), String> {
         "--mem-per-gpu" => j.mem_per_gpu = Some(size(opt, &v)?),
         "--array" | "-a" => j.array = array(&v)?,
         "--switches" => j.switches = Some(num(v.split('@').next().unwrap_or(""))?),
+        "--segment" => j.segment = Some(num(&v)?),
         "--constraint" | "-C" => j.constraint = Some(v),
         _ => {}
     }

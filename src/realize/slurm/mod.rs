@@ -9,6 +9,7 @@ mod conf;
 mod fit;
 mod jobs;
 mod nodes;
+mod topology_yaml;
 
 use super::matching;
 use super::units::{self, Unit};
@@ -57,6 +58,27 @@ pub fn check(
     parse_errors(sink, "slurm/gres.conf", e);
     let (leaves, e) = conf::parse_topology(text("slurm/topology.conf"));
     parse_errors(sink, "slurm/topology.conf", e);
+    // Slurm 25.05+ reads topology.yaml instead of topology.conf when it exists.
+    let yaml = files.get("slurm/topology.yaml").map(|t| {
+        let (y, e) = topology_yaml::parse(t);
+        parse_errors(sink, "slurm/topology.yaml", e);
+        y
+    });
+    if let Some(y) = &yaml {
+        for (name, p) in &conf.partitions {
+            if let Some(t) = p.topology.as_ref().filter(|t| !y.by_name.contains_key(*t)) {
+                let msg = format!(
+                    "partition `{name}` names topology `{t}`, which topology.yaml does not define"
+                );
+                sink.push(
+                    T,
+                    Invariant::Reference,
+                    ("slurm/slurm.conf", "slurm/slurm.conf"),
+                    msg,
+                );
+            }
+        }
+    }
     let (acct, e) = accounts::parse(text("slurm/sacctmgr.sh"));
     parse_errors(sink, "slurm/sacctmgr.sh", e);
     for f in ["slurm/slurm.conf", "slurm/gres.conf"] {
@@ -70,6 +92,7 @@ pub fn check(
         conf: &conf,
         views: &views,
         leaves: &leaves,
+        yaml: yaml.as_ref(),
     };
     let by_class = classify(&scripts, c, units, sink);
     let mut summary = Checked {
@@ -92,6 +115,7 @@ pub fn check(
     }
     nodes::capacity(&conf, &views, &uses, sink);
     sharing(&views, units, c, sink);
+    imex(&conf, c, units, sink);
     references(
         &conf,
         &acct,
@@ -101,6 +125,45 @@ pub fn check(
     );
     quotas(&acct, &scripts, &uses, sink);
     summary
+}
+
+/// The first Slurm with `switch/nvidia_imex` (slurm.conf(5); SchedMD/slurm commit
+/// bd7f94a, 24.05).
+const SLURM_IMEX: &[u32] = &[24, 5];
+
+/// A gang on several nodes of one multi-node NVLink domain gets an IMEX channel from
+/// `SwitchType=switch/nvidia_imex` (one per job, on all its nodes), where the declared
+/// Slurm has the plugin; an older Slurm has no way to give one (gpuplan warned, GP940).
+fn imex(conf: &conf::Conf, c: &Cluster, units: &BTreeMap<String, Vec<Unit>>, sink: &mut Sink) {
+    if c.slurm_version.as_slice() < SLURM_IMEX
+        || conf.switch_type.as_deref() == Some("switch/nvidia_imex")
+    {
+        return;
+    }
+    for (class, list) in units {
+        let Some(w) = c.workloads.iter().find(|w| &w.name == class) else {
+            continue;
+        };
+        if !super::owns(c, T, w) {
+            continue;
+        }
+        let spanning = list
+            .iter()
+            .find_map(|u| super::dra::nvlink_domain(c, &u.nodes()).map(|d| (u, d)));
+        if let Some((u, domain)) = spanning {
+            let msg = format!(
+                "the plan's {} of `{class}` spans {} nodes of multi-node NVLink domain {domain}, and slurm.conf sets no SwitchType=switch/nvidia_imex: the job gets no IMEX channel",
+                u.what,
+                u.pods.len()
+            );
+            sink.push(
+                T,
+                Invariant::Imex,
+                ("slurm/slurm.conf", "slurm/slurm.conf"),
+                msg,
+            );
+        }
+    }
 }
 
 fn read_jobs(files: &BTreeMap<String, String>, sink: &mut Sink) -> Vec<Job> {

@@ -92,12 +92,15 @@ impl ClassCx<'_> {
             .iter()
             .filter_map(|(n, _)| self.by_name.get(n.as_str()).copied())
             .collect();
+        let dra = !facts.is_empty() && facts.iter().all(|n| n.dra);
         groups::Key {
             pools: facts.iter().map(|n| n.pool.clone()).collect(),
             models: unit_models(&self.by_name, u),
             ask: u.ask.clone(),
             pods: u.nodes.len() as u32,
             pin: self.pin(m, &facts),
+            dra,
+            split: if dra { split(m, u, &facts) } else { None },
         }
     }
 
@@ -143,6 +146,18 @@ impl ClassCx<'_> {
             Vec::new()
         };
         let shared = matches!(key.ask, Ask::Shared { .. });
+        let models: Vec<String> = key.models.iter().cloned().collect();
+        let mut dra = if key.dra {
+            let training = m.kind == WorkloadKind::Training;
+            super::dra::group(self.c, &key.ask, &models, &nodes, training, key.pods)
+        } else {
+            None
+        };
+        if let Some(d) = dra.as_mut().filter(|d| d.sharing.is_some()) {
+            d.gpu = key.split.clone();
+        }
+        // A shared GPU under DRA is one ResourceClaim: its pods go to its node.
+        let dra_shared = dra.as_ref().is_some_and(|d| d.sharing.is_some());
         // The GRES types of the GPUs the group uses (one node may have several models).
         let model_shorts = key
             .models
@@ -162,12 +177,12 @@ impl ClassCx<'_> {
             pods: key.pods,
             count: acc.count,
             pin: key.pin,
-            hosts: if m.packed() {
+            hosts: if m.packed() || dra_shared {
                 acc.nodes.iter().cloned().collect()
             } else {
                 Vec::new()
             },
-            plugin_configs: if shared {
+            plugin_configs: if shared && !key.dra {
                 nodes
                     .iter()
                     .map(|n| n.plugin_config.clone())
@@ -185,6 +200,7 @@ impl ClassCx<'_> {
             tolerations,
             nccl_mount: nccl.iter().any(|(k, _)| k == "NCCL_TOPO_FILE"),
             nccl,
+            dra,
         }
     }
 
@@ -209,6 +225,23 @@ impl ClassCx<'_> {
         }
         set.into_iter().collect()
     }
+}
+
+/// What makes a DRA unit an object of its own: a shared GPU (its node and index: one
+/// ResourceClaim each), or a gang on several nodes of one multi-node NVLink domain (its
+/// replica: one ComputeDomain each).
+fn split(m: &Workload, u: &Unit, nodes: &[&NodeFacts]) -> Option<(String, u32)> {
+    if matches!(u.ask, Ask::Shared { .. }) {
+        let (node, gpus) = u.nodes.first()?;
+        return Some((node.clone(), gpus.first().copied().unwrap_or(0)));
+    }
+    let domains: BTreeSet<Option<&String>> =
+        nodes.iter().map(|n| n.domains.get("nvlink")).collect();
+    let one = domains.len() == 1 && domains.iter().all(Option::is_some);
+    if m.kind == WorkloadKind::Training && u.nodes.len() > 1 && one {
+        return Some((String::new(), u.gang?));
+    }
+    None
 }
 
 /// The GPU models a unit's GPUs are of (each node's model for a unit without GPUs).

@@ -14,6 +14,8 @@ pub(super) struct Unit {
     pub nodes: Vec<(String, Vec<u32>)>,
     pub ask: Ask,
     pub count: u32,
+    /// A gang's replica index (gangs only).
+    pub gang: Option<u32>,
 }
 
 /// What makes two units one group.
@@ -24,6 +26,11 @@ pub(super) struct Key {
     pub ask: Ask,
     pub pods: u32,
     pub pin: Option<super::Pin>,
+    /// Whether its nodes hand out GPUs through DRA.
+    pub dra: bool,
+    /// What makes a unit an object of its own under DRA: a shared GPU (its node and
+    /// index: one ResourceClaim each) or a gang with a ComputeDomain (its replica).
+    pub split: Option<(String, u32)>,
 }
 
 /// A group being collected: its units and nodes.
@@ -47,6 +54,7 @@ pub(super) fn units(w: &WorkloadPlacement, m: &Workload) -> Vec<Unit> {
             nodes,
             ask: Ask::Whole { gpus },
             count: 1,
+            gang: Some(g.replica),
         });
     }
     for i in &w.mig_instances {
@@ -56,6 +64,7 @@ pub(super) fn units(w: &WorkloadPlacement, m: &Workload) -> Vec<Unit> {
                 profile: i.profile.clone(),
             },
             count: 1,
+            gang: None,
         });
     }
     let per_gpu = m.per_gpu.unwrap_or(1).max(1);
@@ -75,6 +84,7 @@ pub(super) fn units(w: &WorkloadPlacement, m: &Workload) -> Vec<Unit> {
             nodes: vec![(s.node.clone(), vec![s.gpu])],
             ask: share.clone(),
             count: s.replicas,
+            gang: None,
         });
     }
     for p in &w.packed {
@@ -82,6 +92,7 @@ pub(super) fn units(w: &WorkloadPlacement, m: &Workload) -> Vec<Unit> {
             nodes: vec![(p.node.clone(), p.gpus.clone())],
             ask: packed_ask(m),
             count: p.replicas,
+            gang: None,
         });
     }
     out

@@ -19,6 +19,7 @@
 //! and the names a target must accept).
 
 mod classes;
+pub mod dra;
 mod groups;
 mod nodes;
 mod sharing;
@@ -84,6 +85,8 @@ pub struct NodeFacts {
     /// How Slurm shares the node's GPUs when the plan puts shared or fractional
     /// replicas on it: `shard` or `mps` (1000 per GPU; see `render::slurm`).
     pub slurm_sharing: Option<&'static str>,
+    /// It hands out GPUs through DRA (no device plugin runs on it).
+    pub dra: bool,
 }
 
 impl NodeFacts {
@@ -114,6 +117,9 @@ pub struct TeamFacts {
     pub guarantee: u32,
     pub ceiling: u32,
     pub parent: Option<String>,
+    /// The declared fair-share weight (`team ... weight=`), `None` when left out: each
+    /// target then weighs the team by its guarantee.
+    pub weight: Option<u32>,
     /// Highest priority rank among the team's classes (0 = none).
     pub rank: u32,
     /// Priorities the team's classes use, highest first.
@@ -122,6 +128,9 @@ pub struct TeamFacts {
     pub mig: BTreeMap<String, u32>,
     /// Shared-GPU replicas planned for the team's classes.
     pub shared: u32,
+    /// DRA: devices per DeviceClass the team's Kubernetes-managed classes may claim at
+    /// once (whole GPUs: the ceiling plus its shared GPUs; MIG: its planned instances).
+    pub dra: BTreeMap<String, u32>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -220,6 +229,8 @@ pub struct GroupFacts {
     pub nccl: Vec<(String, String)>,
     /// Whether the pods mount the node's NCCL files (`NCCL_TOPO_FILE` is set).
     pub nccl_mount: bool,
+    /// On DRA nodes: what its pods claim instead of an extended resource.
+    pub dra: Option<dra::DraGroup>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -270,6 +281,8 @@ pub struct Facts<'a> {
     pub plugin_configs: BTreeMap<String, (String, u32)>,
     /// Fractional replicas the Kubernetes targets cannot carry: class -> nodes.
     pub uncarried: BTreeMap<String, Vec<String>>,
+    /// The DeviceClasses the DRA groups claim from.
+    pub device_classes: Vec<dra::DeviceClassFacts>,
     /// Node name -> index into `nodes`.
     node_at: BTreeMap<String, usize>,
 }
@@ -328,7 +341,9 @@ impl<'a> Facts<'a> {
         let uncarried = sharing::uncarried_fractions(c, plan, &nodes, &workload);
         let classes = classes::classes_of(c, plan, &nodes, &tiers, &workload, &uncarried);
         let pools = nodes::pools_of(&nodes, &classes, &rank_of);
-        let teams = teams::teams_of(c, plan, &priorities, &rank_of);
+        let mut teams = teams::teams_of(c, plan, &priorities, &rank_of);
+        teams::dra_quotas(&mut teams, &classes, None);
+        let device_classes = dra::device_classes(c, &classes);
         errors.extend(teams::name_errors(c, &teams, &priorities));
         if !errors.is_empty() {
             return Err(errors);
@@ -350,6 +365,7 @@ impl<'a> Facts<'a> {
             mig_configs,
             plugin_configs,
             uncarried,
+            device_classes,
             node_at: BTreeMap::new(),
         }
         .indexed())
@@ -425,7 +441,18 @@ impl<'a> Facts<'a> {
     pub fn scoped(&self, target: super::Target) -> Option<Facts<'a>> {
         use super::Target;
         if !self.c.authorities_declared() {
-            return None;
+            // KAI only where declared: its sharing (a reservation pod on a GPU the
+            // device plugin advertises whole) contradicts the device-plugin sharing the
+            // other Kubernetes targets render for the same nodes.
+            return (target == Target::Kai).then(|| {
+                let mut f = self.clone();
+                f.nodes.clear();
+                f.classes.clear();
+                f.pools.clear();
+                f.teams.clear();
+                f.serves = vec![Authority::Kai];
+                f.indexed()
+            });
         }
         if matches!(target, Target::Mig | Target::Fabric) {
             // Below scheduling: every node, whatever its scheduler; the header says so.
@@ -437,7 +464,13 @@ impl<'a> Facts<'a> {
             Target::Slurm => vec![Authority::Slurm],
             Target::Volcano => vec![Authority::Volcano],
             Target::Kueue => vec![Authority::Kueue],
-            _ => vec![Authority::Kubernetes, Authority::Kueue, Authority::Volcano],
+            Target::Kai => vec![Authority::Kai],
+            _ => vec![
+                Authority::Kubernetes,
+                Authority::Kueue,
+                Authority::Volcano,
+                Authority::Kai,
+            ],
         };
         let runs: &[Authority] = if target == Target::K8s {
             &[Authority::Kubernetes]
@@ -452,6 +485,7 @@ impl<'a> Facts<'a> {
         let rank_of = |p: &str| teams::rank_of(&self.priorities, p);
         f.pools = nodes::pools_of(&f.nodes, &f.classes, &rank_of);
         f.teams = teams::scoped(self.c, self.plan, &self.teams, &serves);
+        teams::dra_quotas(&mut f.teams, &self.classes, Some(&serves));
         f.serves = serves;
         Some(f.indexed())
     }

@@ -172,8 +172,15 @@ impl NodeCx<'_> {
         let spec = model.as_ref().and_then(|m| c.models.get(m));
         let domains = domains_of(c, n);
         let mig_config = self.mig.config_of.get(n.name.as_str()).cloned();
-        let plugin_config = self.plugin_config(n, mode, mig_config.is_some(), plugin_configs);
-        let authority = c.node_index.get(&n.name).and_then(|&i| c.node_authority(i));
+        let index = c.node_index.get(&n.name).copied();
+        let dra = index.is_some_and(|i| c.node_allocation(i) == crate::model::Allocation::Dra);
+        // No device plugin runs on a DRA node: it selects no plugin configuration.
+        let plugin_config = if dra {
+            "default".to_string()
+        } else {
+            self.plugin_config(n, mode, mig_config.is_some(), plugin_configs)
+        };
+        let authority = index.and_then(|i| c.node_authority(i));
         let mut labels = own_labels(n, class, pool, model.as_deref(), &domains);
         if let Some(a) = authority {
             labels.insert(SCHEDULER_LABEL.into(), a.as_str().into());
@@ -181,12 +188,24 @@ impl NodeCx<'_> {
         if c.capacity_declared() {
             labels.insert(super::CAPACITY_LABEL.into(), n.capacity.as_str().into());
         }
+        // The declared driver, which the GPU Operator's NVIDIADriver objects select.
+        if let Some(d) = c.node_index.get(&n.name).and_then(|&i| c.node_driver(i)) {
+            let text = crate::catalog::cuda::driver_text(d);
+            labels.insert(crate::names::DRIVER_LABEL.into(), text);
+        }
         if let Some(mc) = &mig_config {
             labels.insert(MIG_CONFIG_LABEL.into(), mc.clone());
         } else if spec.is_some_and(|m| m.mig_capable) {
             labels.insert(MIG_CONFIG_LABEL.into(), "all-disabled".into());
         }
-        labels.insert(PLUGIN_CONFIG_LABEL.into(), plugin_config.clone());
+        if dra {
+            labels.insert(
+                super::dra::DEVICE_PLUGIN_DEPLOY_LABEL.into(),
+                "false".into(),
+            );
+        } else {
+            labels.insert(PLUGIN_CONFIG_LABEL.into(), plugin_config.clone());
+        }
         NodeFacts {
             name: n.name.clone(),
             authority,
@@ -219,6 +238,7 @@ impl NodeCx<'_> {
                 .cloned()
                 .unwrap_or_default(),
             slurm_sharing: self.slurm_share.get(n.name.as_str()).copied(),
+            dra,
         }
     }
 

@@ -28,11 +28,13 @@ pub(super) fn sharing_by_node<'a>(
     workload: &Workloads,
 ) -> BTreeMap<&'a str, Sharing> {
     let mut out: BTreeMap<&str, Sharing> = BTreeMap::new();
+    // Slurm (shards) and KAI (its own fractions on GPUs the device plugin advertises
+    // whole) share GPUs without the device plugin.
     let slurm = |node: &str| {
         c.node_index
             .get(node)
             .and_then(|&i| c.node_authority(i))
-            .is_some_and(|a| a == crate::model::Authority::Slurm)
+            .is_some_and(|a| a.shares_by_fraction())
     };
     let whole = whole_gpu_nodes(plan, workload);
     // Fractional replicas per GPU (all classes), and the fewest replicas per GPU the
@@ -161,7 +163,7 @@ pub(super) fn uncarried_fractions(
             continue;
         };
         let milli = m.packed_gpu_milli();
-        if milli == 0 || milli >= 1000 || c.authority_of(m) == Some(crate::model::Authority::Slurm)
+        if milli == 0 || milli >= 1000 || c.authority_of(m).is_some_and(|a| a.shares_by_fraction())
         {
             continue;
         }
@@ -169,6 +171,11 @@ pub(super) fn uncarried_fractions(
             let Some(n) = by_name.get(p.node.as_str()) else {
                 continue;
             };
+            // DRA shares a GPU per claim, not per node (a GPU several objects would
+            // share is GP944).
+            if n.dra {
+                continue;
+            }
             let replicas = n
                 .plugin_config
                 .rsplit('-')

@@ -79,6 +79,7 @@ pub(super) fn teams_of(
                 guarantee: t.guarantee,
                 ceiling: t.ceiling(),
                 parent: t.parent.clone(),
+                weight: t.weight,
                 rank: used.iter().map(|p| rank_of(p)).max().unwrap_or(0),
                 priorities: priorities
                     .iter()
@@ -87,9 +88,46 @@ pub(super) fn teams_of(
                     .collect(),
                 mig,
                 shared,
+                dra: BTreeMap::new(),
             }
         })
         .collect()
+}
+
+/// Each team's DRA quota per DeviceClass, from the groups of its classes that run under
+/// `serves` (every class when `None`): a whole-GPU class gets the team's ceiling plus
+/// the shared GPUs it claims from it (a shared claim is one device, whatever the pods
+/// on it), a MIG class the instances planned. Call after the teams are scoped.
+pub(super) fn dra_quotas(
+    teams: &mut [TeamFacts],
+    classes: &[super::ClassFacts],
+    serves: Option<&[crate::model::Authority]>,
+) {
+    for t in teams.iter_mut() {
+        let mut whole: BTreeSet<String> = BTreeSet::new();
+        let mut dra: BTreeMap<String, u32> = BTreeMap::new();
+        let mine = classes.iter().filter(|c| {
+            c.team == t.name && serves.is_none_or(|s| c.scheduler.is_some_and(|a| s.contains(&a)))
+        });
+        for g in mine.flat_map(|c| &c.groups) {
+            let Some(d) = &g.dra else { continue };
+            for (_, class) in &d.classes {
+                match (&g.ask, &d.sharing) {
+                    (super::Ask::Mig { .. }, _) => {
+                        *dra.entry(class.clone()).or_insert(0) += g.count
+                    }
+                    (_, Some(_)) => *dra.entry(class.clone()).or_insert(0) += 1,
+                    _ => {
+                        whole.insert(class.clone());
+                    }
+                }
+            }
+        }
+        for class in whole {
+            *dra.entry(class).or_insert(0) += t.ceiling;
+        }
+        t.dra = dra;
+    }
 }
 
 /// Replicas of a class that ask for a shared GPU: its time-slice and MPS replicas and
@@ -214,7 +252,12 @@ pub(super) fn scoped(
                 for i in &w.mig_instances {
                     *t.mig.entry(mig_resource(&i.profile)).or_insert(0) += 1;
                 }
-                t.shared += shared_replicas(c, w);
+                // KAI's shared pods ask no `nvidia.com/gpu.shared` (gpu-fraction).
+                let kai = authority.get(w.name.as_str()).copied().flatten()
+                    == Some(crate::model::Authority::Kai);
+                if !kai {
+                    t.shared += shared_replicas(c, w);
+                }
             }
             t
         })

@@ -6,14 +6,17 @@
 //! training group with its topology annotation, a Deployment otherwise. The queues'
 //! quotas are in [`quotas`].
 
+mod cohorts;
+mod dra;
 mod quotas;
 
 use super::facts::{ClassFacts, Facts, GroupFacts, NodeFacts, PriorityFacts, is_dns_label};
 use super::{Files, GP913, run, workload};
 use crate::diag::Diagnostic;
 use crate::model::{PoolMode, Taint};
+use cohorts::CohortCtx;
 use minijinja::{Environment, Value};
-use quotas::{ClusterQueue, FlavorQuota, Quotas};
+use quotas::{ClusterQueue, Quotas};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -47,8 +50,11 @@ struct Ctx<'a> {
     topologies: Vec<TopologyCtx>,
     flavors: Vec<Flavor>,
     queues: Vec<ClusterQueue>,
-    /// The cohort's own whole-GPU quota per flavor (what no team's guarantee covers).
-    pool: Vec<FlavorQuota>,
+    /// The Cohort objects: the root cohort's own whole-GPU quota per flavor (what no
+    /// team's guarantee covers), then, for a team tree, one per parent team.
+    cohorts: Vec<CohortCtx>,
+    /// The teams form a tree (hierarchical cohorts).
+    nested: bool,
     teams: Vec<&'a str>,
     priorities: &'a [PriorityFacts],
 }
@@ -65,17 +71,21 @@ pub(super) fn render(
         "gpuplan".to_string()
     };
     let (flavors, topologies) = topologies_of(f, flavors_of(f), &name);
-    let quotas = Quotas::new(f, &flavors);
+    let tree = cohorts::Tree::new(f, &name);
+    let quotas = Quotas::new(f, &flavors, tree.for_quotas(f));
     let queues = quotas.queues();
-    let pool = quotas.cohort_pool();
+    let pool = quotas.cohort_pool(&tree.held(&quotas));
+    // Every cohort a ClusterQueue or Cohort names is an object (the root too).
+    let cohorts = tree.cohorts(&quotas, pool);
     let has_topology = !topologies.is_empty();
     let ctx = Ctx {
         header: f.header(),
-        cohort: name.clone(),
+        cohort: tree.root.clone(),
         topologies,
         flavors,
         queues,
-        pool,
+        cohorts,
+        nested: tree.nested(),
         teams: f.teams.iter().map(|t| t.name.as_str()).collect(),
         priorities: &f.priorities,
     };
@@ -96,16 +106,21 @@ pub(super) fn render(
             run(env, "kueue/topology.yaml.j2", &values)?,
         );
     }
-    if !ctx.pool.is_empty() {
+    if !ctx.cohorts.is_empty() {
         files.insert(
             "cohorts.yaml".into(),
             run(env, "kueue/cohorts.yaml.j2", &values)?,
         );
     }
-    files.extend(workload::render_all(
+    if let Some(text) = dra::configuration(f, env, warnings)? {
+        files.insert("dra-configuration.yaml".into(), text);
+    }
+    warnings.extend(dra::uncarried(f));
+    files.extend(workload::render_where(
         f,
         env,
         "k8s/workload.yaml.j2",
+        dra::carried,
         |c, g| {
             let labels = [
                 ("kueue.x-k8s.io/queue-name".to_string(), c.team.clone()),

@@ -21,16 +21,16 @@ type FlavorOf<'a> = (&'a str, &'a str, &'a str);
 
 #[derive(Serialize)]
 pub(super) struct Res {
-    name: String,
+    pub name: String,
     /// A Kubernetes quantity.
-    nominal: String,
-    borrowing: Option<u32>,
+    pub nominal: String,
+    pub borrowing: Option<u32>,
 }
 
 #[derive(Serialize)]
 pub(super) struct FlavorQuota {
-    name: String,
-    resources: Vec<Res>,
+    pub name: String,
+    pub resources: Vec<Res>,
 }
 
 #[derive(Serialize)]
@@ -42,15 +42,23 @@ pub(super) struct Group {
 #[derive(Serialize)]
 pub(super) struct ClusterQueue {
     name: String,
+    /// Its team's cohort: the parent team's, else the cluster's.
+    cohort: String,
+    /// `fairSharing.weight`: the team's declared weight.
+    weight: Option<u32>,
     groups: Vec<Group>,
 }
 
 /// What the queues' resource group is computed from: the flavors, the resources they
 /// cover, and what the plan gives each team on each flavor.
 pub(super) struct Quotas<'a> {
-    f: &'a Facts<'a>,
+    pub f: &'a Facts<'a>,
     flavors: &'a [Flavor],
-    whole: Vec<&'a Flavor>,
+    pub whole: Vec<&'a Flavor>,
+    /// Parent teams (their whole-GPU quota is their cohort's, see `super::cohorts`).
+    parents: BTreeSet<String>,
+    /// Team -> the cohort its ClusterQueue joins.
+    cohort_of: BTreeMap<String, String>,
     covered: Vec<String>,
     /// (team, pool, model) -> resource -> amount planned there (counts; CPU in
     /// millicores; memory in bytes).
@@ -60,7 +68,11 @@ pub(super) struct Quotas<'a> {
 }
 
 impl<'a> Quotas<'a> {
-    pub(super) fn new(f: &'a Facts<'a>, flavors: &'a [Flavor]) -> Self {
+    pub(super) fn new(
+        f: &'a Facts<'a>,
+        flavors: &'a [Flavor],
+        (parents, cohort_of): (BTreeSet<String>, BTreeMap<String, String>),
+    ) -> Self {
         let (planned, whole_planned) = planned_on(f);
         let mut covered: BTreeSet<String> = BTreeSet::new();
         if flavors.iter().any(|fl| fl.mode == PoolMode::WholeGpu) || !whole_planned.is_empty() {
@@ -85,6 +97,8 @@ impl<'a> Quotas<'a> {
                 .iter()
                 .filter(|fl| fl.mode == PoolMode::WholeGpu)
                 .collect(),
+            parents,
+            cohort_of,
             covered: covered.into_iter().collect(),
             planned,
             whole_planned,
@@ -92,7 +106,7 @@ impl<'a> Quotas<'a> {
     }
 
     /// Team `t`'s whole GPUs planned on each whole-GPU flavor.
-    fn whole_of(&self, t: &TeamFacts) -> BTreeMap<String, u64> {
+    pub fn whole_of(&self, t: &TeamFacts) -> BTreeMap<String, u64> {
         self.whole
             .iter()
             .map(|fl| {
@@ -112,12 +126,16 @@ impl<'a> Quotas<'a> {
     /// The cohort's own quota: per whole-GPU flavor, its GPUs less the teams' nominal
     /// quotas there. Teams borrow it (within `borrowingLimit`) for what the plan gives
     /// them above their guarantees: Kueue lends only quota someone holds.
-    pub(super) fn cohort_pool(&self) -> Vec<FlavorQuota> {
+    /// `held`: per flavor, what the cohorts of parent teams hold themselves.
+    pub(super) fn cohort_pool(&self, held: &BTreeMap<String, u32>) -> Vec<FlavorQuota> {
         let mut nominal: BTreeMap<String, u32> = BTreeMap::new();
         for t in &self.f.teams {
-            for (fl, n) in whole_gpu_split(self.f, t, &self.whole, &self.whole_of(t)) {
+            for (fl, n) in self.nominal_of(t) {
                 *nominal.entry(fl).or_insert(0) += n;
             }
+        }
+        for (fl, n) in held {
+            *nominal.entry(fl.clone()).or_insert(0) += n;
         }
         let pool: Vec<FlavorQuota> = self
             .whole
@@ -149,6 +167,16 @@ impl<'a> Quotas<'a> {
         }
     }
 
+    /// A team's ClusterQueue `nominalQuota` of whole GPUs per whole-GPU flavor: its
+    /// guarantee split over them, or none for a parent team (its quota is its cohort's,
+    /// shared by its subtree).
+    pub fn nominal_of(&self, t: &TeamFacts) -> BTreeMap<String, u32> {
+        if self.parents.contains(&t.name) {
+            return self.whole.iter().map(|fl| (fl.name.clone(), 0)).collect();
+        }
+        whole_gpu_split(self.f, t, &self.whole, &self.whole_of(t))
+    }
+
     /// One ClusterQueue per team with one resource group: every resource the flavors
     /// serve or the plan asks for (Kueue admits a workload only when its queue covers
     /// every resource it requests, and a flavor sits in one group).
@@ -164,6 +192,8 @@ impl<'a> Quotas<'a> {
                 };
                 ClusterQueue {
                     name: t.name.clone(),
+                    cohort: self.cohort_of.get(&t.name).cloned().unwrap_or_default(),
+                    weight: t.weight,
                     groups,
                 }
             })
@@ -174,7 +204,13 @@ impl<'a> Quotas<'a> {
     /// ceiling; shared GPUs, MIG instances, CPU and memory: what the plan gives the team
     /// on each flavor.
     fn group(&self, t: &TeamFacts) -> Group {
-        let split = whole_gpu_split(self.f, t, &self.whole, &self.whole_of(t));
+        let split = self.nominal_of(t);
+        // A parent team's own classes borrow from its cohort, up to its ceiling.
+        let borrow = if self.parents.contains(&t.name) {
+            t.ceiling
+        } else {
+            t.ceiling - t.guarantee
+        };
         Group {
             covered: self.covered.clone(),
             flavors: self
@@ -190,7 +226,7 @@ impl<'a> Quotas<'a> {
                                 Res {
                                     name: r.clone(),
                                     nominal: split.get(&fl.name).copied().unwrap_or(0).to_string(),
-                                    borrowing: Some(t.ceiling - t.guarantee),
+                                    borrowing: Some(borrow),
                                 }
                             } else if r == GPU_RESOURCE {
                                 // Whole GPUs on a MIG or shared flavor (one replica per

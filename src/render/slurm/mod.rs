@@ -8,8 +8,10 @@
 //! Default syntax is Slurm 22.05 (Debian 12), so nothing newer is emitted unless asked.
 //! Node and GRES lines are in [`nodes`], the switch tree and blocks in [`topology`].
 
+mod imex;
 mod nodes;
 mod topology;
+mod topology_yaml;
 
 use super::facts::{Ask, ClassFacts, Facts, GroupFacts};
 use super::{Files, run};
@@ -18,6 +20,7 @@ use crate::model::PoolMode;
 use minijinja::{Environment, Value};
 use nodes::{GresLine, NodeLine};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use topology::{Switch, Topology};
 
 #[derive(Serialize)]
@@ -27,6 +30,8 @@ struct Partition {
     tier: u32,
     preempt_mode: &'static str,
     default: bool,
+    /// `Topology=`: the topology.yaml topology of the partition (Slurm 25.05+).
+    topology: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -41,6 +46,8 @@ struct Account {
     name: String,
     parent: Option<String>,
     fairshare: u32,
+    /// The team declares its weight (Fairshare = weight, not its guarantee).
+    weighted: bool,
     /// `GrpTRES`: `gres/gpu=<ceiling>`, plus the shards / MPS percent the plan gives
     /// the team's classes.
     tres: String,
@@ -64,8 +71,14 @@ struct Ctx {
     switches: Vec<Switch>,
     blocks: Vec<Switch>,
     block_size: u32,
+    /// topology.yaml's topologies (Slurm 25.05+; empty before).
+    topologies: Vec<topology_yaml::Named>,
+    #[serde(skip)]
+    pool_topology: BTreeMap<String, &'static str>,
     qos: Vec<Qos>,
     accounts: Vec<Account>,
+    /// `SwitchType=switch/nvidia_imex`: every job gets an IMEX channel.
+    imex: bool,
 }
 
 /// The batch script of one placement group: a job per gang or replica (an array when
@@ -93,6 +106,9 @@ struct JobCtx<'a> {
     requeue: bool,
     nccl: &'a [(String, String)],
     training: bool,
+    /// Its gangs span several nodes of one multi-node NVLink domain and slurm.conf
+    /// gives every job an IMEX channel.
+    imex: bool,
 }
 
 pub(super) fn render(
@@ -101,10 +117,24 @@ pub(super) fn render(
     warnings: &mut Vec<Diagnostic>,
 ) -> Result<Files, Diagnostic> {
     warnings.extend(cpu_warning(f));
-    let block = f.slurm_version.as_slice() >= [24, 5].as_slice();
+    let yaml = f.slurm_version.as_slice() >= topology_yaml::TOPOLOGY_YAML.as_slice();
+    let block = !yaml && f.slurm_version.as_slice() >= [24, 5].as_slice();
     let topo = topology::of(f, block);
     let use_block = block && !topo.blocks.is_empty();
-    let ctx = context(f, topo, use_block);
+    let mut ctx = if yaml {
+        let named = topology_yaml::of(f, &topo);
+        let mut ctx = context(f, topo, false);
+        ctx.topology_plugin = None;
+        for p in &mut ctx.partitions {
+            p.topology = named.of_pool.get(&p.name).copied();
+        }
+        ctx.pool_topology = named.of_pool;
+        ctx.topologies = named.list;
+        ctx
+    } else {
+        context(f, topo, use_block)
+    };
+    ctx.imex = imex::enabled(f, warnings);
     let mut files = Files::new();
     // One conversion to template values serves every file.
     let values = Value::from_serialize(&ctx);
@@ -115,6 +145,12 @@ pub(super) fn render(
         files.insert(
             "topology.conf".into(),
             run(env, "slurm/topology.conf.j2", &values)?,
+        );
+    }
+    if !ctx.topologies.is_empty() {
+        files.insert(
+            "topology.yaml".into(),
+            run(env, "slurm/topology.yaml.j2", &values)?,
         );
     }
     files.insert(
@@ -217,8 +253,11 @@ fn context(f: &Facts, topo: Topology, use_block: bool) -> Ctx {
         switches: topo.switches,
         blocks: if use_block { topo.blocks } else { Vec::new() },
         block_size: topo.block_size,
+        topologies: Vec::new(),
+        pool_topology: BTreeMap::new(),
         qos: qos(f),
         accounts: accounts(f),
+        imex: false,
     }
 }
 
@@ -250,6 +289,7 @@ fn partitions(f: &Facts) -> Vec<Partition> {
             nodes: p.range.clone(),
             tier: p.rank.max(1),
             preempt_mode: if p.preemptible { "REQUEUE" } else { "OFF" },
+            topology: None,
         })
         .collect()
 }
@@ -266,7 +306,7 @@ fn qos(f: &Facts) -> Vec<Qos> {
         .collect()
 }
 
-/// One account per team: fairshare = guarantee, GPU limit = ceiling, the QOS of the
+/// One account per team: fairshare = its weight, else its guarantee, GPU limit = ceiling, the QOS of the
 /// team's priorities (the lowest as default).
 fn accounts(f: &Facts) -> Vec<Account> {
     f.teams
@@ -274,7 +314,8 @@ fn accounts(f: &Facts) -> Vec<Account> {
         .map(|t| Account {
             name: t.name.clone(),
             parent: t.parent.clone(),
-            fairshare: t.guarantee.max(1),
+            fairshare: t.weight.unwrap_or(t.guarantee).max(1),
+            weighted: t.weight.is_some(),
             tres: account_tres(f, t),
             qos: t.priorities.join(","),
             default_qos: t.priorities.last().cloned(),
@@ -345,6 +386,24 @@ fn job_ctx<'a>(
         "leaf"
     };
     let reaches = |tier: &str| group_nodes().all(|n| n.domains.contains_key(tier));
+    // topology.yaml (25.05+): the topology of the group's partitions decides.
+    let named = |name: &str| {
+        !ctx.pool_topology.is_empty()
+            && g.pools
+                .iter()
+                .all(|p| ctx.pool_topology.get(p).copied() == Some(name))
+    };
+    let (switches, segment) = if ctx.topologies.is_empty() {
+        (
+            tight && !use_block && !ctx.switches.is_empty() && reaches("leaf"),
+            tight && use_block && reaches(block_tier),
+        )
+    } else {
+        (
+            tight && named(topology_yaml::TREE) && reaches("leaf"),
+            tight && named(topology_yaml::BLOCK) && reaches("nvlink"),
+        )
+    };
     JobCtx {
         header,
         about: super::workload::describe(c, g),
@@ -359,12 +418,16 @@ fn job_ctx<'a>(
         cpus: (c.cpu_milli > 0).then(|| c.cpu_milli.div_ceil(1000)),
         mem: memory(f, c, g).map(|m| format!("{m}M")),
         gpu_memory: c.gpu_memory.map(super::workload::memory_quantity),
-        switches: tight && !use_block && !ctx.switches.is_empty() && reaches("leaf"),
-        segment: tight && use_block && reaches(block_tier),
+        switches,
+        segment,
         constraint: constraint(f, c, g),
         requeue: c.preemptible,
         nccl: &g.nccl,
         training: c.kind == "training",
+        imex: ctx.imex
+            && c.kind == "training"
+            && g.pods > 1
+            && imex::one_domain(f.c, g.nodes.iter().map(String::as_str)),
     }
 }
 

@@ -9,9 +9,9 @@ use std::collections::{BTreeMap, HashSet};
 /// A `SwitchName=` line, or a `BlockName=` line (`switches` none).
 #[derive(Serialize)]
 pub(super) struct Switch {
-    name: String,
-    nodes: Option<String>,
-    switches: Option<String>,
+    pub name: String,
+    pub nodes: Option<String>,
+    pub switches: Option<String>,
 }
 
 /// The fabric as Slurm sees it.

@@ -6,7 +6,9 @@
 //! fractional shares per GPU, CPU and host memory), not a count the post-pass might fail
 //! to pack. Nodes of one group have the same [`NodeShape`], so a pattern found for the
 //! group is valid on each of its nodes; [`positions`] maps its GPU positions to one
-//! node's GPU indexes.
+//! node's GPU indexes. On a node that hands out GPUs through DRA a GPU holding
+//! fractions holds one class's only (a device belongs to one ResourceClaim; see
+//! [`crate::solve::pack`]).
 
 use crate::model::sharing::Slots as Sharing;
 use crate::model::{Cluster, NodeIdx};
@@ -40,6 +42,8 @@ pub struct Need {
     /// The device-plugin sharing a fraction needs of its node (`None`: shares of any
     /// size per GPU, see [`crate::model::sharing`]).
     pub slots: Option<Sharing>,
+    /// The packed class a fraction belongs to (on a DRA node, one class per GPU).
+    pub class: Option<u32>,
 }
 
 /// The part of a node that whole-GPU work can use; equal on every node of a group.
@@ -51,6 +55,8 @@ pub struct NodeShape {
     pub cpu: Option<u64>,
     /// Host memory in bytes, when the class declares it.
     pub mem: Option<u64>,
+    /// The node hands out GPUs through DRA: a GPU's fractions are one class's.
+    pub dra: bool,
 }
 
 impl NodeShape {
@@ -77,6 +83,7 @@ impl NodeShape {
             domains: domains(c, n).iter().map(|d| d.len() as u32).collect(),
             cpu: c.node_cpu_milli(n),
             mem: c.node_memory(n),
+            dra: c.node_allocation(n) == crate::model::Allocation::Dra,
         }
     }
 
@@ -185,6 +192,10 @@ pub struct Slots {
     /// Once a fraction carried by device-plugin replicas is on the node: the sharing all
     /// its GPUs get (`per_gpu`: the most replicas per GPU every fraction on it allows).
     pub shared: Option<Sharing>,
+    /// The node hands out GPUs through DRA: one class's fractions per position.
+    pub dra: bool,
+    /// On a DRA node, the class whose fractions each position holds.
+    pub owner: BTreeMap<u16, Option<u32>>,
 }
 
 impl Slots {
@@ -198,6 +209,7 @@ impl Slots {
                 .zip(&starts)
                 .map(|(size, s)| (*s..s + size).map(|p| p as u16).collect())
                 .collect(),
+            dra: shape.dra,
             ..Slots::default()
         }
     }
@@ -255,6 +267,9 @@ impl Slots {
         };
         let cap = shared.map(|s| s.per_gpu).unwrap_or(u32::MAX);
         let milli = need.milli;
+        if self.dra && self.owner.get(&position).is_some_and(|o| *o != need.class) {
+            return false;
+        }
         if let Some(load) = self.frac.get(&position).copied() {
             let count = self.count.get(&position).copied().unwrap_or(0);
             if load + milli > 1000 || count + 1 > cap {
@@ -268,6 +283,9 @@ impl Slots {
             }
             self.frac.insert(position, milli);
             self.count.insert(position, 1);
+        }
+        if self.dra {
+            self.owner.insert(position, need.class);
         }
         self.shared = shared;
         true
@@ -336,9 +354,13 @@ pub fn fit_in(mut slots: Slots, inst: &[Need]) -> Option<Vec<Vec<u16>>> {
             }
         };
     }
-    // 3. Fractional instances onto GPUs already holding fractions, then the free ones.
+    // 3. Fractional instances onto GPUs already holding fractions, then the free ones
+    // (on a DRA node, each class onto its own GPUs).
     let frac: Vec<usize> = (0..inst.len()).filter(|&k| inst[k].milli > 0).collect();
-    if !frac.is_empty() {
+    let cap = shared.map(|s| s.per_gpu).unwrap_or(u32::MAX);
+    if slots.dra {
+        place_claimed(&slots, inst, &frac, cap, &mut places)?;
+    } else if !frac.is_empty() {
         let mut gpus: Vec<u16> = slots.frac.keys().copied().collect();
         let loads: Vec<(u32, u32)> = gpus
             .iter()
@@ -348,13 +370,63 @@ pub fn fit_in(mut slots: Slots, inst: &[Need]) -> Option<Vec<Vec<u16>>> {
         left.sort_unstable();
         gpus.extend(left);
         let sizes: Vec<u32> = frac.iter().map(|&k| inst[k].milli).collect();
-        let cap = shared.map(|s| s.per_gpu).unwrap_or(u32::MAX);
         let bins = pack_fractions(&sizes, &loads, cap, gpus.len())?;
         for (j, &k) in frac.iter().enumerate() {
             places[k] = vec![gpus[bins[j]]];
         }
     }
     Some(places)
+}
+
+/// Step 3 of [`fit_in`] on a DRA node: the fractions `frac` of `inst`, class by class
+/// (in class order), onto the GPUs holding that class's fractions and then onto free
+/// GPUs no other class took. A class's fractions are all one size, so first-fit packs
+/// each class onto as few new GPUs as can hold it, and the classes' GPUs add up.
+fn place_claimed(
+    slots: &Slots,
+    inst: &[Need],
+    frac: &[usize],
+    cap: u32,
+    places: &mut [Vec<u16>],
+) -> Option<()> {
+    let mut classes: Vec<Option<u32>> = frac.iter().map(|&k| inst[k].class).collect();
+    classes.sort_unstable();
+    classes.dedup();
+    let mut left: Vec<u16> = slots.free.iter().flatten().copied().collect();
+    left.sort_unstable();
+    for class in classes {
+        let mine: Vec<usize> = frac
+            .iter()
+            .copied()
+            .filter(|&k| inst[k].class == class)
+            .collect();
+        let mut gpus: Vec<u16> = slots
+            .frac
+            .keys()
+            .copied()
+            .filter(|p| slots.owner.get(p).is_some_and(|o| *o == class))
+            .collect();
+        let loads: Vec<(u32, u32)> = gpus
+            .iter()
+            .map(|g| (slots.frac[g], slots.count.get(g).copied().unwrap_or(0)))
+            .collect();
+        let sizes: Vec<u32> = mine.iter().map(|&k| inst[k].milli).collect();
+        let mut order: Vec<usize> = (0..sizes.len()).collect();
+        order.sort_by_key(|&j| (std::cmp::Reverse(sizes[j]), j));
+        if loads.iter().any(|(_, c)| *c > cap) {
+            return None;
+        }
+        let (used, bins) = first_fit(&sizes, &loads, cap, &order);
+        let new = used - loads.len();
+        if new > left.len() {
+            return None;
+        }
+        gpus.extend(left.drain(..new));
+        for (j, &k) in mine.iter().enumerate() {
+            places[k] = vec![gpus[bins[j]]];
+        }
+    }
+    Some(())
 }
 
 /// Assigns items of `sizes` (sorted largest first) to bins of capacity `caps`; returns
@@ -535,6 +607,7 @@ mod tests {
             domains: domains.to_vec(),
             cpu: Some(8_000),
             mem: None,
+            dra: false,
         }
     }
 
@@ -674,6 +747,35 @@ mod tests {
         assert_eq!(p.places[0], vec![0]);
         assert_eq!(p.places[1], vec![1]);
         assert_eq!(p.places[2], vec![1]);
+    }
+
+    #[test]
+    fn a_dra_gpu_holds_one_class_s_fractions() {
+        // Classes 1 and 2, two 25% fractions each, on a node of two GPUs: each class
+        // gets a GPU of its own under DRA; a third class finds none. Off DRA all three
+        // fit on two GPUs (six quarters).
+        let need = |i: Item| match i {
+            Item::Packed { w } => Need {
+                milli: 250,
+                class: Some(w),
+                ..Need::default()
+            },
+            _ => Need::default(),
+        };
+        let mut s = shape(&[2]);
+        s.dra = true;
+        let two = [(Item::Packed { w: 1 }, 2), (Item::Packed { w: 2 }, 2)];
+        let p = fit(&s, &two, &need).unwrap();
+        assert_eq!(p.places, vec![vec![0], vec![0], vec![1], vec![1]]);
+        let three = [
+            (Item::Packed { w: 1 }, 2),
+            (Item::Packed { w: 2 }, 2),
+            (Item::Packed { w: 3 }, 2),
+        ];
+        assert!(fit(&s, &three, &need).is_none());
+        s.dra = false;
+        let p = fit(&s, &three, &need).unwrap();
+        assert_eq!(gpus_used(&p), 2);
     }
 
     #[test]

@@ -470,7 +470,36 @@ impl NodeMip {
         let rows = node.rows(shape, items, vals, need);
         let shares = node.item_columns(shape, items, vals, need, &rows);
         node.gang_thresholds(shape, vals, &shares);
+        node.one_class_per_gpu(shape, need);
         node
+    }
+
+    /// On a DRA node a GPU's fractions are one class's (a device belongs to one
+    /// ResourceClaim): per GPU, a binary per fractional item, the item's count on the
+    /// GPU only where its binary is set, and at most one binary set.
+    fn one_class_per_gpu(&mut self, shape: &NodeShape, need: &impl Fn(Item) -> Need) {
+        if !shape.dra {
+            return;
+        }
+        let mut per_gpu: BTreeMap<usize, Vec<(usize, f64)>> = BTreeMap::new();
+        for ((i, at), &x) in self.cols.iter().zip(&self.col_ids) {
+            let n = need(*i);
+            if n.milli > 0 {
+                let most = (1000 / n.milli.max(1)) as f64;
+                per_gpu.entry(*at).or_default().push((x, most));
+            }
+        }
+        let lp = &mut self.lp;
+        for cols in per_gpu.values().filter(|c| c.len() > 1) {
+            let one = lp.row(-f64::INFINITY, 1.0);
+            for &(x, most) in cols {
+                let u = lp.col(0.0, 0.0, 1.0, true);
+                let link = lp.row(-f64::INFINITY, 0.0);
+                lp.set(link, x, 1.0);
+                lp.set(link, u, -most);
+                lp.set(one, u, 1.0);
+            }
+        }
     }
 
     /// The GPU, CPU, memory and domain rows; with fractional items, a column per GPU
@@ -626,6 +655,15 @@ fn assemble(
         }
     }
     inst.sort();
+    // On a DRA node, one class's fractions per GPU (the MIP's rule; checked again).
+    let mut classes: BTreeMap<usize, Item> = BTreeMap::new();
+    for (i, g) in &inst {
+        if let Some(g) = g {
+            if shape.dra && *classes.entry(*g).or_insert(*i) != *i {
+                return None;
+            }
+        }
+    }
     let frac_gpus: Vec<usize> = {
         let mut v: Vec<usize> = inst.iter().filter_map(|(_, g)| *g).collect();
         v.sort_unstable();
@@ -931,6 +969,7 @@ mod tests {
             domains: d.to_vec(),
             cpu,
             mem: None,
+            dra: false,
         }
     }
 

@@ -5,7 +5,7 @@ use crate::spec::reader::{GP005, NodeView};
 use crate::spec::*;
 
 /// `team "name" guarantee=... burst=... parent=... { quota ... }`.
-pub(super) fn team(v: &NodeView) -> Option<TeamDecl> {
+pub(super) fn team(v: &NodeView, diags: &mut Diagnostics) -> Option<TeamDecl> {
     let name = name_of(v)?;
     Some(TeamDecl {
         name,
@@ -13,6 +13,7 @@ pub(super) fn team(v: &NodeView) -> Option<TeamDecl> {
         guarantee: v.prop_u32("guarantee"),
         burst: v.prop_u32("burst"),
         parent: v.prop_str("parent"),
+        weight: team_weight(v, diags),
         quotas: v
             .children_named("quota")
             .iter()
@@ -26,6 +27,30 @@ pub(super) fn team(v: &NodeView) -> Option<TeamDecl> {
             })
             .collect(),
     })
+}
+
+/// The most a team's `weight` may be: Kueue, KAI and Slurm all read it as a 32-bit
+/// share, and a million to one is already more contrast than fair sharing can show.
+pub const MAX_WEIGHT: u32 = 1_000_000;
+
+/// A team's fair-share `weight`, reported (GP005) when 0 or above [`MAX_WEIGHT`]:
+/// Kueue reads a weight of 0 as "borrow only when nobody else wants it" and KAI as "no
+/// share beyond the quota", neither of which is a weight.
+fn team_weight(v: &NodeView, diags: &mut Diagnostics) -> Option<S<u32>> {
+    let e = v.prop_entry("weight")?;
+    let kdl::KdlValue::Integer(n) = e.value() else {
+        return None;
+    };
+    let (n, span) = (*n, v.entry_span(e));
+    if (1..=MAX_WEIGHT as i128).contains(&n) {
+        return Some(Spanned::new(n as u32, span));
+    }
+    diags.push(
+        Diagnostic::error(GP005, format!("team weight {n} is out of range"))
+            .at(span, "out of range")
+            .with_help(format!("a weight is a whole number from 1 to {MAX_WEIGHT}; leave it out to weigh the team by its guarantee")),
+    );
+    None
 }
 
 /// `priority "name" value=... preempts=... preemption=... { preempts ... }`.
@@ -218,5 +243,6 @@ pub(super) fn pool(v: &NodeView) -> Option<PoolDecl> {
         nodes: v.prop_names("nodes"),
         max_disrupted: v.prop_u32("max-disrupted"),
         scheduler: v.prop_str("scheduler"),
+        gpu_allocation: v.prop_str("gpu-allocation"),
     })
 }

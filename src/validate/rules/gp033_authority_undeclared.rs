@@ -46,7 +46,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         )
         .at(span, "which scheduler owns these nodes?")
         .with_help(
-            "declare one: cluster \"NAME\" { scheduler \"kueue\" } (or kubernetes, volcano, slurm), and pool ... scheduler=\"...\" for nodes another scheduler owns",
+            "declare one: cluster \"NAME\" { scheduler \"kueue\" } (or kubernetes, volcano, kai, slurm), and pool ... scheduler=\"...\" for nodes another scheduler owns",
         ),
     );
 }

@@ -14,8 +14,8 @@ pub static RULE: Rule = Rule {
 
 **Why.** kube-scheduler places pods one at a time: half a gang can start and hold its
 GPUs while waiting forever for the other half. Gangs need admission that is
-all-or-nothing: Kueue (one Workload for all pod sets), Volcano (PodGroup `minMember`) or
-Slurm (one job).
+all-or-nothing: Kueue (one Workload for all pod sets), Volcano (PodGroup `minMember`),
+KAI Scheduler (PodGroup `minMember`) or Slurm (one job).
 
 **Example.**
 ```text
@@ -24,7 +24,7 @@ training "llm" team="t" priority="high" scheduler="kubernetes" {
 }
 ```
 
-**Fix.** Run the class under `kueue`, `volcano` or `slurm` (`scheduler="kueue"`), or own
+**Fix.** Run the class under `kueue`, `volcano`, `kai` or `slurm` (`scheduler="kueue"`), or own
 some of its nodes with such a scheduler (`pool ... scheduler="volcano"`).
 "#,
     check: Some(check),
@@ -68,7 +68,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
                 ),
             )
             .at(span, "no all-or-nothing admission here")
-            .with_help("run it under a scheduler with gang admission: scheduler=\"kueue\", \"volcano\" or \"slurm\""),
+            .with_help("run it under a scheduler with gang admission: scheduler=\"kueue\", \"volcano\", \"kai\" or \"slurm\""),
         );
     }
 }

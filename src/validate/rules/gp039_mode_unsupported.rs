@@ -13,8 +13,15 @@ pub static RULE: Rule = Rule {
 running under `slurm` shares GPUs (`share`/`isolation` `time-slice` or `mps`, or a
 `fraction`), while the cluster names a Slurm older than 22.05.
 
+A pool owned by `kai` has `mode="mig"` or `mode="mps"`, or a class under `kai` asks
+for MIG instances or MPS.
+
 **Why.** Kubernetes-managed nodes (`kubernetes`, `kueue`, `volcano`) get every mode from
-the NVIDIA device plugin: MIG (`mixed` strategy), time-slicing and MPS. Slurm shares a
+the NVIDIA device plugin: MIG (`mixed` strategy), time-slicing and MPS. KAI Scheduler
+shares GPUs itself (`gpu-fraction`, `gpu-memory` on GPUs the device plugin advertises
+whole); it counts a MIG instance `Ng.Mgb` as N whole GPUs against its queues and reads
+no other profile name, and its MPS needs an MPS server on every node outside KAI, so
+gpuplan renders neither for it. Slurm shares a
 GPU between jobs with `gres/shard` (time-slicing and fractions) or `gres/mps`, which
 gpuplan renders (1000 per GPU, a job's thousandths from one GPU); `gres/shard` exists
 from Slurm 22.05, so an older Slurm can only run whole GPUs and MIG instances.
@@ -53,10 +60,19 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             out.push(
                 Diagnostic::error(
                     RULE.code,
-                    format!("pool `{}` is `{}`, which {a} {} cannot serve", p.name, p.mode, version(&m.slurm_version)),
+                    format!(
+                        "pool `{}` is `{}`, which {} cannot serve",
+                        p.name,
+                        p.mode,
+                        who(a, &m.slurm_version)
+                    ),
                 )
                 .at(p.span, format!("{} under {a}", p.mode))
-                .with_help(format!("Slurm shares GPUs (gres/shard) from 22.05: declare slurm version=\"22.05\" or later, own the pool with a Kubernetes scheduler (scheduler=\"kueue\"), or use mode=\"mig\" or \"whole-gpu\" under {a}")),
+                .with_help(help(
+                    a,
+                    "own the pool with",
+                    "use mode=\"mig\" or \"whole-gpu\"",
+                )),
             );
         }
     }
@@ -65,6 +81,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         let mode = match sizing::usage(w, 1) {
             Usage::Shared { mps, .. } => PoolMode::shared(mps),
             Usage::Packed { milli } if milli % 1000 != 0 => PoolMode::TimeSlice,
+            Usage::Mig if a == Authority::Kai => PoolMode::Mig,
             _ => continue,
         };
         if a.supports(mode, &m.slurm_version) {
@@ -84,16 +101,42 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             Diagnostic::error(
                 RULE.code,
                 format!(
-                    "{} `{}` shares GPUs ({}), which {a} {} cannot serve",
+                    "{} `{}` shares GPUs ({}), which {} cannot serve",
                     w.kind.as_str(),
                     w.name,
                     mode.as_str(),
-                    version(&m.slurm_version)
+                    who(a, &m.slurm_version)
                 ),
             )
             .at(span, format!("sharing under {a}"))
-            .with_help(format!("Slurm shares GPUs (gres/shard) from 22.05: declare slurm version=\"22.05\" or later, run it under a Kubernetes scheduler (scheduler=\"kueue\"), or give it MIG instances (share \"mig\") under {a}")),
+            .with_help(help(
+                a,
+                "run it under",
+                "give it MIG instances (share \"mig\")",
+            )),
         );
+    }
+}
+
+/// The scheduler, with its version where the version is why (Slurm).
+fn who(a: Authority, slurm: &[u32]) -> String {
+    if a == Authority::Slurm {
+        format!("{a} {}", version(slurm))
+    } else {
+        a.to_string()
+    }
+}
+
+/// What to do instead: `own`/`instead` complete the sentence for a pool or a class.
+fn help(a: Authority, own: &str, instead: &str) -> String {
+    if a == Authority::Kai {
+        format!(
+            "KAI shares GPUs itself (gpu-fraction, gpu-memory) and gpuplan renders neither MIG nor MPS for it: use time-slice or fractions under kai, or {own} another scheduler (scheduler=\"kueue\")"
+        )
+    } else {
+        format!(
+            "Slurm shares GPUs (gres/shard) from 22.05: declare slurm version=\"22.05\" or later, {own} a Kubernetes scheduler (scheduler=\"kueue\"), or {instead} under {a}"
+        )
     }
 }
 

@@ -1,6 +1,5 @@
 //! GP048: a fraction of a GPU that the class's scheduler cannot carry.
 use super::prelude::*;
-use crate::model::Authority;
 
 pub static RULE: Rule = Rule {
     code: "GP048",
@@ -17,7 +16,8 @@ each pod one of the `R` replicas, 1/`R` of the GPU (MPS enforces it as memory an
 limits). No replica count gives a pod more than half a shared GPU, so a 60% replica
 would be rendered as a whole GPU (over-asking) or as a half (under-provisioned). gpuplan
 plans a fraction `f` on nodes shared `R <= 1/f` ways, with nothing asking for whole GPUs
-beside it (docs/render.md, "Sharing"). Slurm carries any share (`gres/shard`).
+beside it (docs/render.md, "Sharing"). Slurm carries any share (`gres/shard`), and so
+does KAI Scheduler (`gpu-fraction`).
 
 **Example.**
 ```text
@@ -27,7 +27,7 @@ inference "ocr" team="vision" priority="serving" replicas=6 scheduler="kubernete
 ```
 
 **Fix.** Ask for a whole GPU (`gpus 1`), a fraction of at most 50%, or run the class
-under Slurm (`scheduler="slurm"`), whose `gres/shard` carries any share.
+under Slurm (`scheduler="slurm"`) or KAI (`scheduler="kai"`), which carry any share.
 "#,
     check: Some(check),
 };
@@ -38,7 +38,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         let Some(milli) = w.gpu_milli.filter(|f| *f > 500 && *f < 1000) else {
             continue;
         };
-        let Some(a) = m.authority_of(w).filter(|a| *a != Authority::Slurm) else {
+        let Some(a) = m.authority_of(w).filter(|a| !a.shares_by_fraction()) else {
             continue;
         };
         let Some(decl) = cx.workload_decl(&w.name) else {
@@ -56,7 +56,7 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
                 ),
             )
             .at(span, "more than half a GPU")
-            .with_help("ask for gpus 1, a fraction of at most 50%, or run it under scheduler=\"slurm\" (gres/shard carries any share)"),
+            .with_help("ask for gpus 1, a fraction of at most 50%, or run it under scheduler=\"slurm\" or \"kai\" (they carry any share)"),
         );
     }
 }

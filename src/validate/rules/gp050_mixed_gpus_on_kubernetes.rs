@@ -6,10 +6,10 @@ pub static RULE: Rule = Rule {
     code: "GP050",
     name: "mixed-gpus-on-kubernetes",
     severity: Severity::Error,
-    summary: "nodes with GPUs of several models owned by kubernetes, kueue or volcano, where a pod cannot choose the model it gets",
+    summary: "nodes with GPUs of several models owned by kubernetes, kueue, volcano or kai, where a pod cannot choose the model it gets",
     docs: r#"
 **What.** A node class has GPUs of several models (one `gpus` line per model) and some
-of its nodes are owned by `kubernetes`, `kueue` or `volcano` (their pool's
+of its nodes are owned by `kubernetes`, `kueue`, `volcano` or `kai` (their pool's
 `scheduler=`, else the cluster's `scheduler`), or no scheduler is declared at all (then
 every target, the Kubernetes ones included, renders every node).
 

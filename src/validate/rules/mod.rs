@@ -59,6 +59,15 @@ mod gp048_fraction_carrier;
 mod gp049_slurm_job_cpus;
 mod gp050_mixed_gpus_on_kubernetes;
 mod gp051_mixed_gpu_driver;
+mod gp052_dra_kubernetes_version;
+mod gp053_dra_without_kubernetes_nodes;
+mod gp054_gang_across_gpu_allocations;
+mod gp055_dra_model_product_name;
+mod gp056_kueue_shared_on_dra;
+mod gp058_kai_parent_team_class;
+pub(crate) mod gp065_backend;
+mod gp066_moved;
+mod gp067_moved_conflict;
 
 use super::Rule;
 
@@ -119,4 +128,13 @@ pub static ALL: &[&Rule] = &[
     &gp049_slurm_job_cpus::RULE,
     &gp050_mixed_gpus_on_kubernetes::RULE,
     &gp051_mixed_gpu_driver::RULE,
+    &gp052_dra_kubernetes_version::RULE,
+    &gp053_dra_without_kubernetes_nodes::RULE,
+    &gp054_gang_across_gpu_allocations::RULE,
+    &gp055_dra_model_product_name::RULE,
+    &gp056_kueue_shared_on_dra::RULE,
+    &gp058_kai_parent_team_class::RULE,
+    &gp065_backend::RULE,
+    &gp066_moved::RULE,
+    &gp067_moved_conflict::RULE,
 ];

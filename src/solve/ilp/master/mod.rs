@@ -280,6 +280,7 @@ pub fn need(c: &Cluster, p: &Problem, item: Item) -> Need {
                 cpu: wl.cpu_milli,
                 mem: wl.host_memory.0,
                 slots: p.slots.get(&(w as usize)).copied(),
+                class: Some(w),
             }
         }
     }
