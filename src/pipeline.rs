@@ -13,6 +13,7 @@ use crate::placement::{self, Placement};
 use crate::solve::{self, Highs, Options, SolverKind};
 use crate::source::SourceMap;
 use crate::{plan, render, state, validate};
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// GP901: the solver produced a plan that violates an invariant (a bug, never valid).
@@ -334,6 +335,13 @@ pub fn place(
     let problems = placement::check(model, &built);
     timings.lap("check", &mut clock);
     if problems.is_empty() {
+        if opts.solver == SolverKind::Ilp && built.solver.status != solve::SolveStatus::Optimal {
+            if let Some(better) = greedy_floor(model, &built, opts.previous.as_ref()) {
+                timings.lap("greedy floor", &mut clock);
+                return Ok((restore(better), timings));
+            }
+            timings.lap("greedy floor", &mut clock);
+        }
         return Ok((restore(built), timings));
     }
     // The greedy fallback is one more phase: only with time left for it.
@@ -370,6 +378,55 @@ pub fn place(
         })
         .collect();
     Err((diagnostics, timings))
+}
+
+/// GPU-equivalents placed per priority level, highest level first.
+fn admitted_by_level(model: &Cluster, p: &Placement) -> Vec<(i64, f64)> {
+    let mut by: BTreeMap<i64, f64> = BTreeMap::new();
+    for w in &p.workloads {
+        let level = model.priority(&w.priority).map(|x| x.value).unwrap_or(0);
+        *by.entry(level).or_default() += w.gpus_placed;
+    }
+    by.into_iter().rev().collect()
+}
+
+/// The ILP never admits less than the greedy baseline: when its placement (not proven
+/// optimal: a time limit, a tail of columns not generated) admits fewer GPU-equivalents
+/// than the greedy one at the first priority level where they differ, the greedy
+/// placement, if it passes the checker, with status `fallback` and a note. Decision: the
+/// comparison is by priority level, highest first, as the ILP's stages admit; moves and
+/// cost come after admission in the ILP's order too.
+fn greedy_floor(
+    model: &Cluster,
+    ilp: &Placement,
+    previous: Option<&solve::previous::Previous>,
+) -> Option<Placement> {
+    let (a, mut info) = solve::greedy::solve(model);
+    let candidate = placement::build(model, &a, &info);
+    let (mine, theirs) = (
+        admitted_by_level(model, ilp),
+        admitted_by_level(model, &candidate),
+    );
+    let (level, ours, greedy) = mine
+        .iter()
+        .zip(&theirs)
+        .find(|(x, y)| (x.1 - y.1).abs() > 1e-6)
+        .map(|(x, y)| (x.0, x.1, y.1))?;
+    if greedy < ours {
+        return None;
+    }
+    info.status = solve::SolveStatus::Fallback;
+    info.note = Some(format!(
+        "the ILP's placement (not proven optimal) admits {ours:.2} GPU-equivalents at priority {level}, the greedy placement {greedy:.2}; the greedy placement is used"
+    ));
+    let mut fallback = placement::build(model, &a, &info);
+    if let Some(before) = previous {
+        let now = placement::previous::resolve(model, &fallback);
+        fallback.moves = Some(placement::previous::moves(before, &now));
+    }
+    placement::check(model, &fallback)
+        .is_empty()
+        .then_some(fallback)
 }
 
 /// Never refuse a feasible instance: when the ILP's placement fails the checker (a bug),
@@ -462,4 +519,66 @@ pub fn plan(
         plan,
         timings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model() -> Cluster {
+        let mut sources = SourceMap::new();
+        sources.add(
+            "t.kdl",
+            r#"
+cluster "c"
+node-class "n" {
+    cpu sockets=1 cores-per-socket=32
+    memory "256GiB"
+    gpus 4 model="l40s-48gb"
+}
+nodes "n-[1-2]" class="n"
+team "t" guarantee=8 burst=8
+priority "high" value=100
+priority "low" value=10
+inference "a" team="t" priority="high" replicas=3 {
+    fraction "50%"
+    requests cpu=1 memory="1GiB"
+}
+inference "b" team="t" priority="low" replicas=4 {
+    gpus 1
+    requests cpu=1 memory="1GiB"
+}
+"#
+            .to_string(),
+        );
+        let out = validate::validate(&sources);
+        assert!(out.diagnostics.iter().all(|d| !d.is_error()));
+        out.model.expect("model")
+    }
+
+    /// An ILP placement that admits less than greedy's (here: nothing) gives way to it,
+    /// with status `fallback` and a note; one that admits as much stays. The floor
+    /// compares the highest priority level first.
+    #[test]
+    fn the_ilp_never_admits_less_than_greedy() {
+        let c = model();
+        let (empty, info) = (solve::Assignment::default(), solve::SolveInfo::default());
+        let mut empty = empty;
+        empty.node_mode = vec![None; c.nodes.len()];
+        let nothing = placement::build(&c, &empty, &info);
+        let floor = greedy_floor(&c, &nothing, None).expect("greedy admits more");
+        assert_eq!(floor.solver.status, solve::SolveStatus::Fallback);
+        assert!(
+            floor
+                .solver
+                .note
+                .as_deref()
+                .unwrap_or("")
+                .contains("priority 100")
+        );
+        let levels = admitted_by_level(&c, &floor);
+        assert_eq!(levels, vec![(100, 1.5), (10, 4.0)]);
+        // Greedy's own placement is not beaten by itself.
+        assert!(greedy_floor(&c, &floor, None).is_none());
+    }
 }

@@ -67,14 +67,17 @@ fn both_solvers_respect_cpu_memory_and_gpu_shares() {
 
 #[test]
 fn the_ilp_leaves_cpu_only_pods_the_room_gpus_do_not_need() {
-    // Greedy goes in name order: the CPU-only class `a-cpu` takes 32 of the 48 cores
-    // first, and the GPU classes starve. The ILP admits GPU work first.
+    // The CPU-only class `a-cpu` would take 32 of the 48 cores if placed first (as the
+    // name-order greedy did until issue 31, starving the GPU classes). The ILP admits
+    // GPU work first; so does the greedy baseline now (largest GPU share first), and
+    // the CPU-only replicas get the cores left.
     let c = load_text(CLUSTER);
     let ilp = plan(&c, SolverKind::Ilp);
     let greedy = plan(&c, SolverKind::Greedy);
     assert_eq!(placed(&ilp, "half") + placed(&ilp, "whole"), 7);
-    assert!(ilp.summary.gpus_allocated > greedy.summary.gpus_allocated);
-    assert_eq!(placed(&greedy, "a-cpu"), 4);
+    assert_eq!(placed(&greedy, "half") + placed(&greedy, "whole"), 7);
+    assert!(ilp.summary.gpus_allocated >= greedy.summary.gpus_allocated);
+    assert!(placed(&greedy, "a-cpu") < 4);
 }
 
 #[test]
@@ -305,4 +308,54 @@ fn issue29_import_openb_with_type_constrained_pods_validates_and_plans() {
         assert!(code == 0 || code == 2, "{extra:?}: {out}{err}");
         assert!(out.contains("Plan: "), "{extra:?}: {out}");
     }
+}
+
+/// Issue 31: the openb default list (`../shared/bench/openb`, seed 42, 100% load)
+/// imports into a cluster that validates: the trace's shares above half a GPU are no
+/// GP048 error (the import declared `scheduler "kueue"` from issue 29 on, and every real
+/// list failed to plan). And the greedy baseline (first-fit decreasing, best-fit node
+/// choice) leaves less than 10% of the GPUs unallocated: 7.69% measured, 27% with the
+/// name-order first fit it replaced, which this test fails.
+#[test]
+fn issue31_the_openb_default_list_plans_and_greedy_packs_it() {
+    let b = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/openb");
+    if !b.join("openb_pod_list_default.csv").is_file() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI needs ../shared/bench/openb beside the clone"
+        );
+        eprintln!("skipped: ../shared/bench/openb is missing");
+        return;
+    }
+    let dir = common::Scratch::new("issue31-openb");
+    let (nodes, pods) = (
+        b.join("openb_node_list_gpu_node.csv"),
+        b.join("openb_pod_list_default.csv"),
+    );
+    let (code, _, err) = dir.run(&[
+        "import",
+        "openb",
+        "--nodes",
+        nodes.to_str().unwrap(),
+        "--pods",
+        pods.to_str().unwrap(),
+        "--load",
+        "1.0",
+        "--seed",
+        "42",
+        "-o",
+        "ob",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = dir.run(&["validate", "ob"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("GP048"), "{err}");
+    let (code, out, err) = dir.run(&["plan", "ob", "--solver", "greedy", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let alloc = v
+        .pointer("/placement/summary/allocation_pct")
+        .and_then(|x| x.as_f64())
+        .unwrap();
+    assert!(alloc > 90.0, "greedy allocates {alloc}%");
 }

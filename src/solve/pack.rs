@@ -69,6 +69,11 @@ impl Bin {
         }
     }
 
+    /// The node's free GPU share, in 1/1000 of a GPU.
+    fn free_gpu(&self) -> u64 {
+        self.gpus.iter().map(|x| x.2).sum()
+    }
+
     /// Whether a fraction of class `w` may join GPU `g`: anywhere off DRA nodes; on a
     /// DRA node, a GPU with no fraction or only `w`'s.
     fn claimable(&self, g: u32, w: usize) -> bool {
@@ -80,6 +85,8 @@ impl Bin {
 #[derive(Clone, Debug)]
 pub struct Bins {
     bins: BTreeMap<NodeIdx, Bin>,
+    /// (free GPU share in 1/1000, node) of every bin, for [`Bins::place_best_fit`].
+    by_free: BTreeSet<(u64, NodeIdx)>,
 }
 
 impl Bins {
@@ -131,7 +138,8 @@ impl Bins {
                 },
             );
         }
-        let mut b = Bins { bins };
+        let by_free = bins.iter().map(|(n, b)| (b.free_gpu(), *n)).collect();
+        let mut b = Bins { bins, by_free };
         for (w, n, gs, k) in &a.packed {
             for _ in 0..*k {
                 b.take(c, *w, *n, gs);
@@ -231,17 +239,19 @@ impl Bins {
         let Some(b) = self.bins.get_mut(&n) else {
             return;
         };
-        if let Some((f, _)) = b.cpu.as_mut() {
-            *f = f.saturating_sub(wl.cpu_milli);
-        }
-        if let Some((f, _)) = b.mem.as_mut() {
-            *f = f.saturating_sub(wl.host_memory.0);
-        }
+        self.by_free.remove(&(b.free_gpu(), n));
         let each = wl.packed_milli_per_gpu();
         for g in gpus {
             if let Some(x) = b.gpus.iter_mut().find(|x| x.0 == *g) {
                 x.2 = x.2.saturating_sub(each);
             }
+        }
+        self.by_free.insert((b.free_gpu(), n));
+        if let Some((f, _)) = b.cpu.as_mut() {
+            *f = f.saturating_sub(wl.cpu_milli);
+        }
+        if let Some((f, _)) = b.mem.as_mut() {
+            *f = f.saturating_sub(wl.host_memory.0);
         }
         let milli = wl.packed_gpu_milli();
         if milli >= 1000 {
@@ -272,11 +282,13 @@ impl Bins {
             *f = (*f + wl.host_memory.0).min(*cap);
         }
         let each = wl.packed_milli_per_gpu();
+        self.by_free.remove(&(b.free_gpu(), n));
         for g in gpus {
             if let Some(x) = b.gpus.iter_mut().find(|x| x.0 == *g) {
                 x.2 = (x.2 + each).min(1000);
             }
         }
+        self.by_free.insert((b.free_gpu(), n));
         let milli = wl.packed_gpu_milli();
         if milli > 0 && milli < 1000 {
             for g in gpus {
@@ -312,6 +324,61 @@ impl Bins {
             + b.mem.map(|x| rel(wl.host_memory.0, x)).unwrap_or(0.0)
             + rel(wl.packed_gpu_milli(), (free_gpu, b.gpu_cap));
         dot - slack as f64 * 1e-9
+    }
+
+    /// What node `n` has left once a replica of `w` is on it, for best fit: its free GPU
+    /// share in GPUs, then a tie-breaker below one GPU's 1/1000 from its free CPU.
+    fn left_after(&self, c: &Cluster, w: usize, n: NodeIdx) -> f64 {
+        let wl = &c.workloads[w];
+        let Some(b) = self.bins.get(&n) else {
+            return f64::INFINITY;
+        };
+        let free_gpu: u64 = b.gpus.iter().map(|x| x.2).sum();
+        let gpu = free_gpu.saturating_sub(wl.packed_gpu_milli()) as f64 / 1000.0;
+        let cpu = b
+            .cpu
+            .map(|(f, cap)| f.saturating_sub(wl.cpu_milli) as f64 / cap.max(1) as f64)
+            .unwrap_or(0.0);
+        gpu + cpu * 1e-4
+    }
+
+    /// Best fit (the greedy baseline): one replica of `w` on the node of the bins it
+    /// leaves with the least free GPU share (then the least free CPU, relative to the
+    /// node's; then the first node), which fills nodes one by one and keeps whole GPUs
+    /// and whole nodes free for larger requests. Not every node is looked at: nodes are visited by free GPU share, least first, from the
+    /// replica's share up, and the search stops past the free share of the first node
+    /// it fits (a node with more free share leaves more free: best fit's first key).
+    pub fn place_best_fit(&mut self, c: &Cluster, w: usize) -> Option<(NodeIdx, Vec<u32>)> {
+        self.place_best_fit_in(c, w, |_| true)
+    }
+
+    /// [`Bins::place_best_fit`] on the nodes `allowed` accepts.
+    pub fn place_best_fit_in(
+        &mut self,
+        c: &Cluster,
+        w: usize,
+        allowed: impl Fn(NodeIdx) -> bool,
+    ) -> Option<(NodeIdx, Vec<u32>)> {
+        let milli = c.workloads[w].packed_gpu_milli();
+        let mut best: Option<(u64, f64, NodeIdx, Vec<u32>)> = None;
+        for &(free, n) in self.by_free.range((milli, 0)..) {
+            if best.as_ref().is_some_and(|b| free > b.0) {
+                break;
+            }
+            if !allowed(n) {
+                continue;
+            }
+            let Some((gpus, _)) = self.fit(c, w, n) else {
+                continue;
+            };
+            let s = -self.left_after(c, w, n);
+            if best.as_ref().is_none_or(|b| s > b.1) {
+                best = Some((free, s, n, gpus));
+            }
+        }
+        let (_, _, n, gpus) = best?;
+        self.take(c, w, n, &gpus);
+        Some((n, gpus))
     }
 
     /// Places one replica of `w` on one of `candidates` (in the given order for

@@ -27,7 +27,9 @@ use std::collections::BTreeMap;
 
 /// Whether the dive applies to the master (its demand is all packed).
 pub fn applies(m: &Master) -> bool {
-    m.p.shapes.is_empty()
+    // DRA nodes keep one class's fractions per GPU, which the relaxation's fills ignore.
+    m.p.groups.iter().all(|g| !g.shape.dra)
+        && m.p.shapes.is_empty()
         && m.p.mig.is_empty()
         && m.p.shared.is_empty()
         && !m.p.packed.is_empty()
@@ -85,7 +87,19 @@ pub fn dive(m: &mut Master, s: &Solved) -> Option<Vec<f64>> {
         lay(m, g, units, &mut on, &mut ledger);
     }
     patterns(m, s, &mut on, &mut ledger);
-    rest(m, &mut on, &mut ledger);
+    // What is left: the aligned first fit and the best fit both, the one that places
+    // more GPU shares kept (measured on openb: neither wins on every list).
+    let (mut on2, mut ledger2) = (on.clone(), ledger.clone());
+    rest(m, &mut on, &mut ledger, false);
+    rest(m, &mut on2, &mut ledger2, true);
+    let share = |r: &Replicas| -> u64 {
+        r.iter()
+            .map(|(w, _, _)| m.c.workloads[*w].packed_gpu_milli())
+            .sum()
+    };
+    if share(&on2) > share(&on) {
+        on = on2;
+    }
     let group_of = seed::packed_nodes(m);
     seed::solution_of(m, &on, &group_of)
 }
@@ -96,13 +110,12 @@ pub fn dive(m: &mut Master, s: &Solved) -> Option<Vec<f64>> {
 fn rounded(m: &Master, s: &Solved) -> BTreeMap<usize, Vec<Unit>> {
     let mut out: BTreeMap<usize, Vec<Unit>> = BTreeMap::new();
     // Replicas each workload has left once the floors are taken.
-    let mut left: BTreeMap<usize, i64> = m
-        .p
-        .packed
-        .keys()
-        .map(|w| (*w, m.c.workloads[*w].replicas as i64))
-        .collect();
-    let mut fractions: Vec<(f64, usize, Vec<(Item, u32)>, u32)> = Vec::new();
+    let mut left: BTreeMap<usize, i64> =
+        m.p.packed
+            .keys()
+            .map(|w| (*w, m.c.workloads[*w].replicas as i64))
+            .collect();
+    let mut fractions: Vec<(f64, usize, super::relax::FillItems, u32)> = Vec::new();
     for (&g, fills) in &s.fills {
         let whole = s.whole.get(&g).map(Vec::as_slice).unwrap_or(&[]);
         let units = units(m, fills, whole);
@@ -210,7 +223,10 @@ fn lay(m: &Master, g: usize, mut units: Vec<Unit>, on: &mut Replicas, ledger: &m
     let units: Vec<Unit> = units
         .into_iter()
         .filter(|u| {
-            let ok = u.items.iter().all(|(i, k)| admits(m, ledger, *i, *k, &model));
+            let ok = u
+                .items
+                .iter()
+                .all(|(i, k)| admits(m, ledger, *i, *k, &model));
             if ok {
                 for (i, k) in &u.items {
                     for _ in 0..*k {
@@ -334,8 +350,7 @@ fn best_set(l: &Left, types: &[&Unit], counts: &[u32], (cap_c, cap_m): (f64, f64
             let room = cpu.map_or(1.0, |c| c as f64 / self.caps.0)
                 + mem.map_or(1.0, |x| x as f64 / self.caps.1);
             let reach = (got.0 + free, got.1 + room);
-            if reach.0 < self.best.0 || (reach.0 == self.best.0 && reach.1 <= self.best.1 + 1e-12)
-            {
+            if reach.0 < self.best.0 || (reach.0 == self.best.0 && reach.1 <= self.best.1 + 1e-12) {
                 return;
             }
             self.budget -= 1;
@@ -343,8 +358,12 @@ fn best_set(l: &Left, types: &[&Unit], counts: &[u32], (cap_c, cap_m): (f64, f64
             let u = self.types[t];
             let most = self.counts[t]
                 .min(free / u.gpus.max(1))
-                .min(cpu.map_or(u32::MAX, |c| if u.cpu > 0 { (c / u.cpu) as u32 } else { u32::MAX }))
-                .min(mem.map_or(u32::MAX, |x| if u.mem > 0 { (x / u.mem) as u32 } else { u32::MAX }));
+                .min(cpu.map_or(u32::MAX, |c| {
+                    c.checked_div(u.cpu).map_or(u32::MAX, |k| k as u32)
+                }))
+                .min(mem.map_or(u32::MAX, |x| {
+                    x.checked_div(u.mem).map_or(u32::MAX, |k| k as u32)
+                }));
             let util = self.util(u);
             for k in (0..=most).rev() {
                 self.cur[t] = k;
@@ -556,12 +575,11 @@ fn gpu_indexes(positions: &[u32], at: &[u16]) -> Vec<u32> {
 /// value rounded down (then, largest fractional part first, one more while nodes are
 /// left), in node order.
 fn patterns(m: &Master, s: &Solved, on: &mut Replicas, ledger: &mut Ledger) {
-    let mut left: BTreeMap<usize, u32> = m
-        .p
-        .packed
-        .keys()
-        .map(|w| (*w, m.c.workloads[*w].replicas))
-        .collect();
+    let mut left: BTreeMap<usize, u32> =
+        m.p.packed
+            .keys()
+            .map(|w| (*w, m.c.workloads[*w].replicas))
+            .collect();
     for (w, _, _) in on.iter() {
         if let Some(x) = left.get_mut(w) {
             *x = x.saturating_sub(1);
@@ -627,7 +645,7 @@ fn patterns(m: &Master, s: &Solved, on: &mut Replicas, ledger: &mut Ledger) {
 /// The replicas the units left out, placed one by one on the free capacity (highest
 /// priority and largest first, best-aligned node), within the ledger; a replica that
 /// fits nowhere ends its class.
-fn rest(m: &Master, on: &mut Replicas, ledger: &mut Ledger) {
+fn rest(m: &Master, on: &mut Replicas, ledger: &mut Ledger, best_fit: bool) {
     let c = m.c;
     let group_of = seed::packed_nodes(m);
     let nodes: Vec<NodeIdx> = group_of.keys().copied().collect();
@@ -650,7 +668,12 @@ fn rest(m: &Master, on: &mut Replicas, ledger: &mut Ledger) {
             .collect();
         let left = c.workloads[w].replicas - placed.get(&w).copied().unwrap_or(0);
         for _ in 0..left {
-            let Some((n, gpus)) = bins.place(c, w, &candidates, Policy::Aligned) else {
+            let placed = if best_fit {
+                bins.place_best_fit_in(c, w, |n| candidates.binary_search(&n).is_ok())
+            } else {
+                bins.place(c, w, &candidates, Policy::Aligned)
+            };
+            let Some((n, gpus)) = placed else {
                 break;
             };
             let model = m.p.groups[group_of[&n]].model.clone();

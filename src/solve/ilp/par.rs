@@ -49,6 +49,9 @@ mod tests {
     #[test]
     fn results_keep_the_order_of_the_inputs() {
         let xs: Vec<u64> = (0..100).collect();
-        assert_eq!(super::map(&xs, |x| x * x), xs.iter().map(|x| x * x).collect::<Vec<_>>());
+        assert_eq!(
+            super::map(&xs, |x| x * x),
+            xs.iter().map(|x| x * x).collect::<Vec<_>>()
+        );
     }
 }

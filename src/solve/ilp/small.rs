@@ -19,7 +19,32 @@ const BUDGET: u32 = 50_000;
 /// packed replica.
 pub fn applies(shape: &NodeShape, items: &[Item]) -> bool {
     let g = shape.gpus();
-    (1..=2).contains(&g) && items.iter().all(|i| matches!(i, Item::Packed { .. }))
+    // A DRA node keeps one class's fractions per GPU, a rule this search does not know:
+    // such groups are priced by the node MIP, which does.
+    !shape.dra && (1..=2).contains(&g) && items.iter().all(|i| matches!(i, Item::Packed { .. }))
+}
+
+/// `items` without those another item dominates: one that needs no less of anything
+/// (`key`: needs, value) and is worth no more is never needed in a node pattern or a
+/// fill, whose counts are not bounded here (every use of it can take the other
+/// instead). Of equal items the first stays.
+pub(super) fn undominated<T>(items: Vec<T>, key: impl Fn(&T) -> ([u64; 3], f64)) -> Vec<T> {
+    let keys: Vec<([u64; 3], f64)> = items.iter().map(&key).collect();
+    let dominated = |k: usize| {
+        let (nb, vb) = keys[k];
+        keys.iter().enumerate().any(|(j, (na, va))| {
+            j != k
+                && (0..3).all(|r| na[r] <= nb[r])
+                && *va >= vb
+                && (na != &nb || *va > vb || j < k)
+        })
+    };
+    let keep: Vec<bool> = (0..items.len()).map(|k| !dominated(k)).collect();
+    items
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(x, k)| k.then_some(x))
+        .collect()
 }
 
 /// One item as the search sees it.
@@ -52,7 +77,13 @@ pub fn price(
         .copied()
         .filter(|x| x.need.milli == 0 && (1..=gpus).contains(&x.need.gpus))
         .collect();
-    let mut frac: Vec<It> = list.into_iter().filter(|x| x.need.milli > 0).collect();
+    let whole = undominated(whole, |x| {
+        ([x.need.gpus as u64, x.need.cpu, x.need.mem], x.value)
+    });
+    let frac: Vec<It> = list.into_iter().filter(|x| x.need.milli > 0).collect();
+    let mut frac = undominated(frac, |x| {
+        ([x.need.milli as u64, x.need.cpu, x.need.mem], x.value)
+    });
     frac.sort_by(|a, b| {
         (b.value / b.need.milli as f64)
             .total_cmp(&(a.value / a.need.milli as f64))
@@ -91,7 +122,13 @@ pub fn price(
         let v: f64 = chosen.iter().map(|x| x.value).sum();
         s.counts = chosen.iter().map(|x| (x.item, 0u8, 1u32)).collect();
         let free = (gpus - taken) as usize;
-        s.fill(0, [1000 * (free >= 1) as u32, 1000 * (free >= 2) as u32], cpu - c, mem - m, v);
+        s.fill(
+            0,
+            [1000 * (free >= 1) as u32, 1000 * (free >= 2) as u32],
+            cpu - c,
+            mem - m,
+            v,
+        );
     }
     let exact = s.budget > 0;
     let mut best = (s.best, s.best_counts);
@@ -102,12 +139,14 @@ pub fn price(
         // may find a better one); so does the Lagrangian relaxation of CPU and memory.
         let grid = Grid::new(shape, &whole, &frac, unit);
         let (lagrangian, _) = super::pricing::lagrangian(shape, items, vals, need);
-        if let Some((v, counts)) = grid.best(false).filter(|(v, c)| {
-            *v > best.0 + 1e-12 && shape.mem.is_none_or(|x| mem_of(c, need) <= x)
-        }) {
+        if let Some((v, counts)) = grid
+            .best(false)
+            .filter(|(v, c)| *v > best.0 + 1e-12 && shape.mem.is_none_or(|x| mem_of(c, need) <= x))
+        {
             best = (v, counts);
         }
-        grid.best(true).map_or(lagrangian, |(b, _)| b.min(lagrangian))
+        grid.best(true)
+            .map_or(lagrangian, |(b, _)| b.min(lagrangian))
     };
     let pattern = lay_out(shape, &best.1, need);
     let value = if pattern.is_some() { best.0 } else { 0.0 };
@@ -120,8 +159,14 @@ pub fn price(
 
 /// Host memory the chosen items take.
 fn mem_of(counts: &[(Item, u8, u32)], need: &impl Fn(Item) -> Need) -> u64 {
-    counts.iter().map(|(i, _, k)| need(*i).mem * *k as u64).sum()
+    counts
+        .iter()
+        .map(|(i, _, k)| need(*i).mem * *k as u64)
+        .sum()
 }
+
+/// A node's items as the searches write them: (item, the GPU (0 or 1) a fraction is on, count).
+type Counts = Vec<(Item, u8, u32)>;
 
 /// CPU buckets per node in [`Grid`].
 const BUCKETS: u64 = 100;
@@ -172,7 +217,7 @@ impl<'a> Grid<'a> {
 
     /// The best node (value, counts as the search writes them) in this grid; `down`:
     /// CPU rounded down (a bound), else up (a node that keeps to its CPU).
-    fn best(&self, down: bool) -> Option<(f64, Vec<(Item, u8, u32)>)> {
+    fn best(&self, down: bool) -> Option<(f64, Counts)> {
         let shares = (1000 / self.unit) as usize;
         let cols = self.cap + 1;
         // f[s][c]: best value of one GPU's fractions within share s and CPU c, and the
@@ -188,7 +233,10 @@ impl<'a> Grid<'a> {
                     b = (f[sh * cols + c - 1].0, usize::MAX - 2);
                 }
                 for (k, x) in self.frac.iter().enumerate() {
-                    let (s1, c1) = ((x.need.milli / self.unit) as usize, self.cpu(x.need.cpu, down));
+                    let (s1, c1) = (
+                        (x.need.milli / self.unit) as usize,
+                        self.cpu(x.need.cpu, down),
+                    );
                     if s1 <= sh && c1 <= c {
                         let v = f[(sh - s1) * cols + c - c1].0 + x.value;
                         if v > b.0 + 1e-12 {
@@ -215,7 +263,10 @@ impl<'a> Grid<'a> {
                 1 => (fill(room), vec![room]),
                 _ => (0..=room)
                     .map(|a| (fill(a) + fill(room - a), vec![a, room - a]))
-                    .fold((0.0, vec![room, 0]), |b, x| if x.0 > b.0 + 1e-12 { x } else { b }),
+                    .fold(
+                        (0.0, vec![room, 0]),
+                        |b, x| if x.0 > b.0 + 1e-12 { x } else { b },
+                    ),
             };
             if best.as_ref().is_none_or(|b| v0 + v > b.0 + 1e-12) {
                 best = Some((v0 + v, chosen, split));
@@ -313,7 +364,7 @@ impl Search<'_> {
         }
         self.budget -= 1;
         let x = self.frac[i];
-        let by = |cap: u64, per: u64| if per > 0 { (cap / per) as u32 } else { u32::MAX };
+        let by = |cap: u64, per: u64| cap.checked_div(per).map_or(u32::MAX, |k| k as u32);
         let most = by(cpu, x.need.cpu).min(by(mem, x.need.mem));
         let m0 = (room[0] / x.need.milli).min(most);
         for k0 in (0..=m0).rev() {
@@ -390,7 +441,7 @@ fn lay_out(
             }
         }
     }
-    places.sort_by(|a, b| a.0.cmp(&b.0));
+    places.sort_by_key(|a| a.0);
     let mut items: Vec<(Item, u32)> = Vec::new();
     for (i, _) in &places {
         match items.last_mut() {
