@@ -13,7 +13,7 @@ for f in /usr/lib/llvm-*/lib/libclang.so* /usr/lib/llvm-*/lib/libclang-[0-9]*.so
 done
 [ "$have_libclang" = yes ] || need+=(libclang-dev)
 command -v c++ >/dev/null 2>&1 || need+=(g++)
-# PostgreSQL's server for the `pg` state backend's tests (tests/backend_pg.rs starts its
+# PostgreSQL's server for the `pg` state backend's tests (tests/it/backend_pg.rs starts its
 # own cluster from initdb/pg_ctl, unprivileged, on a Unix socket): Debian's `postgresql`.
 have_pg=no
 for f in /usr/lib/postgresql/*/bin/initdb; do [ -x "$f" ] && have_pg=yes; done

@@ -369,38 +369,7 @@ pub fn recover_staging(dir: &Path, state: Option<&State>) -> Vec<Diagnostic> {
     let Ok(entries) = std::fs::read_dir(&parent) else {
         return out;
     };
-    let (tmp, old) = (format!(".{name}.tmp-"), format!(".{name}.old-"));
-    let mut dead_tmp = Vec::new();
-    let mut dead_old = Vec::new();
-    for e in entries.flatten() {
-        let f = e.file_name();
-        let Some(f) = f.to_str() else { continue };
-        let (is_old, rest) = match (f.strip_prefix(&tmp), f.strip_prefix(&old)) {
-            (Some(r), _) => (false, r),
-            (_, Some(r)) => (true, r),
-            _ => continue,
-        };
-        let Some(pid) = pid_and_number(rest) else {
-            continue;
-        };
-        // Never a link: `file_type` does not follow it.
-        if !e.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        let path = dir.with_file_name(f);
-        let gone = if pid == std::process::id() {
-            !interrupt::guarded(|reg| reg.has(&path))
-        } else {
-            lock::is_gone(pid)
-        };
-        if gone {
-            if is_old {
-                dead_old.push(path);
-            } else {
-                dead_tmp.push(path);
-            }
-        }
-    }
+    let (dead_tmp, mut dead_old) = dead_staging(dir, &name, entries);
     dead_old.sort();
     let (mut known, unknown): (Vec<PathBuf>, Vec<PathBuf>) = dead_old
         .into_iter()
@@ -457,6 +426,44 @@ pub fn recover_staging(dir: &Path, state: Option<&State>) -> Vec<Diagnostic> {
         );
     }
     out
+}
+
+/// The staging (`.NAME.tmp-*`) and moved-aside (`.NAME.old-*`) folders beside `dir`
+/// whose process is gone: (staging, moved aside).
+fn dead_staging(dir: &Path, name: &str, entries: std::fs::ReadDir) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (tmp, old) = (format!(".{name}.tmp-"), format!(".{name}.old-"));
+    let mut dead_tmp = Vec::new();
+    let mut dead_old = Vec::new();
+    for e in entries.flatten() {
+        let f = e.file_name();
+        let Some(f) = f.to_str() else { continue };
+        let (is_old, rest) = match (f.strip_prefix(&tmp), f.strip_prefix(&old)) {
+            (Some(r), _) => (false, r),
+            (_, Some(r)) => (true, r),
+            _ => continue,
+        };
+        let Some(pid) = pid_and_number(rest) else {
+            continue;
+        };
+        // Never a link: `file_type` does not follow it.
+        if !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let path = dir.with_file_name(f);
+        let gone = if pid == std::process::id() {
+            !interrupt::guarded(|reg| reg.has(&path))
+        } else {
+            lock::is_gone(pid)
+        };
+        if gone {
+            if is_old {
+                dead_old.push(path);
+            } else {
+                dead_tmp.push(path);
+            }
+        }
+    }
+    (dead_tmp, dead_old)
 }
 
 /// Whether `dir` holds exactly the marker and the artifacts `state` records, with the

@@ -2,7 +2,7 @@
 //! import (`GP7xx`), planning, rendering, saved plans, the state and apply (`GP9xx`).
 //! The validation rules (`GP0xx`) are documented by their own registry,
 //! [`crate::validate::rules::ALL`]. `gpuplan explain` and docs/codes.md read both;
-//! `tests/codes.rs` fails when the source uses a code neither registry documents, when
+//! `tests/it/codes.rs` fails when the source uses a code neither registry documents, when
 //! a registered code is never used, and when docs/codes.md misses one.
 
 /// A diagnostic code and what it means.

@@ -23,7 +23,7 @@
 //! The formatter is pure ([`format`]) and refuses rather than guesses: the result is
 //! parsed again and must give the same nodes, entries and values as the input, and the
 //! same comments, compared byte for byte ([`decor`] cuts them out); otherwise the file is
-//! left alone with GP761. Formatting is idempotent (`tests/fmt.rs` checks every example,
+//! left alone with GP761. Formatting is idempotent (`tests/it/fmt.rs` checks every example,
 //! docs block and test corpus file).
 
 use crate::diag::Diagnostic;

@@ -3,7 +3,7 @@
 //! # Architecture
 //!
 //! Layers, lowest first; a module uses only modules above it in this table (enforced
-//! by `tests/architecture.rs`; docs/architecture.md says where new work goes). Only
+//! by `tests/it/architecture.rs`; docs/architecture.md says where new work goes). Only
 //! `load` (the user's files), `apply` (the output folder and the state), `state`'s
 //! readers, `discover::nvml` (NVML at run time) and `commands` touch the outside world;
 //! only `commands` prints or reads the environment.

@@ -36,7 +36,7 @@ pub struct Limits {
 
 impl Default for Limits {
     /// Sized so that any input within them validates and plans (`--time-limit 0.5`) in
-    /// under 2 s and 256 MiB on a 2-core machine (tests/bounded.rs, docs/fuzzing.md): a
+    /// under 2 s and 256 MiB on a 2-core machine (tests/it/bounded.rs, docs/fuzzing.md): a
     /// CI job fed a hostile pull request stays small. Larger fleets raise them on the
     /// command line (the 100,000-GPU benchmark runs with `--limit gpus=150000 --limit
     /// nodes=20000`).

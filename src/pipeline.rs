@@ -354,16 +354,7 @@ pub fn place(
     // The greedy fallback is one more phase: only with time left for it.
     let spent = started.elapsed().as_secs_f64();
     if opts.solver == SolverKind::Ilp && spent >= s.time_limit {
-        let d = Diagnostic::error(
-            GP905,
-            format!(
-                "the time limit ran out: the solver's placement fails its own check ({} problem(s), first: {}) and no time is left for the greedy fallback",
-                problems.len(),
-                problems[0]
-            ),
-        )
-        .with_help("raise `--time-limit`, or plan with `--solver greedy`");
-        return Err((vec![d], timings));
+        return Err((vec![no_time_for_fallback(&problems)], timings));
     }
     if opts.solver == SolverKind::Ilp {
         if let Some(fallback) = greedy_fallback(model, &problems) {
@@ -372,7 +363,25 @@ pub fn place(
             return Ok((restore(fallback), timings));
         }
     }
-    let diagnostics = problems
+    Err((fails_its_check(&problems), timings))
+}
+
+/// GP905: the solver's placement fails the checker and no time is left for greedy.
+fn no_time_for_fallback(problems: &[placement::Violation]) -> Diagnostic {
+    Diagnostic::error(
+        GP905,
+        format!(
+            "the time limit ran out: the solver's placement fails its own check ({} problem(s), first: {}) and no time is left for the greedy fallback",
+            problems.len(),
+            problems[0]
+        ),
+    )
+    .with_help("raise `--time-limit`, or plan with `--solver greedy`")
+}
+
+/// GP901, one per problem: no placement passes the checker (a bug).
+fn fails_its_check(problems: &[placement::Violation]) -> Vec<Diagnostic> {
+    problems
         .iter()
         .map(|p| {
             let d = Diagnostic::error(GP901, format!("the plan fails its own check: {p}")).with_help(
@@ -383,8 +392,7 @@ pub fn place(
                 None => d,
             }
         })
-        .collect();
-    Err((diagnostics, timings))
+        .collect()
 }
 
 /// GPU-equivalents placed per priority level, highest level first.

@@ -37,6 +37,17 @@ pub struct Reopened {
     pub model: Cluster,
 }
 
+/// A saved plan as the first argument (a file that is not KDL), and the configuration
+/// to check it against (the other arguments; none: the plan's own inputs).
+pub fn split(paths: &[PathBuf]) -> Option<(&Path, &[PathBuf])> {
+    match paths {
+        [p, rest @ ..] if p.is_file() && p.extension().is_none_or(|e| e != "kdl") => {
+            Some((p.as_path(), rest))
+        }
+        _ => None,
+    }
+}
+
 /// Reads a saved plan: a regular file, at most [`MAX_PLAN_BYTES`], a valid plan whose
 /// artifact paths are plain relative paths (GP927) — returned with its text.
 pub fn read(path: &Path) -> Result<(Plan, String), Diagnostic> {

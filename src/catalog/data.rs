@@ -21,7 +21,7 @@
 //!
 //! Export and board variants (A800, H800, H100 96GB, PG506) have entries of their own, so
 //! they keep their names and NVLink; their MIG tables are those mig-parted's device
-//! filters give them (tests/mig_parted.rs checks all 27 device ids of its config). The
+//! filters give them (tests/it/mig_parted.rs checks all 27 device ids of its config). The
 //! H100 SXM5 94GB (0x2339) is left out: no MIG configuration names it.
 //!
 //! Older and non-MIG parts (P100, V100, A10, A10G, A16, A40, RTX A6000, L40, RTX 6000 Ada)

@@ -98,14 +98,6 @@ pub fn observations(spec: &'static MigSpec, profile: &str) -> Vec<&'static Obser
     v
 }
 
-/// The lowest usable memory known for a profile: every observation and the catalog value.
-pub fn lowest_known_gib(spec: &'static MigSpec, p: &MigProfile) -> f64 {
-    observations(spec, p.name)
-        .iter()
-        .map(|o| o.gib)
-        .fold(p.memory_gib, f64::min)
-}
-
 /// The usable memory of profile `p` of `spec` that holds on `driver` (as declared: 1 to
 /// 3 numeric parts, the first being the branch): the value observed on the newest branch
 /// at or below it; the lowest known value when the driver is unknown or older than every

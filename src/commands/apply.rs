@@ -8,7 +8,7 @@
 #![allow(clippy::result_large_err)]
 
 use super::Output;
-use super::plan::plan_with;
+use super::support::planning::plan_with;
 use crate::apply::lock::Record;
 use crate::apply::{self as ops, WriteOptions};
 use crate::backend::{self, Choice, Held};
@@ -25,17 +25,6 @@ pub const GP925: &str = "GP925";
 
 /// The command line's arguments, as they are.
 pub type Settings = crate::cli::ApplyArgs;
-
-/// A saved plan as the first argument (a file that is not KDL), and the configuration
-/// to check it against (the other arguments; none: the plan's own inputs).
-pub(super) fn split_saved(paths: &[PathBuf]) -> Option<(&Path, &[PathBuf])> {
-    match paths {
-        [p, rest @ ..] if p.is_file() && p.extension().is_none_or(|e| e != "kdl") => {
-            Some((p.as_path(), rest))
-        }
-        _ => None,
-    }
-}
 
 /// A saved plan read and checked for its version: its path, the configuration given
 /// after it, the plan and its text.
@@ -102,7 +91,7 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
 /// The saved plan, when the first path is one (not KDL): read, and made by this
 /// gpuplan version.
 fn read_saved(paths: &[PathBuf]) -> Result<Option<Saved<'_>>, Diagnostic> {
-    let Some((path, config)) = split_saved(paths) else {
+    let Some((path, config)) = crate::saved::split(paths) else {
         return Ok(None);
     };
     let (p, text) = crate::saved::read(path)?;
@@ -125,8 +114,8 @@ fn open_store(
         },
         None => Inputs::load(&s.paths),
     };
-    let choice = super::backend::choose(&s.backend, &s.state, Some(&loaded.sources))?;
-    let store = super::backend::open(&choice)?;
+    let choice = super::support::backend::choose(&s.backend, &s.state, Some(&loaded.sources))?;
+    let store = super::support::backend::open(&choice)?;
     let place = match &choice {
         Choice::Local(p) => p.display().to_string(),
         Choice::Pg { .. } => store.name(),
@@ -165,7 +154,7 @@ fn plan_here(
         &s.solve,
         loaded,
         prior,
-        &super::plan::PreviousSource::State,
+        &super::support::planning::PreviousSource::State,
         out,
     )?;
     let (checked, plan) = (&planned.checked, planned.plan);
@@ -293,8 +282,8 @@ fn apply_plan(
 
 /// A test hook: at the point GPUPLAN_TEST_PAUSE names (`staged`, `swapping`,
 /// `committing`), create the file GPUPLAN_TEST_READY names, then wait until the file
-/// GPUPLAN_TEST_RESUME names exists (without it: until killed). tests/apply.rs and
-/// tests/backend_pg.rs stop, kill or cut the server there.
+/// GPUPLAN_TEST_RESUME names exists (without it: until killed). tests/it/apply.rs and
+/// tests/it/backend_pg.rs stop, kill or cut the server there.
 fn test_pause(point: &str) {
     if std::env::var("GPUPLAN_TEST_PAUSE").ok().as_deref() != Some(point) {
         return;
@@ -320,7 +309,7 @@ fn write_files(
     stage: &dyn Fn() -> Result<(), Diagnostic>,
     out: &Output,
 ) -> Result<(), Diagnostic> {
-    // A test hook: fail after N files, as a crash would (see tests/apply.rs).
+    // A test hook: fail after N files, as a crash would (see tests/it/apply.rs).
     let fail_after = std::env::var("GPUPLAN_TEST_FAIL_AFTER")
         .ok()
         .and_then(|v| v.parse().ok());

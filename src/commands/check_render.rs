@@ -27,7 +27,7 @@ pub fn run(a: &CheckRenderArgs, out: &Output) -> u8 {
         Err(d) => return out.fail(&d),
     };
     let (model, placement) =
-        match super::report::model_and_placement(&a.paths, &a.solve, &a.state, out) {
+        match super::support::planning::model_and_placement(&a.paths, &a.solve, &a.state, out) {
             Ok(x) => x,
             Err(code) => return code,
         };

@@ -2,6 +2,7 @@
 //! this node's GPUs through NVML, as gpuplan KDL or JSON.
 
 use super::Output;
+use super::support::host_name;
 use crate::cli::{DataFormat, Format, NamingArgs};
 use crate::diag::Diagnostic;
 use crate::discover::{self, GpuSource, Naming, nvml};
@@ -19,16 +20,6 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
         Ok(n) => run_with(&n, host_name(), s, out),
         Err(e) => fail(out, e),
     }
-}
-
-/// This host's name, from the kernel (no libc call needed).
-pub(super) fn host_name() -> Option<String> {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
 }
 
 fn fail(out: &Output, e: discover::SourceError) -> u8 {
@@ -76,9 +67,9 @@ pub fn run_with(src: &dyn GpuSource, host: Option<String>, s: &Settings, out: &O
     out.diagnostics(&SourceMap::new(), &diags, Format::Human);
     let text = match s.format {
         DataFormat::Kdl => discover::kdl::render(&inv, &header(&inv)),
-        DataFormat::Json => super::import::to_json(&inv),
+        DataFormat::Json => super::support::to_json(&inv),
     };
-    super::import::emit(out, s.out.as_deref(), &text)
+    super::support::emit(out, s.out.as_deref(), &text)
 }
 
 fn header(inv: &discover::Inventory) -> String {

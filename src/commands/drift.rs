@@ -85,7 +85,7 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
         Err(d) => return out.fail(&d),
     };
     let loaded = Inputs::load(&s.paths);
-    let prior = match super::backend::store(&s.backend, &s.state, Some(&loaded.sources))
+    let prior = match super::support::backend::store(&s.backend, &s.state, Some(&loaded.sources))
         .and_then(|store| store.read().map_err(|d| vec![d]))
     {
         Ok(p) => p,

@@ -3,7 +3,7 @@
 //! On a node where NVML loads, the hardware part is this node as `gpuplan discover`
 //! reads it (one node class, one node, its MIG state); elsewhere it is a commented
 //! example (two HGX H100 nodes) to replace. Either way the result validates, plans and
-//! is `gpuplan fmt`-clean (`tests/init.rs`). Existing files are never overwritten:
+//! is `gpuplan fmt`-clean (`tests/it/init.rs`). Existing files are never overwritten:
 //! `cluster.kdl` present is an error, a `.gitignore` gets the state line appended once.
 
 use super::Output;
@@ -109,7 +109,7 @@ fn discovered_hardware(out: &Output) -> Option<Hardware> {
         }
     };
     let snap = discover::collect(&nvml).ok()?;
-    let node = super::discover::host_name()
+    let node = super::support::host_name()
         .as_deref()
         .and_then(discover::derive::node_name)?;
     let naming = Naming {

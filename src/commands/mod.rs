@@ -4,7 +4,6 @@
 //! (`drift`).
 
 mod apply;
-mod backend;
 mod check_render;
 pub mod discover;
 mod drift;
@@ -12,7 +11,6 @@ mod explain;
 mod fmt;
 mod generate;
 pub mod import;
-mod import_smi;
 mod init;
 mod man;
 mod output;
@@ -20,8 +18,8 @@ mod plan;
 mod render;
 mod report;
 mod show;
-mod slurm_includes;
 mod state;
+mod support;
 mod validate;
 
 pub use crate::cli::{parse_gap, parse_time_limit};
@@ -115,7 +113,7 @@ pub fn run(cmd: Command, out: &Output) -> u8 {
                     partial,
                     naming,
                 },
-        } => import_smi::run(
+        } => import::smi::run(
             &files,
             &import::naming(&naming),
             &import::Target {

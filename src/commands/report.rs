@@ -3,69 +3,17 @@
 //! placement as reviewed (its inputs must be unchanged and must still accept it); from
 //! KDL, the placement `plan` would make.
 
-use super::output::Progress;
+use super::support::planning::{from_saved, model_and_placement};
 use super::{GP900, Output};
 use crate::cli::{ChargebackArgs, GraphArgs, HtmlArgs, ReportFormat};
 use crate::diag::Diagnostic;
-use crate::model::Cluster;
-use crate::pipeline::{self, Inputs};
-use crate::placement::Placement;
 use crate::report::{chargeback, graph};
-use std::path::{Path, PathBuf};
-
-/// A saved plan reopened to display ([`crate::saved::reopen_to_display`]): refused when
-/// its inputs changed since it was made (GP922), when it names an input outside its
-/// folder (GP935) or when it is not what its inputs give (GP928); a warning when the
-/// state moved on since, so that its changes cannot be rebuilt.
-pub(super) fn from_saved(
-    (path, config): (&Path, &[PathBuf]),
-    state: &Path,
-    out: &Output,
-) -> Result<crate::saved::Reopened, Vec<Diagnostic>> {
-    // The state from the backend the plan's configuration declares (`backend`), else
-    // the local file at `--state`.
-    let (plan, _) = crate::saved::read(path).map_err(|d| vec![d])?;
-    let sources = crate::saved::inputs(path, &plan, config)?;
-    let store = super::backend::store(&Default::default(), state, Some(&sources))?;
-    let prior = store.read().map_err(|d| vec![d])?;
-    let (r, note) = crate::saved::reopen_to_display(path, config, prior.as_ref())?;
-    if let Some(n) = note {
-        out.diagnostics(
-            &crate::source::SourceMap::new(),
-            &[n],
-            crate::cli::Format::Human,
-        );
-    }
-    Ok(r)
-}
-
-/// The model and placement of a saved plan, or the ones `plan` would make from KDL.
-pub(super) fn model_and_placement(
-    paths: &[PathBuf],
-    solve: &crate::cli::SolveArgs,
-    state: &Path,
-    out: &Output,
-) -> Result<(Cluster, Placement), u8> {
-    match super::apply::split_saved(paths) {
-        Some(path) => from_saved(path, state, out)
-            .map(|r| (r.model, r.plan.placement))
-            .map_err(|d| out.fail(&d)),
-        None => {
-            let mut progress = Progress::new(out);
-            pipeline::check(Inputs::load(paths), &super::settings(solve), &mut |e| {
-                progress.event(e)
-            })
-            .map(|c| (c.model, c.placement))
-            .map_err(|f| out.failed(&f))
-        }
-    }
-}
 
 /// `gpuplan graph PLAN|PATH... [--placement] [--gpus] [-o FILE]`: the topology as DOT
 /// ([`crate::report::graph`]); the model alone unless `--placement`.
 pub fn graph(a: &GraphArgs, out: &Output) -> u8 {
     let options = graph::Options { gpus: a.gpus };
-    let text = if a.placement || super::apply::split_saved(&a.paths).is_some() {
+    let text = if a.placement || crate::saved::split(&a.paths).is_some() {
         match model_and_placement(&a.paths, &a.solve, &a.state, out) {
             Ok((m, p)) => graph::dot(&m, a.placement.then_some(&p), options),
             Err(code) => return code,
@@ -83,14 +31,14 @@ pub fn graph(a: &GraphArgs, out: &Output) -> u8 {
             }
         }
     };
-    super::import::emit(out, a.out.as_deref(), &text)
+    super::support::emit(out, a.out.as_deref(), &text)
 }
 
 /// `gpuplan report html PLAN|PATH... -o FILE` ([`crate::report::html`]): from a saved
 /// plan, the plan as reviewed (refused when stale); from KDL, the plan `plan` would make
 /// against the state.
 pub fn html(a: &HtmlArgs, out: &Output) -> u8 {
-    let text = match super::apply::split_saved(&a.paths) {
+    let text = match crate::saved::split(&a.paths) {
         Some(path) => {
             let r = match from_saved(path, &a.state, out) {
                 Ok(x) => x,
@@ -99,8 +47,9 @@ pub fn html(a: &HtmlArgs, out: &Output) -> u8 {
             crate::report::html::page(&r.model, &r.plan.placement, Some(&r.plan))
         }
         None => {
-            let previous = super::plan::PreviousSource::State;
-            match super::plan::make_plan(&a.paths, &a.solve, &a.state, &previous, out) {
+            let previous = super::support::planning::PreviousSource::State;
+            match super::support::planning::make_plan(&a.paths, &a.solve, &a.state, &previous, out)
+            {
                 Ok((planned, _)) => crate::report::html::page(
                     &planned.checked.model,
                     &planned.checked.placement,
@@ -110,7 +59,7 @@ pub fn html(a: &HtmlArgs, out: &Output) -> u8 {
             }
         }
     };
-    super::import::emit(out, Some(&a.out), &text)
+    super::support::emit(out, Some(&a.out), &text)
 }
 
 pub fn chargeback(s: &ChargebackArgs, out: &Output) -> u8 {

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 pub fn run(paths: &[PathBuf], format: Format, state: &std::path::Path, out: &Output) -> u8 {
-    if let Some(p) = super::apply::split_saved(paths) {
+    if let Some(p) = crate::saved::split(paths) {
         return show_plan(p, format, state, out);
     }
     let (sources, mut diags) = load::load_paths(paths);
@@ -39,7 +39,7 @@ fn show_plan(
     state: &std::path::Path,
     out: &Output,
 ) -> u8 {
-    let plan = match super::report::from_saved(path, state, out) {
+    let plan = match super::support::planning::from_saved(path, state, out) {
         Ok(r) => r.plan,
         Err(d) => return out.fail(&d),
     };

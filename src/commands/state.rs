@@ -16,7 +16,7 @@ use std::path::Path;
 
 fn open(a: &StoreArgs) -> Result<Box<dyn Store>, Vec<Diagnostic>> {
     let sources = (!a.config.is_empty()).then(|| crate::load::load_paths(&a.config).0);
-    super::backend::store(&a.backend, &a.state, sources.as_ref())
+    super::support::backend::store(&a.backend, &a.state, sources.as_ref())
 }
 
 pub fn run(what: &StateKind, out: &Output) -> u8 {

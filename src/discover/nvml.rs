@@ -11,7 +11,7 @@
 //! `nvmlGpuInstanceGetComputeInstances`, `nvmlComputeInstanceGetInfo_v2`,
 //! `nvmlDeviceGetGpuInstanceId`); each call is checked and its buffers are sized by NVML's
 //! own counts. This module was written against the NVML headers and is tested against a
-//! fake `libnvidia-ml.so.1` (`tests/fake-nvml/`, `tests/discover_fake_nvml.rs`); no
+//! fake `libnvidia-ml.so.1` (`tests/fake-nvml/`, `tests/it/discover_fake_nvml.rs`); no
 //! session had a GPU to record its output (see `docs/discover.md`).
 
 use super::{

@@ -11,6 +11,7 @@ pub mod authority;
 mod build;
 pub mod capacity;
 pub mod cost;
+pub mod ledger;
 mod mig;
 pub mod mixed;
 pub mod moved;

@@ -14,6 +14,7 @@
 use super::Unplaced;
 use super::accounting::{self, Record, replica_equivalent};
 use crate::model::capacity::capacity_by_domain;
+use crate::model::ledger::{Charge, Ledger, Refusal};
 use crate::model::sizing::{self, Usage};
 use crate::model::{Cluster, NodeIdx, Tier, Workload};
 use crate::solve::Assignment;
@@ -33,8 +34,8 @@ pub(crate) struct Facts {
     held: BTreeMap<(usize, String), usize>,
     /// Per tier: distinct GPUs held per (domain name, class, model).
     held_in: BTreeMap<Tier, BTreeMap<(String, usize, String), usize>>,
-    /// GPU-equivalents placed per (class, model, declared pool).
-    amounts: BTreeMap<(usize, String, Option<String>), f64>,
+    /// GPU-equivalents placed, charged to the teams (the quota ledger of the planners).
+    ledger: Ledger,
 }
 
 impl Facts {
@@ -93,8 +94,19 @@ impl Facts {
                 .entry((r.workload, r.model.clone(), pool))
                 .or_default() += r.amount;
         }
+        let mut ledger = Ledger::default();
+        for ((w, model, pool), amount) in &amounts {
+            if let Some(x) = c.workloads.get(*w) {
+                let charge = Charge {
+                    model,
+                    pool: pool.as_deref(),
+                    amount: *amount,
+                };
+                ledger.add(c, &x.team, &[charge]);
+            }
+        }
         Facts {
-            amounts,
+            ledger,
             free,
             present,
             held,
@@ -193,39 +205,26 @@ fn topology_reason(c: &Cluster, w: &Workload) -> Option<String> {
 
 fn quota_reason(c: &Cluster, w: &Workload, wi: usize, facts: &Facts) -> Option<String> {
     let need = replica_equivalent(c, wi);
-    let chain = c.team_chain(&w.team);
-    // Placed GPU-equivalents per team of the chain (a class counts for its team and
-    // every ancestor).
-    let mut per_team: BTreeMap<&str, f64> = BTreeMap::new();
-    let mut per_class: BTreeMap<usize, f64> = BTreeMap::new();
-    for ((x, _, _), amount) in &facts.amounts {
-        *per_class.entry(*x).or_default() += amount;
-    }
-    for (x, amount) in per_class {
-        if let Some(x) = c.workloads.get(x) {
-            for t in c.team_chain(&x.team) {
-                if chain.iter().any(|o| o.name == t.name) {
-                    *per_team.entry(t.name.as_str()).or_default() += amount;
-                }
-            }
-        }
-    }
-    for t in chain.iter().copied() {
-        let used: f64 = per_team.get(t.name.as_str()).copied().unwrap_or(0.0);
-        if used + need > t.ceiling() as f64 + 1e-9 {
-            let whose = if t.name == w.team {
-                format!("team `{}`", t.name)
-            } else {
-                format!("team `{}`'s parent `{}`", w.team, t.name)
-            };
-            return Some(format!(
-                "{whose} has placed {} GPUs of its ceiling of {}; one more replica of `{}` needs {}",
-                fmt_num(used),
-                t.ceiling(),
-                w.name,
-                fmt_num(need)
-            ));
-        }
+    // The ceilings of the team and its ancestors: a charge no quota covers.
+    let anywhere = Charge {
+        model: "",
+        pool: None,
+        amount: need,
+    };
+    if let Some(Refusal::Ceiling { team: t, used }) = facts.ledger.refusal(c, &w.team, &[anywhere])
+    {
+        let whose = if t.name == w.team {
+            format!("team `{}`", t.name)
+        } else {
+            format!("team `{}`'s parent `{}`", w.team, t.name)
+        };
+        return Some(format!(
+            "{whose} has placed {} GPUs of its ceiling of {}; one more replica of `{}` needs {}",
+            fmt_num(used),
+            t.ceiling(),
+            w.name,
+            fmt_num(need)
+        ));
     }
     quota_full_everywhere(c, w, need, facts)
 }
@@ -233,53 +232,35 @@ fn quota_reason(c: &Cluster, w: &Workload, wi: usize, facts: &Facts) -> Option<S
 /// Quota reason from per-model/pool quotas: every usable GPU the class could use is
 /// covered by a quota (of its team or a parent) with no room for one more replica.
 fn quota_full_everywhere(c: &Cluster, w: &Workload, need: f64, facts: &Facts) -> Option<String> {
-    let chain = c.team_chain(&w.team);
-    if chain.iter().all(|t| t.quotas.is_empty()) {
+    if c.team_chain(&w.team).iter().all(|t| t.quotas.is_empty()) {
         return None;
-    }
-    // GPU-equivalents per (team, quota index), for the teams of the chain.
-    let mut usage: BTreeMap<(String, usize), f64> = BTreeMap::new();
-    for ((x, model, pool), amount) in &facts.amounts {
-        let Some(x) = c.workloads.get(*x) else {
-            continue;
-        };
-        for t in c.team_chain(&x.team) {
-            if !chain.iter().any(|o| o.name == t.name) {
-                continue;
-            }
-            for (qi, q) in t.quotas.iter().enumerate() {
-                if q.covers(model, pool.as_deref()) {
-                    *usage.entry((t.name.clone(), qi)).or_default() += amount;
-                }
-            }
-        }
     }
     let mut first: Option<String> = None;
     for (ni, n) in c.nodes.iter().enumerate() {
         let pool = c.pool_of(ni).map(|p| p.name.as_str());
         for g in n.usable_gpus().filter(|g| gpu_runs(c, w, ni, g.index)) {
-            let model = g.model.as_deref().unwrap_or("");
-            let full = chain.iter().find_map(|t| {
-                t.quotas.iter().enumerate().find_map(|(qi, q)| {
-                    let u = usage.get(&(t.name.clone(), qi)).copied().unwrap_or(0.0);
-                    (q.covers(model, pool) && u + need > q.ceiling() as f64 + 1e-9).then(|| {
-                        let what = q.model.as_deref().or(q.pool.as_deref()).unwrap_or("-");
-                        format!(
-                            "team `{}` has placed {} GPUs of `{what}` of its quota ceiling of {}; one more replica of `{}` needs {}",
-                            t.name,
-                            fmt_num(u),
-                            q.ceiling(),
-                            w.name,
-                            fmt_num(need)
-                        )
-                    })
-                })
-            });
-            match full {
-                Some(m) => {
-                    first.get_or_insert(m);
+            let charge = Charge {
+                model: g.model.as_deref().unwrap_or(""),
+                pool,
+                amount: need,
+            };
+            match facts.ledger.refusal(c, &w.team, &[charge]) {
+                Some(Refusal::Quota { team, quota, used }) => {
+                    let what = quota
+                        .model
+                        .as_deref()
+                        .or(quota.pool.as_deref())
+                        .unwrap_or("-");
+                    first.get_or_insert(format!(
+                        "team `{}` has placed {} GPUs of `{what}` of its quota ceiling of {}; one more replica of `{}` needs {}",
+                        team.name,
+                        fmt_num(used),
+                        quota.ceiling(),
+                        w.name,
+                        fmt_num(need)
+                    ));
                 }
-                None => return None,
+                _ => return None,
             }
         }
     }

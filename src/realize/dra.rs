@@ -25,10 +25,9 @@
 //! Device keys of the node view: `dra:<model>` (a full GPU), `dra:<model>:<profile>`
 //! (a MIG device).
 
-use super::kube::World;
 use super::pods::Pod;
 use super::yaml::{self, Doc, at, seq_at, str_at};
-use super::{Invariant, Sink};
+use super::{Invariant, Sink, Target};
 use crate::model::Cluster;
 use std::collections::BTreeMap;
 
@@ -102,9 +101,9 @@ pub struct Claimed {
 impl Dra {
     /// Every DeviceClass, claim, claim template and ComputeDomain of the Kubernetes
     /// folders; a malformed one is a `parse` violation.
-    pub fn read(world: &World, sink: &mut Sink) -> Dra {
+    pub fn read(docs: &BTreeMap<Target, Vec<Doc>>, sink: &mut Sink) -> Dra {
         let mut out = Dra::default();
-        for (t, docs) in &world.docs {
+        for (t, docs) in docs {
             for d in docs {
                 if let Err(e) = out.add(d) {
                     sink.push(*t, Invariant::Parse, (&d.id(), &d.file), e);

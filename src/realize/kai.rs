@@ -27,7 +27,6 @@ const T: Target = Target::Kai;
 /// The scheduler name KAI's pods carry.
 pub const SCHEDULER: &str = "kai-scheduler";
 pub const QUEUE_LABEL: &str = "kai.scheduler/queue";
-pub const POD_GROUP: &str = "pod-group-name";
 const GPU_FRACTION: &str = "gpu-fraction";
 const GPU_MEMORY: &str = "gpu-memory";
 const MIB: u64 = 1 << 20;

@@ -2,10 +2,12 @@
 //! `kueue/`, `volcano/` and `kai/` (all YAML files of each folder, classified by apiVersion and
 //! kind, not by path), and the GPU nodes as the pods see them ([`nodes`](super::nodes)).
 
+use super::mig;
 use super::nodes::{self, Nodes};
 use super::yaml::{self, Doc};
 use super::{Invariant, Sink, Target};
 use crate::model::Cluster;
+use crate::placement::Placement;
 use std::collections::BTreeMap;
 
 pub struct World {
@@ -83,5 +85,21 @@ impl World {
             .unwrap_or_default();
         labels.insert("kubernetes.io/metadata.name".into(), ns.to_string());
         labels
+    }
+}
+
+/// The `k8s/` target: every Kubernetes node's selected config against the plan.
+pub fn check_mig(world: &World, plan: &Placement, sink: &mut Sink) {
+    for n in world.nodes.map.values() {
+        if let Some(layout) = &n.mig {
+            let file = &world.nodes.parted_file;
+            mig::compare(
+                sink,
+                Target::K8s,
+                (&n.name, &n.mig_config, file),
+                layout,
+                plan,
+            );
+        }
     }
 }

@@ -176,22 +176,6 @@ pub fn usable(c: &Cluster) -> BTreeMap<String, Vec<u32>> {
         .collect()
 }
 
-/// The `k8s/` target: every Kubernetes node's selected config against the plan.
-pub fn check_kube(world: &super::kube::World, plan: &Placement, sink: &mut Sink) {
-    for n in world.nodes.map.values() {
-        if let Some(layout) = &n.mig {
-            let file = &world.nodes.parted_file;
-            compare(
-                sink,
-                Target::K8s,
-                (&n.name, &n.mig_config, file),
-                layout,
-                plan,
-            );
-        }
-    }
-}
-
 /// The `mig/` target: `mig-parted.yaml` with the config each node gets in
 /// `node-configs.tsv` (every node of the cluster), and the device-plugin configs named
 /// there.

@@ -218,7 +218,7 @@ pub fn check(files: &BTreeMap<String, String>, c: &Cluster, plan: &Placement) ->
         let world = kube::World::read(files, c, &mut sink);
         let kq = kueue::read(&world, &mut sink);
         let vc = volcano::read(&world, &mut sink);
-        let claims = dra::Dra::read(&world, &mut sink);
+        let claims = dra::Dra::read(&world.docs, &mut sink);
         let ka = kai::read(&world, &mut sink);
         let mut carried = Vec::new();
         for t in &kube_targets {
@@ -238,7 +238,7 @@ pub fn check(files: &BTreeMap<String, String>, c: &Cluster, plan: &Placement) ->
         }
         quotas::check(&world, (&kq, &vc, &ka), c, &carried, &mut sink);
         if present(Target::K8s) {
-            mig::check_kube(&world, plan, &mut sink);
+            kube::check_mig(&world, plan, &mut sink);
         }
     }
     if present(Target::Slurm) {

@@ -9,6 +9,9 @@ use super::yaml::{self, Doc, at, seq_at, str_at};
 use super::{Invariant, Sink, Target};
 use std::collections::BTreeMap;
 
+/// The annotation a KAI pod names its PodGroup by.
+pub const POD_GROUP: &str = "pod-group-name";
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Deployment,
@@ -163,7 +166,7 @@ fn kai_gang(d: &Doc, docs: &[Doc]) -> Result<Object, String> {
         .filter(|p| p.is("", "Pod") && p.namespace == d.namespace)
     {
         let names = yaml::string_map(&p.value, &["metadata", "annotations"])?;
-        if names.get(super::kai::POD_GROUP) == Some(&d.name) {
+        if names.get(POD_GROUP) == Some(&d.name) {
             let mut pod = pods::parse(&p.value)?;
             pod.scheduler = str_at(&p.value, &["spec", "schedulerName"]).map(String::from);
             pods.push((pod, 1));

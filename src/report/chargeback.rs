@@ -236,95 +236,12 @@ pub fn compute(c: &Cluster, p: &Placement, period_hours: f64) -> Chargeback {
             .or_default()
             .push(u);
     }
-    let prio = |wi: usize| {
-        c.priority(&c.workloads[wi].priority)
-            .map(|p| p.value)
-            .unwrap_or(i64::MIN)
-    };
     let mut teams = Vec::new();
     for (name, t) in &c.teams {
-        let mut list: Vec<&Use> = by_team.remove(name.as_str()).unwrap_or_default();
-        list.sort_by(|a, b| {
-            prio(b.class)
-                .cmp(&prio(a.class))
-                .then_with(|| c.workloads[a.class].name.cmp(&c.workloads[b.class].name))
-                .then_with(|| model_at(c, a.node, a.gpu).cmp(&model_at(c, b.node, b.gpu)))
-                .then_with(|| a.kind.cmp(&b.kind))
-                .then_with(|| a.profile.cmp(&b.profile))
-                .then_with(|| c.nodes[a.node].capacity.cmp(&c.nodes[b.node].capacity))
-                .then_with(|| (a.node, a.gpu).cmp(&(b.node, b.gpu)))
-        });
-        let mut left = t.guarantee as f64;
-        let mut rows: BTreeMap<RowKey, (f64, f64, Option<f64>)> = BTreeMap::new();
-        for u in list {
-            let model = model_at(c, u.node, u.gpu);
-            let price = c.gpu_price(u.node, &model);
-            let g = u.equiv.min(left.max(0.0));
-            left -= g;
-            let key = (
-                model,
-                u.kind,
-                u.profile.clone(),
-                c.nodes[u.node].capacity,
-                price_key(price),
-            );
-            let e = rows.entry(key).or_insert((0.0, 0.0, price));
-            e.0 += u.equiv;
-            e.1 += g;
-        }
-        let rows: Vec<Row> = rows
-            .into_iter()
-            .map(
-                |((model, kind, profile, capacity, _), (gpus, guaranteed, price))| {
-                    let hours = gpus * period_hours;
-                    let g_hours = guaranteed * period_hours;
-                    Row {
-                        model,
-                        kind,
-                        profile,
-                        capacity,
-                        price_per_gpu_hour: price,
-                        gpus: round4(gpus),
-                        gpu_hours: round2(hours),
-                        guaranteed_gpu_hours: round2(g_hours),
-                        burst_gpu_hours: round2(hours - g_hours),
-                        cost: price.map(|p| round2(hours * p)),
-                    }
-                },
-            )
-            .collect();
-        let sum = |f: fn(&Row) -> f64| round2(rows.iter().map(f).sum());
-        let cost = rows.iter().map(|r| r.cost).sum::<Option<f64>>().map(round2);
-        teams.push(TeamCharge {
-            team: name.clone(),
-            parent: t.parent.clone(),
-            guarantee: t.guarantee,
-            gpu_hours: sum(|r| r.gpu_hours),
-            guaranteed_gpu_hours: sum(|r| r.guaranteed_gpu_hours),
-            burst_gpu_hours: sum(|r| r.burst_gpu_hours),
-            cost,
-            rows,
-            subtree_gpu_hours: 0.0,
-            subtree_cost: None,
-        });
+        let list: Vec<&Use> = by_team.remove(name.as_str()).unwrap_or_default();
+        teams.push(team_charge(c, name, t, list, period_hours));
     }
-    // Subtrees: a team and every team whose chain reaches it.
-    let own: BTreeMap<String, (f64, Option<f64>)> = teams
-        .iter()
-        .map(|t| (t.team.clone(), (t.gpu_hours, t.cost)))
-        .collect();
-    for t in &mut teams {
-        let mut hours = 0.0;
-        let mut cost = Some(0.0);
-        for (name, (h, k)) in &own {
-            if c.team_chain(name).iter().any(|x| x.name == t.team) {
-                hours += h;
-                cost = cost.zip(*k).map(|(a, b)| a + b);
-            }
-        }
-        t.subtree_gpu_hours = round2(hours);
-        t.subtree_cost = cost.map(round2);
-    }
+    subtrees(c, &mut teams);
     let idle = idle(c, &all, period_hours);
     let charged_gpu_hours = round2(teams.iter().map(|t| t.gpu_hours).sum());
     let charged_cost = teams
@@ -342,6 +259,105 @@ pub fn compute(c: &Cluster, p: &Placement, period_hours: f64) -> Chargeback {
         idle,
         charged_gpu_hours,
         charged_cost,
+    }
+}
+
+/// One team's charge: its uses, highest priority first, counted against its guarantee
+/// until it is spent (the rest is burst), per model, kind, profile, capacity and price.
+fn team_charge(
+    c: &Cluster,
+    name: &str,
+    t: &crate::model::Team,
+    mut list: Vec<&Use>,
+    period_hours: f64,
+) -> TeamCharge {
+    let prio = |wi: usize| {
+        c.priority(&c.workloads[wi].priority)
+            .map(|p| p.value)
+            .unwrap_or(i64::MIN)
+    };
+    list.sort_by(|a, b| {
+        prio(b.class)
+            .cmp(&prio(a.class))
+            .then_with(|| c.workloads[a.class].name.cmp(&c.workloads[b.class].name))
+            .then_with(|| model_at(c, a.node, a.gpu).cmp(&model_at(c, b.node, b.gpu)))
+            .then_with(|| a.kind.cmp(&b.kind))
+            .then_with(|| a.profile.cmp(&b.profile))
+            .then_with(|| c.nodes[a.node].capacity.cmp(&c.nodes[b.node].capacity))
+            .then_with(|| (a.node, a.gpu).cmp(&(b.node, b.gpu)))
+    });
+    let mut left = t.guarantee as f64;
+    let mut rows: BTreeMap<RowKey, (f64, f64, Option<f64>)> = BTreeMap::new();
+    for u in list {
+        let model = model_at(c, u.node, u.gpu);
+        let price = c.gpu_price(u.node, &model);
+        let g = u.equiv.min(left.max(0.0));
+        left -= g;
+        let key = (
+            model,
+            u.kind,
+            u.profile.clone(),
+            c.nodes[u.node].capacity,
+            price_key(price),
+        );
+        let e = rows.entry(key).or_insert((0.0, 0.0, price));
+        e.0 += u.equiv;
+        e.1 += g;
+    }
+    let rows: Vec<Row> = rows
+        .into_iter()
+        .map(
+            |((model, kind, profile, capacity, _), (gpus, guaranteed, price))| {
+                let hours = gpus * period_hours;
+                let g_hours = guaranteed * period_hours;
+                Row {
+                    model,
+                    kind,
+                    profile,
+                    capacity,
+                    price_per_gpu_hour: price,
+                    gpus: round4(gpus),
+                    gpu_hours: round2(hours),
+                    guaranteed_gpu_hours: round2(g_hours),
+                    burst_gpu_hours: round2(hours - g_hours),
+                    cost: price.map(|p| round2(hours * p)),
+                }
+            },
+        )
+        .collect();
+    let sum = |f: fn(&Row) -> f64| round2(rows.iter().map(f).sum());
+    let cost = rows.iter().map(|r| r.cost).sum::<Option<f64>>().map(round2);
+    TeamCharge {
+        team: name.to_string(),
+        parent: t.parent.clone(),
+        guarantee: t.guarantee,
+        gpu_hours: sum(|r| r.gpu_hours),
+        guaranteed_gpu_hours: sum(|r| r.guaranteed_gpu_hours),
+        burst_gpu_hours: sum(|r| r.burst_gpu_hours),
+        cost,
+        rows,
+        subtree_gpu_hours: 0.0,
+        subtree_cost: None,
+    }
+}
+
+/// Subtrees: a team and every team whose chain reaches it.
+fn subtrees(c: &Cluster, teams: &mut [TeamCharge]) {
+    let own: BTreeMap<String, (f64, Option<f64>)> = teams
+        .iter()
+        .map(|t| (t.team.clone(), (t.gpu_hours, t.cost)))
+        .collect();
+    for t in teams.iter_mut() {
+        let mut hours = 0.0;
+        let mut cost = Some(0.0);
+        for (name, (h, k)) in &own {
+            if c.team_chain(name).iter().any(|x| x.name == t.team) {
+                hours += h;
+                cost = cost.zip(*k).map(|(a, b)| a + b);
+            }
+        }
+        t.subtree_gpu_hours = round2(hours);
+        t.subtree_cost = cost.map(round2);
     }
 }
 

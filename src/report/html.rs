@@ -230,9 +230,27 @@ fn leaves(c: &Cluster) -> Vec<LeafView<'_>> {
 
 fn fabric(s: &mut String, c: &Cluster, p: &Placement) {
     let used = used_gpus(p);
-    let modes: BTreeMap<&str, PoolMode> =
-        p.pools.iter().map(|x| (x.node.as_str(), x.mode)).collect();
     let views = leaves(c);
+    fabric_legend(s);
+    nvlink_table(s, c, &used);
+    spine_tiles(s, &views, &used);
+    leaf_details(s, c, p, &views, &used);
+}
+
+type Used<'a> = BTreeMap<&'a str, BTreeSet<u32>>;
+
+/// GPUs in use of a leaf and its usable GPUs.
+fn leaf_counts(l: &LeafView, used: &Used) -> (usize, usize) {
+    let total: usize = l.nodes.iter().map(|n| n.usable_gpus().count()).sum();
+    let busy: usize = l
+        .nodes
+        .iter()
+        .map(|n| used.get(n.name.as_str()).map_or(0, BTreeSet::len))
+        .sum();
+    (busy, total)
+}
+
+fn fabric_legend(s: &mut String) {
     let _ = writeln!(s, "<h2>Fabric</h2>");
     let _ = writeln!(
         s,
@@ -251,7 +269,10 @@ fn fabric(s: &mut String, c: &Cluster, p: &Placement) {
             ))
             .collect::<String>()
     );
-    // Multi-node NVLink domains (GB200/GB300 racks) and their use.
+}
+
+/// Multi-node NVLink domains (GB200/GB300 racks) and their use.
+fn nvlink_table(s: &mut String, c: &Cluster, used: &Used) {
     let domains: Vec<&crate::model::NvlinkDomain> =
         c.nvlink_domains.iter().filter(|d| d.multi_node).collect();
     if !domains.is_empty() {
@@ -283,20 +304,14 @@ fn fabric(s: &mut String, c: &Cluster, p: &Placement) {
         }
         let _ = writeln!(s, "</table>");
     }
-    // Tiles: one per leaf, grouped by spine.
+}
+
+/// Tiles: one per leaf, grouped by spine.
+fn spine_tiles(s: &mut String, views: &[LeafView], used: &Used) {
     let mut spines: BTreeMap<&str, Vec<&LeafView>> = BTreeMap::new();
-    for l in &views {
+    for l in views {
         spines.entry(l.spine.as_str()).or_default().push(l);
     }
-    let counts = |l: &LeafView| -> (usize, usize) {
-        let total: usize = l.nodes.iter().map(|n| n.usable_gpus().count()).sum();
-        let busy: usize = l
-            .nodes
-            .iter()
-            .map(|n| used.get(n.name.as_str()).map_or(0, BTreeSet::len))
-            .sum();
-        (busy, total)
-    };
     for (spine, ls) in &spines {
         let label = if spine.is_empty() {
             "under no spine".to_string()
@@ -316,7 +331,7 @@ fn fabric(s: &mut String, c: &Cluster, p: &Placement) {
             ls.len().div_ceil(7) * 56
         );
         for (i, l) in ls.iter().enumerate() {
-            let (busy, total) = counts(l);
+            let (busy, total) = leaf_counts(l, used);
             let frac = if total == 0 {
                 0.0
             } else {
@@ -342,15 +357,20 @@ fn fabric(s: &mut String, c: &Cluster, p: &Placement) {
         }
         let _ = writeln!(s, "</svg></div>");
     }
-    // Drill-down per leaf.
+}
+
+/// Drill-down per leaf.
+fn leaf_details(s: &mut String, c: &Cluster, p: &Placement, views: &[LeafView], used: &Used) {
+    let modes: BTreeMap<&str, PoolMode> =
+        p.pools.iter().map(|x| (x.node.as_str(), x.mode)).collect();
     let _ = writeln!(
         s,
         "<p><label>Filter leaves: <input id=\"leaf-filter\" type=\"search\" placeholder=\"leaf name\"></label></p>"
     );
     let gangs = gangs_by_leaf(c, p);
     let nvlink_names: Vec<String> = c.nvlink_domains.iter().map(|d| d.name.clone()).collect();
-    for l in &views {
-        let (busy, total) = counts(l);
+    for l in views {
+        let (busy, total) = leaf_counts(l, used);
         let _ = writeln!(
             s,
             "<details data-leaf=\"{}\"><summary>{} ({} nodes, {busy}/{total} GPUs in use)</summary>",
@@ -362,7 +382,7 @@ fn fabric(s: &mut String, c: &Cluster, p: &Placement) {
             s,
             &nvlink_names,
             l,
-            &used,
+            used,
             &modes,
             gangs.get(l.name.as_str()),
         );
@@ -608,8 +628,15 @@ fn mig(s: &mut String, p: &Placement, plan: Option<&Plan>) {
         let _ = writeln!(s, "</td></tr>");
     }
     let _ = writeln!(s, "</table>");
-    // Changes against the previous state (a plan's) or the current layouts, per GPU.
-    let changed: Vec<LayoutChange> = match plan {
+    let changed = layout_changes(p, plan);
+    if !changed.is_empty() {
+        changes_table(s, changed);
+    }
+}
+
+/// Changes against the previous state (a plan's) or the current layouts, per GPU.
+fn layout_changes<'a>(p: &'a Placement, plan: Option<&'a Plan>) -> Vec<LayoutChange<'a>> {
+    match plan {
         Some(x) => x
             .disruption
             .mig
@@ -635,10 +662,11 @@ fn mig(s: &mut String, p: &Placement, plan: Option<&Plan>) {
                 kept: &m.surviving,
             })
             .collect(),
-    };
-    if changed.is_empty() {
-        return;
     }
+}
+
+/// The changed GPUs, each layout before and after.
+fn changes_table(s: &mut String, changed: Vec<LayoutChange>) {
     let _ = writeln!(
         s,
         "<h3>Changes ({} GPUs): blue kept, green created, red dashed destroyed</h3>",

@@ -21,71 +21,16 @@
 use super::{Assignment, GangNodes, SolveInfo};
 use crate::catalog::{MigProfile, fits_profiles, sort_canonical};
 use crate::model::PoolMode;
+use crate::model::ledger::{Charge, Ledger};
 use crate::model::sizing::{self, Usage};
 use crate::model::{Cluster, NodeIdx, Tier};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// Tolerance for comparing GPU-equivalents against integer ceilings.
-const EPS: f64 = 1e-9;
 
 /// One GPU in MIG mode: its layout and the instances already serving replicas.
 struct MigGpu {
     fixed: bool,
     layout: Vec<&'static MigProfile>,
     used: Vec<&'static MigProfile>,
-}
-
-/// GPU-equivalents charged to teams: per team (its own classes and its children's)
-/// and per (team, quota index).
-#[derive(Default)]
-struct Ledger {
-    team: BTreeMap<String, f64>,
-    quota: BTreeMap<(String, usize), f64>,
-}
-
-/// One charge: GPU-equivalents on a GPU model inside a declared pool (if any).
-struct Charge<'a> {
-    model: &'a str,
-    pool: Option<&'a str>,
-    amount: f64,
-}
-
-impl Ledger {
-    fn admits(&self, c: &Cluster, team: &str, charges: &[Charge]) -> bool {
-        let total: f64 = charges.iter().map(|x| x.amount).sum();
-        c.team_chain(team).iter().all(|t| {
-            let used = self.team.get(&t.name).copied().unwrap_or(0.0);
-            used + total <= t.ceiling() as f64 + EPS
-                && t.quotas.iter().enumerate().all(|(qi, q)| {
-                    let add: f64 = charges
-                        .iter()
-                        .filter(|x| q.covers(x.model, x.pool))
-                        .map(|x| x.amount)
-                        .sum();
-                    let used = self
-                        .quota
-                        .get(&(t.name.clone(), qi))
-                        .copied()
-                        .unwrap_or(0.0);
-                    add <= 0.0 || used + add <= q.ceiling() as f64 + EPS
-                })
-        })
-    }
-
-    fn add(&mut self, c: &Cluster, team: &str, charges: &[Charge]) {
-        let total: f64 = charges.iter().map(|x| x.amount).sum();
-        for t in c.team_chain(team) {
-            *self.team.entry(t.name.clone()).or_default() += total;
-            for (qi, q) in t.quotas.iter().enumerate() {
-                let add: f64 = charges
-                    .iter()
-                    .filter(|x| q.covers(x.model, x.pool))
-                    .map(|x| x.amount)
-                    .sum();
-                *self.quota.entry((t.name.clone(), qi)).or_default() += add;
-            }
-        }
-    }
 }
 
 struct State<'c> {

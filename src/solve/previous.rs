@@ -61,28 +61,4 @@ impl Previous {
             && self.shares.is_empty()
             && self.packed.is_empty()
     }
-
-    /// GPUs each workload's gangs held per node.
-    pub fn gang_gpus_by_node(&self) -> BTreeMap<(usize, NodeIdx), u32> {
-        let mut m = BTreeMap::new();
-        for (w, gangs) in &self.gangs {
-            for g in gangs {
-                for (n, gpus) in g {
-                    *m.entry((*w, *n)).or_default() += gpus.len() as u32;
-                }
-            }
-        }
-        m
-    }
-
-    /// Packed replicas each workload held per node.
-    pub fn packed_by_node(&self) -> BTreeMap<(usize, NodeIdx), u32> {
-        let mut m = BTreeMap::new();
-        for (w, entries) in &self.packed {
-            for (n, _, k) in entries {
-                *m.entry((*w, *n)).or_default() += *k;
-            }
-        }
-        m
-    }
 }

@@ -14,7 +14,7 @@
 //! Unit-typed strings (memory sizes, durations, ...) carry a `pattern` derived from the
 //! parsers in [`crate::units`]; the patterns check syntax only (not ranges such as
 //! "at most 4095" or "ranges must not run backwards"). The committed copy lives in
-//! `schemas/gpuplan-language.schema.json`; `tests/schema_drift.rs` keeps it current.
+//! `schemas/gpuplan-language.schema.json`; `tests/it/schema_drift.rs` keeps it current.
 
 use super::language::{self, ArgDef, NodeDef, PropDef, Ty};
 use serde_json::{Map, Value, json};

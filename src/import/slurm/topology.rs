@@ -22,6 +22,9 @@ pub(super) struct Fabric {
     pub(super) left_out: Vec<Item>,
 }
 
+/// Switches as topology.conf declares them: name -> (children, nodes, span).
+type Raw = BTreeMap<String, (Vec<String>, Vec<String>, Span)>;
+
 pub(super) fn fabric(
     records: &[Record],
     declared: &BTreeMap<String, Node>,
@@ -30,15 +33,48 @@ pub(super) fn fabric(
     diags: &mut Vec<Diagnostic>,
 ) -> Fabric {
     let known: BTreeSet<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+    let mut f = Fabric {
+        no_topology: !have_file,
+        ..Fabric::default()
+    };
+    let raw = read_switches(records, declared, nodes, &mut f, diags);
+    let placed = place_switches(&raw, &mut f, diags);
+    f.orphans = known
+        .iter()
+        .filter(|n| !placed.contains_key(**n))
+        .map(|n| n.to_string())
+        .collect();
+    if !f.orphans.is_empty() && have_file {
+        diags.push(
+            Diagnostic::warning(
+                GP744,
+                format!(
+                    "{} node(s) are under no switch of topology.conf ({}); one leaf `unlisted` holds them",
+                    f.orphans.len(),
+                    crate::units::compress_names(&f.orphans).join(",")
+                ),
+            )
+            .with_help("gpuplan needs every node under a leaf; put them where they are cabled"),
+        );
+    }
+    f
+}
+
+/// The `SwitchName` and `BlockName` records (a block is a leaf; a block of multi-node
+/// NVLink nodes is also an NVLink domain, pushed to `f.nvlink`).
+fn read_switches(
+    records: &[Record],
+    declared: &BTreeMap<String, Node>,
+    nodes: &[Described],
+    f: &mut Fabric,
+    diags: &mut Vec<Diagnostic>,
+) -> Raw {
+    let known: BTreeSet<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
     let multi_node: BTreeSet<&str> = nodes
         .iter()
         .filter(|n| n.hardware.lines.iter().any(|(m, _)| m.starts_with("gb")))
         .map(|n| n.name.as_str())
         .collect();
-    let mut f = Fabric {
-        no_topology: !have_file,
-        ..Fabric::default()
-    };
     let expand = |r: &Record, key: &str, diags: &mut Vec<Diagnostic>| -> Vec<String> {
         let Some(p) = r.get(key) else {
             return Vec::new();
@@ -57,7 +93,7 @@ pub(super) fn fabric(
         }
         names
     };
-    let mut raw: BTreeMap<String, (Vec<String>, Vec<String>, Span)> = BTreeMap::new();
+    let mut raw = Raw::new();
     for r in records {
         match r.kind() {
             "switchname" => {
@@ -90,24 +126,31 @@ pub(super) fn fabric(
             _ => {}
         }
     }
-    // Heights: leaves 0, then 1 + the highest child.
-    fn height(
-        s: &str,
-        raw: &BTreeMap<String, (Vec<String>, Vec<String>, Span)>,
-        depth: usize,
-    ) -> usize {
-        match raw.get(s) {
-            Some((children, _, _)) if !children.is_empty() && depth < 16 => children
-                .iter()
-                .map(|c| 1 + height(c, raw, depth + 1))
-                .max()
-                .unwrap_or(0),
-            _ => 0,
-        }
+    raw
+}
+
+/// A switch's height: leaves 0, then 1 + the highest child.
+fn height(s: &str, raw: &Raw, depth: usize) -> usize {
+    match raw.get(s) {
+        Some((children, _, _)) if !children.is_empty() && depth < 16 => children
+            .iter()
+            .map(|c| 1 + height(c, raw, depth + 1))
+            .max()
+            .unwrap_or(0),
+        _ => 0,
     }
+}
+
+/// Every switch at its tier into `f.switches` (deeper than core left out, a node under a
+/// second leaf kept under the first); returns each placed node's leaf.
+fn place_switches(
+    raw: &Raw,
+    f: &mut Fabric,
+    diags: &mut Vec<Diagnostic>,
+) -> BTreeMap<String, String> {
     let mut placed: BTreeMap<String, String> = BTreeMap::new();
-    for (name, (children, members, span)) in &raw {
-        let h = height(name, &raw, 0);
+    for (name, (children, members, span)) in raw {
+        let h = height(name, raw, 0);
         if h > 2 {
             diags.push(
                 Diagnostic::warning(
@@ -152,25 +195,7 @@ pub(super) fn fabric(
         }
         f.switches.insert(name.clone(), (tier, children, members));
     }
-    f.orphans = known
-        .iter()
-        .filter(|n| !placed.contains_key(**n))
-        .map(|n| n.to_string())
-        .collect();
-    if !f.orphans.is_empty() && have_file {
-        diags.push(
-            Diagnostic::warning(
-                GP744,
-                format!(
-                    "{} node(s) are under no switch of topology.conf ({}); one leaf `unlisted` holds them",
-                    f.orphans.len(),
-                    crate::units::compress_names(&f.orphans).join(",")
-                ),
-            )
-            .with_help("gpuplan needs every node under a leaf; put them where they are cabled"),
-        );
-    }
-    f
+    placed
 }
 
 /// GP755: a node under a second leaf (gpuplan cables a node to one leaf, GP009): kept

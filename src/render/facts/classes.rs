@@ -141,7 +141,7 @@ impl ClassCx<'_> {
         let tolerations = self.tolerations(m, &nodes);
         let nccl = if m.kind == WorkloadKind::Training {
             let landed: BTreeSet<&str> = nodes.iter().map(|n| n.class.as_str()).collect();
-            crate::render::fabric::env_for(self.c, &landed)
+            crate::render::nccl::env_for(self.c, &landed)
         } else {
             Vec::new()
         };

@@ -30,7 +30,7 @@ pub use nodes::Layout;
 use super::Options;
 use crate::diag::Diagnostic;
 use crate::model::{Authority, SwitchTier};
-use crate::model::{Cluster, PoolMode, Taint, Tier, Workload};
+use crate::model::{Cluster, PoolMode, Taint, Workload};
 use crate::placement::Placement;
 use crate::units::compress_names;
 use serde::Serialize;
@@ -391,14 +391,6 @@ impl<'a> Facts<'a> {
 
     pub fn tier(&self, name: &str) -> Option<&TierFacts> {
         self.tiers.iter().find(|t| t.name == name)
-    }
-
-    /// The innermost fabric tier at or above `name` that exists here.
-    pub fn tier_at_least(&self, name: &str) -> Option<&TierFacts> {
-        let want = Tier::parse(name)?;
-        self.tiers
-            .iter()
-            .find(|t| Tier::parse(&t.name).is_some_and(|x| x >= want))
     }
 
     /// The header comment every file starts with (naming the schedulers it serves).

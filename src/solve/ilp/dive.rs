@@ -20,8 +20,9 @@
 use super::master::Master;
 use super::pattern::{self, Item, Slots};
 use super::relax::Solved;
-use super::seed::{self, Ledger, Replicas};
+use super::seed::{self, Replicas};
 use crate::model::NodeIdx;
+use crate::model::ledger::Ledger;
 use crate::solve::pack::{self, Bins, Policy};
 use std::collections::BTreeMap;
 
@@ -231,7 +232,7 @@ fn lay(m: &Master, g: usize, mut units: Vec<Unit>, on: &mut Replicas, ledger: &m
                 for (i, k) in &u.items {
                     for _ in 0..*k {
                         if let Some(w) = workload(*i) {
-                            ledger.add(m, w, &model);
+                            seed::add(ledger, m, w, &model);
                         }
                     }
                 }
@@ -263,7 +264,7 @@ fn lay(m: &Master, g: usize, mut units: Vec<Unit>, on: &mut Replicas, ledger: &m
         for (i, c) in &units[k].items {
             for _ in 0..*c {
                 if let Some(w) = workload(*i) {
-                    ledger.remove(m, w, &model);
+                    seed::remove(ledger, m, w, &model);
                 }
             }
         }
@@ -478,8 +479,8 @@ fn admits(m: &Master, ledger: &Ledger, item: Item, k: u32, model: &str) -> bool 
         Item::Packed { w } => {
             let mut trial = ledger.clone();
             (0..k).all(|_| {
-                let ok = trial.admits(m, w as usize, model);
-                trial.add(m, w as usize, model);
+                let ok = seed::admits(&trial, m, w as usize, model);
+                seed::add(&mut trial, m, w as usize, model);
                 ok
             })
         }
@@ -633,7 +634,7 @@ fn patterns(m: &Master, s: &Solved, on: &mut Replicas, ledger: &mut Ledger) {
                         let (Some(w), Some(at)) = (workload(*i), places.next()) else {
                             continue;
                         };
-                        ledger.add(m, w, &model);
+                        seed::add(ledger, m, w, &model);
                         on.push((w, n, gpu_indexes(&positions, at)));
                     }
                 }
@@ -677,11 +678,11 @@ fn rest(m: &Master, on: &mut Replicas, ledger: &mut Ledger, best_fit: bool) {
                 break;
             };
             let model = m.p.groups[group_of[&n]].model.clone();
-            if !ledger.admits(m, w, &model) {
+            if !seed::admits(ledger, m, w, &model) {
                 bins.give_back(c, w, n, &gpus);
                 break;
             }
-            ledger.add(m, w, &model);
+            seed::add(ledger, m, w, &model);
             on.push((w, n, gpus));
         }
     }

@@ -220,12 +220,12 @@ fn relax_group(lp: &mut Lp, m: &Master, g: usize, obj: &Objective, pool: &mut Po
     cp
 }
 
-/// Column generation over fills on the relaxed `lp` of the groups in `caps`, until no
-/// fill improves or the deadline passes; the LP value plus the Lasdon term.
 /// Relative distance between the relaxation and its Lasdon bound at which column
 /// generation stops (see [`generate`]): 5e-5 of 6,000 GPU-equivalents is 0.3 of a GPU.
 const TAILING_OFF: f64 = 5e-5;
 
+/// Column generation over fills on the relaxed `lp` of the groups in `caps`, until no
+/// fill improves or the deadline passes; the LP value plus the Lasdon term.
 fn generate(
     mut lp: Lp,
     m: &Master,
@@ -254,21 +254,7 @@ fn generate(
         // objective by more than (GPUs) x (its reduced cost): a valid bound at any round.
         let mut lasdon = 0.0;
         let mut exact = true;
-        // Every group priced at once, on the machine's cores (results in group order).
-        let fill_groups: Vec<usize> = caps.keys().copied().collect();
-        let jobs: Vec<(usize, bool)> = fill_groups
-            .iter()
-            .map(|g| (*g, true))
-            .chain(nodes.priced.iter().map(|g| (*g, false)))
-            .collect();
-        let priced = par::map(&jobs, |&(g, fill)| {
-            if fill {
-                Priced::Fill(best_fill(m, g, &caps[&g], &sol.duals, obj))
-            } else {
-                Priced::Node(price_node(m, g, &sol.duals, obj, out_of_time))
-            }
-        });
-        for (&(g, _), p) in jobs.iter().zip(priced) {
+        for (g, p) in price_all(m, &caps, &nodes, &sol.duals, obj, out_of_time) {
             match p {
                 Priced::Fill((bound, fills)) => {
                     let cp = caps.get_mut(&g).expect("a fill group");
@@ -326,6 +312,31 @@ fn generate(
             };
         }
     }
+}
+
+/// Every group priced at once, on the machine's cores (results in group order: the fill
+/// groups, then the node groups).
+fn price_all(
+    m: &Master,
+    caps: &BTreeMap<usize, Caps>,
+    nodes: &Nodes,
+    duals: &[f64],
+    obj: &Objective,
+    out_of_time: bool,
+) -> Vec<(usize, Priced)> {
+    let jobs: Vec<(usize, bool)> = caps
+        .keys()
+        .map(|g| (*g, true))
+        .chain(nodes.priced.iter().map(|g| (*g, false)))
+        .collect();
+    let priced = par::map(&jobs, |&(g, fill)| {
+        if fill {
+            Priced::Fill(best_fill(m, g, &caps[&g], duals, obj))
+        } else {
+            Priced::Node(price_node(m, g, duals, obj, out_of_time))
+        }
+    });
+    jobs.iter().map(|(g, _)| *g).zip(priced).collect()
 }
 
 /// What pricing one group gives: a fill (value, bound, items) or a node pattern.
@@ -469,38 +480,7 @@ fn best_fill(
     duals: &[f64],
     obj: &Objective,
 ) -> (f64, Vec<(f64, FillItems)>) {
-    let frac: Vec<FillItem> = m.items[g]
-        .iter()
-        .filter(|i| m.need(**i).milli > 0)
-        .map(|i| {
-            let n = m.need(*i);
-            let mut v: f64 = m
-                .item_rows(g, *i)
-                .iter()
-                .map(|(r, coef)| duals[*r] * coef)
-                .sum();
-            if let Some(r) = cp.cpu {
-                v += duals[r] * n.cpu as f64;
-            }
-            if let Some(r) = cp.mem {
-                v += duals[r] * n.mem as f64;
-            }
-            FillItem {
-                item: *i,
-                milli: n.milli,
-                cpu: n.cpu,
-                mem: n.mem,
-                value: v - m.item_cost(g, *i, obj),
-            }
-        })
-        .filter(|f| f.value > 0.0)
-        .collect();
-    let mut frac = small::undominated(frac, |f| ([f.milli as u64, f.cpu, f.mem], f.value));
-    frac.sort_by(|a, b| {
-        (b.value / b.milli as f64)
-            .total_cmp(&(a.value / a.milli as f64))
-            .then(a.item.cmp(&b.item))
-    });
+    let frac = priced_items(m, g, cp, duals, obj);
     let unit = frac.iter().fold(1000u32, |a, f| gcd(a, f.milli));
     let ub = share_knapsack(&frac, unit);
     let shape = &m.p.groups[g].shape;
@@ -557,8 +537,52 @@ fn best_fill(
     } else {
         search.best
     };
-    let fills = search
-        .found
+    let fills = as_fills(&frac, &search.found);
+    (bound.max(search.best), fills)
+}
+
+/// The items of group `g` that may share a GPU, valued under `duals` (less their cost),
+/// those of no value and those another dominates left out, best value per GPU share
+/// first.
+fn priced_items(m: &Master, g: usize, cp: &Caps, duals: &[f64], obj: &Objective) -> Vec<FillItem> {
+    let frac: Vec<FillItem> = m.items[g]
+        .iter()
+        .filter(|i| m.need(**i).milli > 0)
+        .map(|i| {
+            let n = m.need(*i);
+            let mut v: f64 = m
+                .item_rows(g, *i)
+                .iter()
+                .map(|(r, coef)| duals[*r] * coef)
+                .sum();
+            if let Some(r) = cp.cpu {
+                v += duals[r] * n.cpu as f64;
+            }
+            if let Some(r) = cp.mem {
+                v += duals[r] * n.mem as f64;
+            }
+            FillItem {
+                item: *i,
+                milli: n.milli,
+                cpu: n.cpu,
+                mem: n.mem,
+                value: v - m.item_cost(g, *i, obj),
+            }
+        })
+        .filter(|f| f.value > 0.0)
+        .collect();
+    let mut frac = small::undominated(frac, |f| ([f.milli as u64, f.cpu, f.mem], f.value));
+    frac.sort_by(|a, b| {
+        (b.value / b.milli as f64)
+            .total_cmp(&(a.value / a.milli as f64))
+            .then(a.item.cmp(&b.item))
+    });
+    frac
+}
+
+/// The search's last incumbents, best first, as fills (items by index, with counts).
+fn as_fills(frac: &[FillItem], found: &[(f64, Vec<u32>)]) -> Vec<(f64, FillItems)> {
+    found
         .iter()
         .rev()
         .take(FILLS_PER_ROUND)
@@ -572,8 +596,7 @@ fn best_fill(
             fill.sort();
             (*value, fill)
         })
-        .collect();
-    (bound.max(search.best), fills)
+        .collect()
 }
 
 /// The fills a group may add per round: the search's last incumbents, best first (each

@@ -8,6 +8,7 @@
 use super::master::{Master, Objective};
 use super::pattern::{self, Item, Pattern};
 use crate::model::NodeIdx;
+use crate::model::ledger::{Charge, Ledger};
 use crate::solve::pack::{self, Bins, Policy};
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -66,11 +67,11 @@ fn place(m: &Master, group_of: &BTreeMap<NodeIdx, usize>, deadline: Instant) -> 
                 break;
             };
             let model = p.groups[group_of[&n]].model.clone();
-            if !ledger.admits(m, w, &model) {
+            if !admits(&ledger, m, w, &model) {
                 bins.give_back(c, w, n, &gpus);
                 break;
             }
-            ledger.add(m, w, &model);
+            add(&mut ledger, m, w, &model);
             on.push((w, n, gpus));
         }
     }
@@ -185,60 +186,28 @@ pub fn solution_of(
     m.lp.feasible(&x, 1e-6).then_some(x)
 }
 
-/// Team usage of the seed, in GPU-equivalents (ceilings and per-model quotas).
-#[derive(Clone, Default)]
-pub struct Ledger {
-    team: BTreeMap<String, f64>,
-    quota: BTreeMap<(String, usize), f64>,
+/// One replica of packed class `w` on GPU model `model`, as the quota ledger counts it:
+/// its GPU-equivalents on the model, outside any pool (the MIP's quota rows count models,
+/// not pools: `master/quotas.rs`; the checker counts pools).
+fn charge<'a>(m: &Master, w: usize, model: &'a str) -> [Charge<'a>; 1] {
+    [Charge {
+        model,
+        pool: None,
+        amount: m.c.workloads[w].packed_gpu_milli() as f64 / 1000.0,
+    }]
 }
 
-impl Ledger {
-    pub fn admits(&self, m: &Master, w: usize, model: &str) -> bool {
-        let c = m.c;
-        let wl = &c.workloads[w];
-        let amount = wl.packed_gpu_milli() as f64 / 1000.0;
-        c.team_chain(&wl.team).iter().all(|t| {
-            self.team.get(&t.name).copied().unwrap_or(0.0) + amount <= t.ceiling() as f64 + 1e-9
-                && t.quotas.iter().enumerate().all(|(qi, q)| {
-                    q.model.as_deref() != Some(model)
-                        || q.burst.is_none()
-                        || self
-                            .quota
-                            .get(&(t.name.clone(), qi))
-                            .copied()
-                            .unwrap_or(0.0)
-                            + amount
-                            <= q.burst.unwrap_or(0) as f64 + 1e-9
-                })
-        })
-    }
+/// Whether the team's ceilings and quotas admit one more replica of `w` on `model`.
+pub fn admits(ledger: &Ledger, m: &Master, w: usize, model: &str) -> bool {
+    ledger.admits(m.c, &m.c.workloads[w].team, &charge(m, w, model))
+}
 
-    /// Takes back one replica of `w` on `model` that [`Ledger::add`] counted.
-    pub fn remove(&mut self, m: &Master, w: usize, model: &str) {
-        let c = m.c;
-        let wl = &c.workloads[w];
-        let amount = wl.packed_gpu_milli() as f64 / 1000.0;
-        for t in c.team_chain(&wl.team) {
-            *self.team.entry(t.name.clone()).or_default() -= amount;
-            for (qi, q) in t.quotas.iter().enumerate() {
-                if q.model.as_deref() == Some(model) {
-                    *self.quota.entry((t.name.clone(), qi)).or_default() -= amount;
-                }
-            }
-        }
-    }
+/// Counts one replica of `w` on `model`.
+pub fn add(ledger: &mut Ledger, m: &Master, w: usize, model: &str) {
+    ledger.add(m.c, &m.c.workloads[w].team, &charge(m, w, model));
+}
 
-    pub fn add(&mut self, m: &Master, w: usize, model: &str) {
-        let c = m.c;
-        let wl = &c.workloads[w];
-        let amount = wl.packed_gpu_milli() as f64 / 1000.0;
-        for t in c.team_chain(&wl.team) {
-            *self.team.entry(t.name.clone()).or_default() += amount;
-            for (qi, q) in t.quotas.iter().enumerate() {
-                if q.model.as_deref() == Some(model) {
-                    *self.quota.entry((t.name.clone(), qi)).or_default() += amount;
-                }
-            }
-        }
-    }
+/// Takes back one replica of `w` on `model` that [`add`] counted.
+pub fn remove(ledger: &mut Ledger, m: &Master, w: usize, model: &str) {
+    ledger.remove(m.c, &m.c.workloads[w].team, &charge(m, w, model));
 }

@@ -1,6 +1,7 @@
 //! GP038: team quotas that do not split cleanly per scheduler.
 use super::prelude::*;
-use crate::model::Authority;
+use crate::model::{Authority, Cluster, Quota, Team};
+use crate::spec::TeamDecl;
 
 pub static RULE: Rule = Rule {
     code: "GP038",
@@ -51,112 +52,134 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
         if team.span != decl.span {
             continue;
         }
-        let classes = m.team_class_authorities(&team.name);
-        let lines: Vec<_> = team
+        let lines: Vec<&Quota> = team
             .quotas
             .iter()
             .filter(|q| q.scheduler.is_some() && q.model.is_none() && q.pool.is_none())
             .collect();
-        let name = &team.name;
-        let list = |v: &[Authority]| {
-            v.iter()
-                .map(|a| a.as_str())
-                .collect::<Vec<_>>()
-                .join(" and ")
-        };
-        if lines.is_empty() {
-            if classes.len() > 1 && team.ceiling() > 0 {
-                out.push(
-                    Diagnostic::error(
-                        RULE.code,
-                        format!(
-                            "team `{name}` has classes under {}, but one quota: which scheduler enforces which part?",
-                            list(&classes)
-                        ),
-                    )
-                    .at(decl.name.span, "quota not split")
-                    .with_help(format!(
-                        "split it: one `quota scheduler=\"{}\" guarantee=N burst=M` line per scheduler, adding up to guarantee={} burst={}",
-                        classes[0],
+        split(m, team, decl, &lines, out);
+        counted_twice(m, team, out);
+        parts_owned(m, team, decl, &lines, out);
+    }
+}
+
+/// `a and b`: the schedulers' names.
+fn list(v: &[Authority]) -> String {
+    v.iter()
+        .map(|a| a.as_str())
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+/// A team whose classes run under several schedulers splits its quota into scheduler
+/// parts, one per scheduler, adding up to the team's guarantee and ceiling.
+fn split(m: &Cluster, team: &Team, decl: &TeamDecl, lines: &[&Quota], out: &mut Diagnostics) {
+    let classes = m.team_class_authorities(&team.name);
+    let name = &team.name;
+    if lines.is_empty() {
+        if classes.len() > 1 && team.ceiling() > 0 {
+            out.push(
+                Diagnostic::error(
+                    RULE.code,
+                    format!(
+                        "team `{name}` has classes under {}, but one quota: which scheduler enforces which part?",
+                        list(&classes)
+                    ),
+                )
+                .at(decl.name.span, "quota not split")
+                .with_help(format!(
+                    "split it: one `quota scheduler=\"{}\" guarantee=N burst=M` line per scheduler, adding up to guarantee={} burst={}",
+                    classes[0],
+                    team.guarantee,
+                    team.ceiling()
+                )),
+            );
+        }
+    } else {
+        let g: u32 = lines.iter().map(|q| q.guarantee).sum();
+        let c: u32 = lines.iter().map(|q| q.ceiling()).sum();
+        if g != team.guarantee || c != team.ceiling() {
+            out.push(
+                Diagnostic::error(
+                    RULE.code,
+                    format!(
+                        "the scheduler parts of team `{name}` add up to guarantee {g}, ceiling {c}; the team has guarantee {}, ceiling {}",
                         team.guarantee,
                         team.ceiling()
-                    )),
-                );
-            }
-        } else {
-            let g: u32 = lines.iter().map(|q| q.guarantee).sum();
-            let c: u32 = lines.iter().map(|q| q.ceiling()).sum();
-            if g != team.guarantee || c != team.ceiling() {
+                    ),
+                )
+                .at(lines[0].span, "parts")
+                .with_related(decl.name.span, "the team's quota")
+                .with_help("make the `quota scheduler=` lines add up to the team's guarantee and burst"),
+            );
+        }
+        for a in &classes {
+            if !lines.iter().any(|q| q.scheduler == Some(*a)) {
                 out.push(
                     Diagnostic::error(
                         RULE.code,
                         format!(
-                            "the scheduler parts of team `{name}` add up to guarantee {g}, ceiling {c}; the team has guarantee {}, ceiling {}",
-                            team.guarantee,
-                            team.ceiling()
+                            "classes of team `{name}` run under {a}, but the team has no {a} part"
                         ),
                     )
-                    .at(lines[0].span, "parts")
-                    .with_related(decl.name.span, "the team's quota")
-                    .with_help("make the `quota scheduler=` lines add up to the team's guarantee and burst"),
+                    .at(decl.name.span, format!("no quota scheduler=\"{a}\""))
+                    .with_help(format!("add quota scheduler=\"{a}\" guarantee=N burst=M")),
                 );
             }
-            for a in &classes {
-                if !lines.iter().any(|q| q.scheduler == Some(*a)) {
-                    out.push(
-                        Diagnostic::error(
-                            RULE.code,
-                            format!("classes of team `{name}` run under {a}, but the team has no {a} part"),
-                        )
-                        .at(decl.name.span, format!("no quota scheduler=\"{a}\""))
-                        .with_help(format!("add quota scheduler=\"{a}\" guarantee=N burst=M")),
-                    );
-                }
-            }
         }
-        for q in &team.quotas {
-            if q.scheduler.is_none() && (q.model.is_some() || q.pool.is_some()) {
-                let owners = m.quota_authorities(q);
-                if owners.len() > 1 {
-                    out.push(
-                        Diagnostic::error(
-                            RULE.code,
-                            format!(
-                                "a quota of team `{name}` counts GPUs owned by {}",
-                                list(&owners)
-                            ),
-                        )
-                        .at(q.span, "counted by two schedulers")
-                        .with_help(format!(
-                            "name the scheduler: scheduler=\"{}\" (one line per scheduler)",
-                            owners[0]
-                        )),
-                    );
-                }
-            }
-        }
-        for (a, part) in m.team_parts(team) {
-            let have = m.authority_gpus(a, None);
-            if part.guarantee > have {
-                let span = lines
-                    .iter()
-                    .find(|q| q.scheduler == Some(a))
-                    .map(|q| q.span)
-                    .unwrap_or(decl.name.span);
+    }
+}
+
+/// A model or pool quota without `scheduler=` that counts GPUs of two schedulers.
+fn counted_twice(m: &Cluster, team: &Team, out: &mut Diagnostics) {
+    let name = &team.name;
+    for q in &team.quotas {
+        if q.scheduler.is_none() && (q.model.is_some() || q.pool.is_some()) {
+            let owners = m.quota_authorities(q);
+            if owners.len() > 1 {
                 out.push(
                     Diagnostic::error(
                         RULE.code,
                         format!(
-                            "team `{name}` is guaranteed {} GPUs under {a}, which owns {have}",
-                            part.guarantee
+                            "a quota of team `{name}` counts GPUs owned by {}",
+                            list(&owners)
                         ),
                     )
-                    .at(span, "cannot be placed")
+                    .at(q.span, "counted by two schedulers")
                     .with_help(format!(
-                        "lower the {a} part to at most {have}, or give {a} more nodes"
+                        "name the scheduler: scheduler=\"{}\" (one line per scheduler)",
+                        owners[0]
                     )),
                 );
             }
+        }
+    }
+}
+
+/// Each scheduler part's guarantee within the GPUs that scheduler owns.
+fn parts_owned(m: &Cluster, team: &Team, decl: &TeamDecl, lines: &[&Quota], out: &mut Diagnostics) {
+    let name = &team.name;
+    for (a, part) in m.team_parts(team) {
+        let have = m.authority_gpus(a, None);
+        if part.guarantee > have {
+            let span = lines
+                .iter()
+                .find(|q| q.scheduler == Some(a))
+                .map(|q| q.span)
+                .unwrap_or(decl.name.span);
+            out.push(
+                Diagnostic::error(
+                    RULE.code,
+                    format!(
+                        "team `{name}` is guaranteed {} GPUs under {a}, which owns {have}",
+                        part.guarantee
+                    ),
+                )
+                .at(span, "cannot be placed")
+                .with_help(format!(
+                    "lower the {a} part to at most {have}, or give {a} more nodes"
+                )),
+            );
         }
     }
 }

@@ -1,0 +1,78 @@
+//! Which state backend a command uses, and opening it: `--backend`/`--workspace` win
+//! over the configuration's `backend` node (read from the KDL with its rule, GP065,
+//! before anything is opened), else the local file at `--state`. The connection comes
+//! from the environment ([`crate::backend::pg::Connect::from_env`]), read here: the
+//! library reads no environment.
+
+// One `Diagnostic` explains a refusal; boxing buys nothing.
+#![allow(clippy::result_large_err)]
+
+use crate::backend::{self, Choice, Store};
+use crate::cli::{BackendArgs, BackendKind};
+use crate::diag::Diagnostic;
+use crate::source::SourceMap;
+use std::path::Path;
+
+/// The backend declared in `sources` (the `backend` node), checked by GP065.
+fn declared(sources: &SourceMap) -> Result<Option<crate::spec::BackendDecl>, Vec<Diagnostic>> {
+    let mut diags = crate::diag::Diagnostics::new();
+    let spec = crate::spec::parse_all(sources, &mut diags);
+    let problems = crate::validate::rules::gp065_backend::problems(&spec);
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(spec.backends.into_iter().next())
+}
+
+/// The backend for `args`, the configuration `sources` (if any) and the local `state`.
+pub fn choose(
+    args: &BackendArgs,
+    state: &Path,
+    sources: Option<&SourceMap>,
+) -> Result<Choice, Vec<Diagnostic>> {
+    let decl = match sources {
+        Some(s) => declared(s)?,
+        None => None,
+    };
+    let kind = match (args.backend, &decl) {
+        (Some(k), _) => k,
+        (None, Some(d)) if d.kind.as_ref().is_some_and(|k| k.value == "pg") => BackendKind::Pg,
+        _ => BackendKind::Local,
+    };
+    match kind {
+        BackendKind::Local => Ok(Choice::Local(state.to_path_buf())),
+        BackendKind::Pg => {
+            let from_decl = decl
+                .as_ref()
+                .filter(|d| d.kind.as_ref().is_some_and(|k| k.value == "pg"));
+            let workspace = args
+                .workspace
+                .clone()
+                .or_else(|| from_decl.and_then(|d| d.workspace.as_ref().map(|w| w.value.clone())))
+                .unwrap_or_else(|| backend::DEFAULT_WORKSPACE.to_string());
+            if let Err(why) = backend::check_workspace(&workspace) {
+                return Err(vec![
+                    Diagnostic::error(backend::GP961, format!("invalid workspace name: {why}"))
+                        .with_help("a workspace is 1 to 200 characters, no control character"),
+                ]);
+            }
+            let keep = from_decl.and_then(|d| d.keep.as_ref().map(|k| u64::from(k.value)));
+            Ok(Choice::Pg { workspace, keep })
+        }
+    }
+}
+
+/// Opens the chosen backend, its connection from the environment.
+pub fn open(choice: &Choice) -> Result<Box<dyn Store>, Vec<Diagnostic>> {
+    let connect = backend::pg::Connect::from_env(|k| std::env::var(k).ok());
+    choice.open(&connect).map_err(|d| vec![d])
+}
+
+/// [`choose`] then [`open`].
+pub fn store(
+    args: &BackendArgs,
+    state: &Path,
+    sources: Option<&SourceMap>,
+) -> Result<Box<dyn Store>, Vec<Diagnostic>> {
+    open(&choose(args, state, sources)?)
+}
