@@ -496,7 +496,7 @@ fn push_and_pull(pg: &PgServer, s: &Scratch) {
 /// The backend and workspace from the configuration: push, apply, `show PLAN` against
 /// its state, an older serial refused (GP963), `state list` and `state show`.
 fn declared_backend(pg: &PgServer, s: &Scratch, apply: &[&str], declared: &str) {
-    s.write("cluster/cluster.kdl", &declared);
+    s.write("cluster/cluster.kdl", declared);
     let r = run(
         pg,
         &s.0,
