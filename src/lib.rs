@@ -34,33 +34,13 @@
 //! | effects | [`apply`], [`backend`], [`saved`], [`discover`], [`drift`], [`generate`], [`import`] | atomic writes and the lock; where the state lives and its lock (local file, PostgreSQL); reopening a saved plan; NVML and `nvidia-smi` importers; drift; synthetic clusters and the openb import; `kubectl get nodes` |
 //! | interface | [`cli`], [`commands`] | clap types and value parsers; one file per subcommand: arguments -> operation -> print -> exit code |
 
-pub mod apply;
-pub mod backend;
-pub mod catalog;
+pub use gpuplan_core::{
+    catalog, codes, diag, fmt, limits, load, model, names, source, spec, suggest, units, validate,
+};
+pub use gpuplan_io::{apply, backend, discover, drift, generate, import, pipeline, saved};
+pub use gpuplan_render::{plan, realize, render, report, state};
+pub use gpuplan_solve::{placement, solve};
+
 pub mod cli;
-pub mod codes;
 pub mod commands;
-pub mod diag;
-pub mod discover;
-pub mod drift;
-pub mod fmt;
-pub mod generate;
-pub mod import;
-pub mod limits;
-pub mod load;
-pub mod model;
-pub mod names;
-pub mod pipeline;
-pub mod placement;
-pub mod plan;
-pub mod realize;
-pub mod render;
-pub mod report;
-pub mod saved;
-pub mod solve;
-pub mod source;
-pub mod spec;
-pub mod state;
-pub mod suggest;
-pub mod units;
-pub mod validate;
+

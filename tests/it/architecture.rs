@@ -43,6 +43,24 @@ const LAYERS: &[&str] = &[
     "commands",
 ];
 
+/// Every crate's source folder (the workspace, docs/architecture.md), lowest first.
+pub const SOURCES: &[&str] = &[
+    "crates/core/src",
+    "crates/solve/src",
+    "crates/render/src",
+    "crates/io/src",
+    "src",
+];
+
+/// Every `.rs` file of every crate.
+fn all_sources() -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    for dir in SOURCES {
+        files(Path::new(dir), &mut all);
+    }
+    all
+}
+
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path();
@@ -67,9 +85,10 @@ fn code(p: &Path) -> String {
         .join("\n")
 }
 
-/// `src/placement/build.rs` -> `["placement", "build"]`; `mod.rs` names its folder.
+/// `crates/solve/src/placement/build.rs` -> `["placement", "build"]`; `mod.rs` names its
+/// folder (every crate re-exports the modules below it under their names).
 fn module_of(p: &Path) -> Vec<String> {
-    let rel = p.strip_prefix("src").unwrap();
+    let rel = SOURCES.iter().find_map(|d| p.strip_prefix(d).ok()).unwrap();
     let mut parts: Vec<String> = rel
         .iter()
         .map(|x| x.to_string_lossy().trim_end_matches(".rs").to_string())
@@ -116,8 +135,7 @@ fn referenced(code: &str, me: &[String]) -> BTreeSet<Vec<String>> {
 #[test]
 fn no_module_imports_from_a_layer_above() {
     let rank: BTreeMap<&str, usize> = LAYERS.iter().enumerate().map(|(i, m)| (*m, i)).collect();
-    let mut all = Vec::new();
-    files(Path::new("src"), &mut all);
+    let all = all_sources();
     let mut bad = Vec::new();
     for p in &all {
         let me = module_of(p);
@@ -145,8 +163,7 @@ fn no_module_imports_from_a_layer_above() {
 /// Every top-level module of src/ has a layer (a new one cannot slip past the test).
 #[test]
 fn every_module_has_a_layer() {
-    let mut all = Vec::new();
-    files(Path::new("src"), &mut all);
+    let all = all_sources();
     let tops: BTreeSet<String> = all
         .iter()
         .filter_map(|p| module_of(p).first().cloned())
@@ -286,8 +303,7 @@ fn circles_of_any_length_are_found() {
 
 #[test]
 fn the_imports_of_files_form_no_circle() {
-    let mut all = Vec::new();
-    files(Path::new("src"), &mut all);
+    let all = all_sources();
     let modules: BTreeMap<Vec<String>, &PathBuf> = all.iter().map(|p| (module_of(p), p)).collect();
     // The file a path names: its longest module prefix.
     let file_of = |path: &[String]| -> Option<Vec<String>> {
@@ -343,7 +359,7 @@ fn the_imports_of_files_form_no_circle() {
 #[test]
 fn realize_does_not_use_the_renderers_names() {
     let mut all = Vec::new();
-    files(Path::new("src/realize"), &mut all);
+    files(Path::new("crates/render/src/realize"), &mut all);
     assert!(!all.is_empty());
     let bad: Vec<String> = all
         .iter()
@@ -390,4 +406,35 @@ fn commands_call_the_library_not_each_other() {
         "commands calling commands:\n{}",
         bad.join("\n")
     );
+}
+
+/// The crates hold the layers in order (the compiler keeps a crate from using those
+/// above it; this keeps a module from landing in a crate below its layer).
+#[test]
+fn crates_hold_the_layers_in_order() {
+    let rank: BTreeMap<&str, usize> = LAYERS.iter().enumerate().map(|(i, m)| (*m, i)).collect();
+    let mut below = 0;
+    for dir in SOURCES {
+        let mut own = Vec::new();
+        files(Path::new(dir), &mut own);
+        let ranks: BTreeSet<usize> = own
+            .iter()
+            .filter_map(|p| {
+                module_of(p)
+                    .first()
+                    .and_then(|t| rank.get(t.as_str()))
+                    .copied()
+            })
+            .collect();
+        let (lo, hi) = (
+            ranks.first().copied().unwrap(),
+            ranks.last().copied().unwrap(),
+        );
+        assert!(
+            lo >= below,
+            "{dir} holds {} below a lower crate's",
+            LAYERS[lo]
+        );
+        below = hi;
+    }
 }

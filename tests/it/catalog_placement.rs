@@ -10,7 +10,7 @@ use gpuplan::catalog::{self, FitError, MigProfile, MigSpec, enumerate_layouts, f
 use std::collections::{BTreeMap, BTreeSet};
 
 // ----------------------------------------------------------------------------------------
-// Oracle tables (mig.md), independent of src/catalog/data.rs.
+// Oracle tables (mig.md), independent of crates/core/src/catalog/data.rs.
 
 /// One profile row: name, compute slices, memory slices, max count, starts, `+me`.
 struct Row {

@@ -32,7 +32,9 @@ fn used_in_src() -> BTreeSet<String> {
         }
     }
     let mut out = BTreeSet::new();
-    walk(Path::new("src"), &mut out);
+    for dir in crate::architecture::SOURCES {
+        walk(Path::new(dir), &mut out);
+    }
     out
 }
 
@@ -72,7 +74,7 @@ fn the_test_can_fail() {
 
 fn codes_markdown() -> String {
     let mut s = String::from(
-        "# Diagnostic codes\n\n<!-- generated from src/codes.rs by tests/it/codes.rs; GPUPLAN_UPDATE=1 cargo test --test it codes:: regenerates it -->\n\nEvery diagnostic gpuplan prints has a code; `gpuplan explain CODE` prints its entry.\nThe validation rules (`GP0xx`) have their own page: [rules.md](rules.md).\n\n| code | area | what | what to do |\n|---|---|---|---|\n",
+        "# Diagnostic codes\n\n<!-- generated from crates/core/src/codes.rs by tests/it/codes.rs; GPUPLAN_UPDATE=1 cargo test --test it codes:: regenerates it -->\n\nEvery diagnostic gpuplan prints has a code; `gpuplan explain CODE` prints its entry.\nThe validation rules (`GP0xx`) have their own page: [rules.md](rules.md).\n\n| code | area | what | what to do |\n|---|---|---|---|\n",
     );
     for r in rules::ALL {
         s.push_str(&format!(

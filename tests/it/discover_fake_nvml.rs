@@ -3,10 +3,10 @@
 //! The fake library (`tests/fake-nvml/`, a cdylib workspace member) is built by these
 //! tests into `<target>/fake-nvml/` and put on `LD_LIBRARY_PATH` as `libnvidia-ml.so.1`, so
 //! the real binary's `dlopen`, symbol lookup, `nvml-wrapper` and the raw MIG calls of
-//! `src/discover/nvml.rs` all run. It answers from the machine descriptions in
+//! `crates/io/src/discover/nvml.rs` all run. It answers from the machine descriptions in
 //! `tests/fixtures/discover/fake-nvml/` (sources in `SOURCES.md` there) and logs every
 //! NVML function called, which [`every_raw_nvml_call_is_reached`] checks against the
-//! calls `src/discover/nvml.rs` makes.
+//! calls `crates/io/src/discover/nvml.rs` makes.
 //!
 //! Linux only: the fake is found through `LD_LIBRARY_PATH` under the driver's file name.
 #![cfg(target_os = "linux")]
@@ -574,10 +574,10 @@ fn the_fake_structs_have_the_bindings_sizes() {
     }
 }
 
-/// NVML functions named in `src/discover/nvml.rs` as raw calls (`lib.nvml...`), and the
+/// NVML functions named in `crates/io/src/discover/nvml.rs` as raw calls (`lib.nvml...`), and the
 /// ones `nvml-wrapper` makes for the wrapper methods gpuplan uses.
 fn expected_calls() -> BTreeSet<String> {
-    let src = std::fs::read_to_string("src/discover/nvml.rs").unwrap();
+    let src = std::fs::read_to_string("crates/io/src/discover/nvml.rs").unwrap();
     let mut out: BTreeSet<String> = src
         .match_indices(".nvml")
         .map(|(i, _)| {

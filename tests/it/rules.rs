@@ -70,7 +70,7 @@ fn rule_docs_are_complete_and_codes_unique() {
 
 fn rules_markdown() -> String {
     let mut s = String::from(
-        "# Validation rules\n\n<!-- generated from src/validate/rules/ by tests/it/rules.rs; GPUPLAN_UPDATE=1 cargo test --test it rules:: regenerates it -->\n\n`gpuplan explain CODE` prints one rule. Warnings do not make `validate` fail.\n\n| code | name | severity | summary |\n|---|---|---|---|\n",
+        "# Validation rules\n\n<!-- generated from crates/core/src/validate/rules/ by tests/it/rules.rs; GPUPLAN_UPDATE=1 cargo test --test it rules:: regenerates it -->\n\n`gpuplan explain CODE` prints one rule. Warnings do not make `validate` fail.\n\n| code | name | severity | summary |\n|---|---|---|---|\n",
     );
     for r in rules::ALL {
         s.push_str(&format!(

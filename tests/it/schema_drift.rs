@@ -1,7 +1,7 @@
 //! The committed JSON Schema (`schemas/gpuplan-language.schema.json`) must match what
 //! `gpuplan::spec::schema::json_schema()` generates from the language table.
 //!
-//! After changing `src/spec/language.rs`, regenerate it with
+//! After changing `crates/core/src/spec/language.rs`, regenerate it with
 //! `GPUPLAN_UPDATE=1 cargo test --test it schema_drift::`.
 
 use gpuplan::spec::language::{self, Ty};

@@ -1,13 +1,13 @@
 //! A brute-force oracle for tiny clusters: the lexicographic optimum of admitted
 //! GPU-equivalents per priority level (highest level first), found by exhaustive search
-//! and independent of `src/solve` (it reads `gpuplan::model` and `gpuplan::catalog`,
+//! and independent of `crates/solve/src/solve` (it reads `gpuplan::model` and `gpuplan::catalog`,
 //! takes each MIG class's right-sized profile from `solve::sizing`, the model's
 //! vocabulary, and reports a `solve::Assignment` so that `placement::build` and
 //! `placement::check` can judge its witness).
 //!
 //! # What it searches
 //!
-//! Exactly the placements `placement::check` accepts (`src/placement/check`), each
+//! Exactly the placements `placement::check` accepts (`crates/solve/src/placement/check`), each
 //! replica all-or-nothing:
 //! - gangs (training, whole-GPU inference): `gpus-per-node` GPUs (default: the node's
 //!   GPUs, down ones included, or the gang if smaller; a whole-GPU replica: all of it)

@@ -1,5 +1,5 @@
 //! The oracle's view of a cluster, re-derived from the model the way the checker
-//! (`src/placement/check`) reads it: nodes with their usable GPUs, node kinds (what the
+//! (`crates/solve/src/placement/check`) reads it: nodes with their usable GPUs, node kinds (what the
 //! per-node search depends on), the gang classes, the single-node classes (MIG,
 //! time-slice/MPS, packed) and the team ledger, all in integer units of GPU-equivalents.
 

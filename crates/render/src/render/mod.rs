@@ -236,7 +236,7 @@ fn uncarried_warnings(live: &[(Target, &facts::Facts)]) -> Vec<Diagnostic> {
 
 macro_rules! templates {
     ($($name:literal),* $(,)?) => {
-        &[$(($name, include_str!(concat!("../../templates/", $name)))),*]
+        &[$(($name, include_str!(concat!("../../../../templates/", $name)))),*]
     };
 }
 

@@ -13,7 +13,7 @@ mod authority;
 mod build;
 pub mod check;
 pub mod economics;
-pub(crate) use accounting::round4;
+pub use accounting::round4;
 mod explain;
 mod mixed;
 pub mod moved;

@@ -227,7 +227,7 @@ mod tests {
 
     #[test]
     fn example_files_read_as_the_whole() {
-        let paths: Vec<_> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/examples"))
+        let paths: Vec<_> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"))
             .expect("examples")
             .flat_map(|d| std::fs::read_dir(d.expect("entry").path()).expect("example"))
             .map(|f| f.expect("file").path())

@@ -17,7 +17,7 @@ pub(crate) struct Record {
     pub amount: f64,
 }
 
-pub(crate) fn round4(x: f64) -> f64 {
+pub fn round4(x: f64) -> f64 {
     let r = (x * 10_000.0).round() / 10_000.0;
     if r == 0.0 { 0.0 } else { r }
 }

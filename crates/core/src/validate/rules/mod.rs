@@ -65,7 +65,7 @@ mod gp054_gang_across_gpu_allocations;
 mod gp055_dra_model_product_name;
 mod gp056_kueue_shared_on_dra;
 mod gp058_kai_parent_team_class;
-pub(crate) mod gp065_backend;
+pub mod gp065_backend;
 mod gp066_moved;
 mod gp067_moved_conflict;
 
