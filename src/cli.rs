@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
 #[command(name = "gpuplan", version, about = "Terraform for GPU clusters: plan topology-aware GPU layouts from KDL", long_about = None)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// When to use colour: auto (terminal and NO_COLOR unset), always, never.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -41,14 +41,14 @@ pub enum Format {
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, Default)]
-pub enum SolverChoice {
+pub(crate) enum SolverChoice {
     #[default]
     Ilp,
     Greedy,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Check configuration files: syntax, references, topology, MIG layouts, quotas.
     Validate {
         /// KDL files, or folders whose `*.kdl` files form one configuration.
@@ -154,7 +154,7 @@ pub enum Command {
 
 /// Output of `gpuplan graph`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, Default)]
-pub enum GraphFormat {
+pub(crate) enum GraphFormat {
     /// Graphviz DOT (`dot -Tsvg graph.dot > graph.svg` draws it).
     #[default]
     Dot,
@@ -162,7 +162,7 @@ pub enum GraphFormat {
 
 /// Arguments of `gpuplan graph`.
 #[derive(clap::Args, Debug, Clone)]
-pub struct GraphArgs {
+pub(crate) struct GraphArgs {
     /// A saved plan (`gpuplan plan -o PLAN`), or KDL files / folders.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
@@ -188,7 +188,7 @@ pub struct GraphArgs {
 
 /// Arguments of `gpuplan fmt`.
 #[derive(clap::Args, Debug, Clone)]
-pub struct FmtArgs {
+pub(crate) struct FmtArgs {
     /// KDL files or folders (their `*.kdl` files); `-` formats standard input to standard
     /// output.
     #[arg(default_value = ".")]
@@ -205,7 +205,7 @@ pub struct FmtArgs {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum ReportKind {
+pub(crate) enum ReportKind {
     /// GPU-hours and cost per team over a period, by GPU model, MIG profile, shared GPU
     /// and capacity, split into guaranteed and burst use, plus idle capacity
     /// (docs/chargeback.md).
@@ -218,7 +218,7 @@ pub enum ReportKind {
 
 /// Arguments of `gpuplan report html`.
 #[derive(clap::Args, Debug, Clone)]
-pub struct HtmlArgs {
+pub(crate) struct HtmlArgs {
     /// A saved plan (`gpuplan plan -o PLAN`), or KDL files / folders to plan.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
@@ -234,7 +234,7 @@ pub struct HtmlArgs {
 
 /// Output of `report chargeback`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, Default)]
-pub enum ReportFormat {
+pub(crate) enum ReportFormat {
     #[default]
     Table,
     Csv,
@@ -243,7 +243,7 @@ pub enum ReportFormat {
 
 /// Arguments of `gpuplan report chargeback`.
 #[derive(clap::Args, Debug, Clone)]
-pub struct ChargebackArgs {
+pub(crate) struct ChargebackArgs {
     /// A saved plan (`gpuplan plan -o PLAN`), or KDL files / folders to plan.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
@@ -261,7 +261,7 @@ pub struct ChargebackArgs {
 
 /// Arguments of `gpuplan check-render`.
 #[derive(clap::Args, Debug, Clone)]
-pub struct CheckRenderArgs {
+pub(crate) struct CheckRenderArgs {
     /// The rendered folder (`gpuplan render ... --out-dir DIR`).
     pub dir: PathBuf,
     /// A saved plan (`gpuplan plan -o PLAN`), or KDL files / folders to plan as
@@ -280,7 +280,7 @@ pub struct CheckRenderArgs {
 
 /// Arguments of `gpuplan plan`.
 #[derive(clap::Args, Debug, Clone)]
-pub struct PlanArgs {
+pub(crate) struct PlanArgs {
     /// KDL files, or folders whose `*.kdl` files form one configuration.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
@@ -312,7 +312,7 @@ pub struct PlanArgs {
 
 /// Arguments of `gpuplan render`.
 #[derive(clap::Args, Debug, Clone)]
-pub struct RenderArgs {
+pub(crate) struct RenderArgs {
     /// KDL files, or folders whose `*.kdl` files form one configuration.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
@@ -331,7 +331,7 @@ pub struct RenderArgs {
 
 /// Arguments of `gpuplan apply`.
 #[derive(clap::Args, Debug, Clone)]
-pub struct ApplyArgs {
+pub(crate) struct ApplyArgs {
     /// A saved plan (`gpuplan plan -o PLAN`), or KDL files and folders.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
@@ -359,7 +359,7 @@ pub struct ApplyArgs {
 
 /// Arguments of `gpuplan drift`.
 #[derive(clap::Args, Debug, Clone)]
-pub struct DriftArgs {
+pub(crate) struct DriftArgs {
     /// KDL files, or folders whose `*.kdl` files form one configuration.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
@@ -380,7 +380,7 @@ pub struct DriftArgs {
 
 /// Solver options of every command that plans (`plan`, `render`, `apply PATH...`, `drift`).
 #[derive(clap::Args, Debug, Clone)]
-pub struct SolveArgs {
+pub(crate) struct SolveArgs {
     /// Solver: the ILP, or the greedy first-fit baseline.
     #[arg(long, value_enum, default_value_t = SolverChoice::Ilp)]
     pub solver: SolverChoice,
@@ -400,7 +400,7 @@ pub struct SolveArgs {
 
 /// What `gpuplan render` writes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
-pub enum RenderTarget {
+pub(crate) enum RenderTarget {
     /// Kubernetes core objects, node labels/taints, GPU Operator objects, examples.
     K8s,
     /// Volcano queues, HyperNodes and gang jobs.
@@ -420,7 +420,7 @@ pub enum RenderTarget {
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, Default)]
-pub enum GenMix {
+pub(crate) enum GenMix {
     /// DGX H100 nodes only; training gangs and sweeps.
     #[default]
     Training,
@@ -431,7 +431,7 @@ pub enum GenMix {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum GenerateKind {
+pub(crate) enum GenerateKind {
     /// A DGX SuperPOD-like cluster (SUs of 32 DGX H100, rail-optimized leaves, spines,
     /// core) plus teams, priorities and workload classes.
     Superpod {
@@ -480,7 +480,7 @@ pub struct NamingArgs {
 
 /// Options shared by every importer.
 #[derive(clap::Args, Debug, Clone)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     /// The saved output to read.
     pub file: PathBuf,
     /// Output: gpuplan KDL, or the import report and what was read as JSON.
@@ -497,7 +497,7 @@ pub struct ImportArgs {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum ImportKind {
+pub(crate) enum ImportKind {
     /// The `nvidia-smi` outputs of one machine, in any order, each recognised from its
     /// text: `-q`, `-q -x`, `topo -m`, `mig -lgip`, `mig -lgi`, `mig -lci`; merged into
     /// one node (docs/import.md). The kinds below read one output each.
@@ -612,7 +612,7 @@ pub enum ImportKind {
 }
 
 /// `KEY=VALUE` (the key not empty; the value may be).
-pub fn parse_assignment(s: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_assignment(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
         _ => Err(format!("expected KEY=VALUE, got `{s}`")),
@@ -620,7 +620,7 @@ pub fn parse_assignment(s: &str) -> Result<(String, String), String> {
 }
 
 /// `TIER=KEY` with TIER one of `leaf`, `spine`, `core`.
-pub fn parse_tier(s: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_tier(s: &str) -> Result<(String, String), String> {
     let (tier, key) = parse_assignment(s)?;
     if !["leaf", "spine", "core"].contains(&tier.as_str()) {
         return Err(format!(
@@ -632,7 +632,7 @@ pub fn parse_tier(s: &str) -> Result<(String, String), String> {
 
 /// `30s`, `2m`, `1h30m`, or plain seconds (`45`, `2.5`).
 /// Checks one `--limit KEY=N` setting.
-pub fn parse_limit(s: &str) -> Result<String, String> {
+pub(crate) fn parse_limit(s: &str) -> Result<String, String> {
     crate::limits::Limits::default().set_key(s)?;
     Ok(s.to_string())
 }

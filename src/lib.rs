@@ -43,4 +43,3 @@ pub use gpuplan_solve::{placement, solve};
 
 pub mod cli;
 pub mod commands;
-

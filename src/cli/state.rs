@@ -93,7 +93,7 @@ pub struct ForceUnlockArgs {
 }
 
 /// `--lock-timeout`: `0`, `30s`, `5m`, or plain seconds; 0 is one attempt.
-pub fn parse_lock_timeout(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_lock_timeout(s: &str) -> Result<f64, String> {
     if let Ok(v) = s.trim().parse::<f64>() {
         return if v.is_finite() && v >= 0.0 {
             Ok(v)

@@ -21,16 +21,16 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 /// GP925: apply was not confirmed (declined, or no terminal to ask on).
-pub const GP925: &str = "GP925";
+pub(crate) const GP925: &str = "GP925";
 
 /// The command line's arguments, as they are.
-pub type Settings = crate::cli::ApplyArgs;
+pub(crate) type Settings = crate::cli::ApplyArgs;
 
 /// A saved plan read and checked for its version: its path, the configuration given
 /// after it, the plan and its text.
 type Saved<'a> = (&'a Path, &'a [PathBuf], Plan, String);
 
-pub fn run(s: &Settings, out: &Output) -> u8 {
+pub(crate) fn run(s: &Settings, out: &Output) -> u8 {
     if !s.dry_run {
         // SIGINT, SIGTERM, SIGHUP from here on remove the lock and the staging folders
         // this process created (crate::apply::interrupt).

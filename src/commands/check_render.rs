@@ -12,16 +12,16 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// GP932: the rendered folder, or a file in it, cannot be read.
-pub const GP932: &str = "GP932";
+pub(crate) const GP932: &str = "GP932";
 /// GP933: a rendered file cannot be parsed as its scheduler reads it.
-pub const GP933: &str = "GP933";
+pub(crate) const GP933: &str = "GP933";
 
 /// Folders deeper than this are not read (the renderers write two levels).
 const MAX_DEPTH: usize = 8;
 /// The most files read from one folder.
 const MAX_FILES: usize = 100_000;
 
-pub fn run(a: &CheckRenderArgs, out: &Output) -> u8 {
+pub(crate) fn run(a: &CheckRenderArgs, out: &Output) -> u8 {
     let files = match read_dir(&a.dir) {
         Ok(f) => f,
         Err(d) => return out.fail(&d),
@@ -67,7 +67,7 @@ fn cannot(path: &Path, why: impl std::fmt::Display) -> Diagnostic {
 /// Every regular file under `dir` (relative path with `/` -> text), except the
 /// `.gpuplan-render` marker and `fabric/`; links, special files, unreadable or
 /// non-UTF-8 files are errors.
-pub fn read_dir(dir: &Path) -> Result<BTreeMap<String, String>, Vec<Diagnostic>> {
+pub(crate) fn read_dir(dir: &Path) -> Result<BTreeMap<String, String>, Vec<Diagnostic>> {
     let meta = std::fs::symlink_metadata(dir).map_err(|e| vec![cannot(dir, e)])?;
     if !meta.is_dir() {
         return Err(vec![cannot(dir, "not a folder (a link is not followed)")]);

@@ -15,7 +15,7 @@ pub struct Settings {
     pub out: Option<PathBuf>,
 }
 
-pub fn run(s: &Settings, out: &Output) -> u8 {
+pub(crate) fn run(s: &Settings, out: &Output) -> u8 {
     match nvml::Nvml::load() {
         Ok(n) => run_with(&n, host_name(), s, out),
         Err(e) => fail(out, e),

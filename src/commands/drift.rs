@@ -11,7 +11,7 @@ use crate::pipeline::{self, Inputs};
 use std::path::{Path, PathBuf};
 
 /// The command line's arguments, as they are.
-pub type Settings = crate::cli::DriftArgs;
+pub(crate) type Settings = crate::cli::DriftArgs;
 
 /// Reads every `*.json` and `*.lgi.txt` file of `dir` (sorted by name).
 fn read_observed(dir: &Path) -> Result<Vec<ObservedNode>, Vec<Diagnostic>> {
@@ -79,7 +79,7 @@ fn read_observed(dir: &Path) -> Result<Vec<ObservedNode>, Vec<Diagnostic>> {
     }
 }
 
-pub fn run(s: &Settings, out: &Output) -> u8 {
+pub(crate) fn run(s: &Settings, out: &Output) -> u8 {
     let observed = match read_observed(&s.observed) {
         Ok(o) => o,
         Err(d) => return out.fail(&d),

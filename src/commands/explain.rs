@@ -6,7 +6,7 @@ use super::Output;
 use crate::diag::Diagnostic;
 use crate::validate::{self, rules};
 
-pub fn run(code: Option<&str>, out: &Output) -> u8 {
+pub(crate) fn run(code: Option<&str>, out: &Output) -> u8 {
     let Some(c) = code else {
         let mut s = String::new();
         for r in rules::ALL {

@@ -10,9 +10,9 @@ use crate::source::SourceMap;
 use std::path::{Path, PathBuf};
 
 /// GP762: a path given to `fmt` cannot be read or written.
-pub const GP762: &str = "GP762";
+pub(crate) const GP762: &str = "GP762";
 
-pub fn run(a: &FmtArgs, out: &Output) -> u8 {
+pub(crate) fn run(a: &FmtArgs, out: &Output) -> u8 {
     if a.paths.iter().any(|p| p.as_os_str() == "-") {
         return stdin(a, out);
     }

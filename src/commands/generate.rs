@@ -6,7 +6,7 @@ use crate::diag::Diagnostic;
 use crate::generate::{self, Mix, SuperpodOptions};
 use std::path::Path;
 
-pub fn run(what: GenerateKind, out: &Output) -> u8 {
+pub(crate) fn run(what: GenerateKind, out: &Output) -> u8 {
     match what {
         GenerateKind::Superpod {
             gpus,

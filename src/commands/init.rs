@@ -12,10 +12,10 @@ use crate::discover::{self, Naming};
 use std::path::Path;
 
 /// GP763: `init` would overwrite a file, or cannot write one.
-pub const GP763: &str = "GP763";
+pub(crate) const GP763: &str = "GP763";
 
 /// The starter configuration with example hardware.
-pub const SKELETON: &str = include_str!("../../templates/init/skeleton.kdl");
+pub(crate) const SKELETON: &str = include_str!("../../templates/init/skeleton.kdl");
 
 const HARDWARE_START: &str =
     "// ---------------------------------------------------------------- hardware\n";
@@ -23,9 +23,9 @@ const PEOPLE_START: &str =
     "// ---------------------------------------------------------------- people\n";
 
 /// The line `init` adds to `.gitignore`.
-pub const GITIGNORE_LINE: &str = ".gpuplan/";
+pub(crate) const GITIGNORE_LINE: &str = ".gpuplan/";
 
-pub fn run(dir: &Path, no_discover: bool, out: &Output) -> u8 {
+pub(crate) fn run(dir: &Path, no_discover: bool, out: &Output) -> u8 {
     let hardware = if no_discover {
         None
     } else {
@@ -90,7 +90,7 @@ pub fn run(dir: &Path, no_discover: bool, out: &Output) -> u8 {
 }
 
 /// What discovery found on this node, if NVML loads and reads it.
-pub struct Hardware {
+pub(crate) struct Hardware {
     /// `gpuplan discover`'s KDL for this node.
     pub kdl: String,
     pub node: String,
@@ -127,7 +127,7 @@ fn discovered_hardware(out: &Output) -> Option<Hardware> {
 }
 
 /// The starter text: the skeleton, with its example hardware replaced by `hw`.
-pub fn starter(hw: Option<&Hardware>) -> String {
+pub(crate) fn starter(hw: Option<&Hardware>) -> String {
     let Some(hw) = hw else {
         return SKELETON.to_string();
     };

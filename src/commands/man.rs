@@ -8,9 +8,9 @@ use clap::CommandFactory;
 use std::path::Path;
 
 /// GP764: the man pages cannot be written.
-pub const GP764: &str = "GP764";
+pub(crate) const GP764: &str = "GP764";
 
-pub fn completions(shell: clap_complete::Shell, out: &Output) -> u8 {
+pub(crate) fn completions(shell: clap_complete::Shell, out: &Output) -> u8 {
     let mut cmd = Cli::command();
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut cmd, "gpuplan", &mut buf);
@@ -20,7 +20,7 @@ pub fn completions(shell: clap_complete::Shell, out: &Output) -> u8 {
 
 /// The man pages, by file name: `gpuplan.1`, then `gpuplan-<sub>.1` for every
 /// subcommand and nested subcommand (`gpuplan-import-slurm.1`).
-pub fn pages() -> Vec<(String, Vec<u8>)> {
+pub(crate) fn pages() -> Vec<(String, Vec<u8>)> {
     fn walk(cmd: clap::Command, prefix: &str, out: &mut Vec<(String, Vec<u8>)>) {
         let name = if prefix.is_empty() {
             cmd.get_name().to_string()
@@ -47,7 +47,7 @@ pub fn pages() -> Vec<(String, Vec<u8>)> {
     out
 }
 
-pub fn man_pages(dir: &Path, out: &Output) -> u8 {
+pub(crate) fn man_pages(dir: &Path, out: &Output) -> u8 {
     if let Err(e) = std::fs::create_dir_all(dir) {
         return out.fail(&[Diagnostic::error(
             GP764,

@@ -30,9 +30,9 @@ use clap::Parser;
 use std::process::ExitCode;
 
 /// GP900: an invalid argument (see [`crate::codes`]).
-pub const GP900: &str = "GP900";
+pub(crate) const GP900: &str = "GP900";
 /// GP904: the output folder of `generate` cannot be used.
-pub const GP904: &str = "GP904";
+pub(crate) const GP904: &str = "GP904";
 
 /// The pipeline's settings from the solver arguments; HiGHS' log and options from
 /// `GPUPLAN_HIGHS_LOG` and `GPUPLAN_HIGHS_OPTIONS` (the library reads no environment).
@@ -76,7 +76,7 @@ pub fn main() -> ExitCode {
 }
 
 /// Runs one command; returns the process exit code.
-pub fn run(cmd: Command, out: &Output) -> u8 {
+pub(crate) fn run(cmd: Command, out: &Output) -> u8 {
     match cmd {
         Command::Validate { paths, format } => validate::run(&paths, format, out),
         Command::Show {

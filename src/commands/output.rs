@@ -37,7 +37,7 @@ impl Output {
     }
 
     /// A spinner on stderr for long work (solve, render), or `None` when progress is off.
-    pub fn spinner(&self, msg: &str) -> Option<indicatif::ProgressBar> {
+    pub(crate) fn spinner(&self, msg: &str) -> Option<indicatif::ProgressBar> {
         if !self.progress {
             return None;
         }
@@ -48,7 +48,7 @@ impl Output {
     }
 
     /// A bar over `len` steps on stderr, or `None` when progress is off.
-    pub fn bar(&self, len: u64, msg: &str) -> Option<indicatif::ProgressBar> {
+    pub(crate) fn bar(&self, len: u64, msg: &str) -> Option<indicatif::ProgressBar> {
         if !self.progress {
             return None;
         }
@@ -63,14 +63,14 @@ impl Output {
     }
 
     /// Writes data to stdout; a closed pipe is not an error.
-    pub fn data(&self, text: &str) {
+    pub(crate) fn data(&self, text: &str) {
         let mut o = std::io::stdout().lock();
         let _ = o.write_all(text.as_bytes());
         let _ = o.flush();
     }
 
     /// Writes a status line to stderr (suppressed by `--quiet`).
-    pub fn status(&self, text: &str) {
+    pub(crate) fn status(&self, text: &str) {
         if !self.quiet {
             let _ = writeln!(std::io::stderr().lock(), "{text}");
         }
@@ -78,13 +78,13 @@ impl Output {
 
     /// Prints diagnostics that point into no file (arguments, I/O, saved plans) and
     /// returns exit code 1: the one way a command fails.
-    pub fn fail(&self, diags: &[Diagnostic]) -> u8 {
+    pub(crate) fn fail(&self, diags: &[Diagnostic]) -> u8 {
         self.diagnostics(&SourceMap::new(), diags, Format::Human);
         1
     }
 
     /// Prints a pipeline failure (its diagnostics, then why there is no plan); exit 1.
-    pub fn failed(&self, f: &crate::pipeline::Failed) -> u8 {
+    pub(crate) fn failed(&self, f: &crate::pipeline::Failed) -> u8 {
         self.diagnostics(&f.sources, &f.diagnostics, Format::Human);
         self.status(f.stage.message());
         timings(&f.timings);
@@ -92,7 +92,7 @@ impl Output {
     }
 
     /// Renders diagnostics: human text to stderr, or a JSON document to stdout.
-    pub fn diagnostics(&self, sources: &SourceMap, diags: &[Diagnostic], format: Format) {
+    pub(crate) fn diagnostics(&self, sources: &SourceMap, diags: &[Diagnostic], format: Format) {
         let report = Report::new(sources, diags);
         match format {
             Format::Human => {
@@ -122,17 +122,17 @@ impl Output {
 
 /// Shows the pipeline's progress: validation warnings as soon as they are known, what
 /// is being planned, a spinner while solving and rendering, a fallback to greedy.
-pub struct Progress<'a> {
+pub(crate) struct Progress<'a> {
     out: &'a Output,
     spinner: Option<indicatif::ProgressBar>,
 }
 
 impl<'a> Progress<'a> {
-    pub fn new(out: &'a Output) -> Self {
+    pub(crate) fn new(out: &'a Output) -> Self {
         Progress { out, spinner: None }
     }
 
-    pub fn event(&mut self, e: crate::pipeline::Event<'_>) {
+    pub(crate) fn event(&mut self, e: crate::pipeline::Event<'_>) {
         use crate::pipeline::Event;
         match e {
             Event::Validated { sources, warnings } => {
@@ -159,7 +159,7 @@ impl<'a> Progress<'a> {
 
 /// Prints phase timings on stderr when `GPUPLAN_TIMINGS` is set (for benchmarks; never
 /// part of the plan, which must stay byte-identical between runs).
-pub fn timings(t: &crate::pipeline::Timings) {
+pub(crate) fn timings(t: &crate::pipeline::Timings) {
     if std::env::var_os("GPUPLAN_TIMINGS").is_none() {
         return;
     }

@@ -16,10 +16,10 @@ use crate::{placement, plan};
 use std::path::PathBuf;
 
 /// GP902: the plan could not be saved (`-o PLAN`).
-pub const GP902: &str = "GP902";
+pub(crate) const GP902: &str = "GP902";
 
 /// Resolved `plan` settings.
-pub struct Settings {
+pub(crate) struct Settings {
     pub paths: Vec<PathBuf>,
     pub format: Format,
     pub solve: SolveArgs,
@@ -49,7 +49,7 @@ impl From<crate::cli::PlanArgs> for Settings {
     }
 }
 
-pub fn run(s: &Settings, out: &Output) -> u8 {
+pub(crate) fn run(s: &Settings, out: &Output) -> u8 {
     // The state without locking, from the backend the command line or the
     // configuration names.
     let inputs = Inputs::load(&s.paths);

@@ -16,9 +16,9 @@ use crate::render::{self, Target};
 use std::path::{Path, PathBuf};
 
 /// GP911: the output folder cannot be written or replaced.
-pub const GP911: &str = "GP911";
+pub(crate) const GP911: &str = "GP911";
 
-pub struct Settings {
+pub(crate) struct Settings {
     pub paths: Vec<PathBuf>,
     pub targets: Vec<RenderTarget>,
     pub out_dir: PathBuf,
@@ -62,7 +62,7 @@ fn parse_version(s: &str) -> Option<Vec<u32>> {
     s.split('.').map(|p| p.parse().ok()).collect()
 }
 
-pub fn run(s: &Settings, out: &Output) -> u8 {
+pub(crate) fn run(s: &Settings, out: &Output) -> u8 {
     let slurm_version = match s.slurm_version.as_deref().map(|v| (v, parse_version(v))) {
         None => None,
         Some((_, Some(v))) => Some(v),
@@ -112,7 +112,7 @@ pub fn run(s: &Settings, out: &Output) -> u8 {
 
 /// Writes `files` as the whole contents of `dir`, atomically (see the module docs and
 /// [`crate::apply::write_dir`], which `apply` shares).
-pub fn write_dir(dir: &Path, files: &render::Files) -> Result<(), Diagnostic> {
+pub(crate) fn write_dir(dir: &Path, files: &render::Files) -> Result<(), Diagnostic> {
     crate::apply::write_dir(dir, files, &crate::apply::WriteOptions::default()).map_err(|mut d| {
         // An unsafe path keeps its own code (GP927); folder errors are render's GP911.
         if d.code == crate::apply::GP924 {

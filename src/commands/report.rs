@@ -11,7 +11,7 @@ use crate::report::{chargeback, graph};
 
 /// `gpuplan graph PLAN|PATH... [--placement] [--gpus] [-o FILE]`: the topology as DOT
 /// ([`crate::report::graph`]); the model alone unless `--placement`.
-pub fn graph(a: &GraphArgs, out: &Output) -> u8 {
+pub(crate) fn graph(a: &GraphArgs, out: &Output) -> u8 {
     let options = graph::Options { gpus: a.gpus };
     let text = if a.placement || crate::saved::split(&a.paths).is_some() {
         match model_and_placement(&a.paths, &a.solve, &a.state, out) {
@@ -37,7 +37,7 @@ pub fn graph(a: &GraphArgs, out: &Output) -> u8 {
 /// `gpuplan report html PLAN|PATH... -o FILE` ([`crate::report::html`]): from a saved
 /// plan, the plan as reviewed (refused when stale); from KDL, the plan `plan` would make
 /// against the state.
-pub fn html(a: &HtmlArgs, out: &Output) -> u8 {
+pub(crate) fn html(a: &HtmlArgs, out: &Output) -> u8 {
     let text = match crate::saved::split(&a.paths) {
         Some(path) => {
             let r = match from_saved(path, &a.state, out) {
@@ -62,7 +62,7 @@ pub fn html(a: &HtmlArgs, out: &Output) -> u8 {
     super::support::emit(out, Some(&a.out), &text)
 }
 
-pub fn chargeback(s: &ChargebackArgs, out: &Output) -> u8 {
+pub(crate) fn chargeback(s: &ChargebackArgs, out: &Output) -> u8 {
     let hours = match crate::units::parse_duration(&s.period) {
         Ok(d) if d.0 > 0 => d.0 as f64 / 3600.0,
         _ => {

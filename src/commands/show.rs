@@ -6,7 +6,7 @@ use crate::{load, validate};
 use std::fmt::Write;
 use std::path::PathBuf;
 
-pub fn run(paths: &[PathBuf], format: Format, state: &std::path::Path, out: &Output) -> u8 {
+pub(crate) fn run(paths: &[PathBuf], format: Format, state: &std::path::Path, out: &Output) -> u8 {
     if let Some(p) = crate::saved::split(paths) {
         return show_plan(p, format, state, out);
     }

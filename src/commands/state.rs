@@ -19,7 +19,7 @@ fn open(a: &StoreArgs) -> Result<Box<dyn Store>, Vec<Diagnostic>> {
     super::support::backend::store(&a.backend, &a.state, sources.as_ref())
 }
 
-pub fn run(what: &StateKind, out: &Output) -> u8 {
+pub(crate) fn run(what: &StateKind, out: &Output) -> u8 {
     let r = match what {
         StateKind::List { store, format } => list(store, *format, out),
         StateKind::Show {
@@ -181,7 +181,7 @@ fn pull(
 
 /// Why `pushed` may not replace `current`: another lineage (GP962), or a serial not
 /// newer (GP963). `None`: it may (an empty backend takes any state).
-pub fn push_conflict(
+pub(crate) fn push_conflict(
     place: &str,
     pushed: (&str, u64),
     current: Option<(&str, u64)>,
@@ -271,7 +271,7 @@ fn push(a: &StoreArgs, file: &Path, timeout: f64, out: &Output) -> Result<u8, Ve
     Ok(0)
 }
 
-pub fn force_unlock(a: &ForceUnlockArgs, out: &Output) -> u8 {
+pub(crate) fn force_unlock(a: &ForceUnlockArgs, out: &Output) -> u8 {
     let removed = open(&a.store).and_then(|s| {
         let r = s.force_unlock(&a.id).map_err(|d| vec![d])?;
         Ok((s.name(), r))

@@ -5,7 +5,7 @@ use crate::cli::Format;
 use crate::{load, validate};
 use std::path::PathBuf;
 
-pub fn run(paths: &[PathBuf], format: Format, out: &Output) -> u8 {
+pub(crate) fn run(paths: &[PathBuf], format: Format, out: &Output) -> u8 {
     let (sources, load_diags) = load::load_paths(paths);
     let mut outcome = validate::validate(&sources);
     let mut diags = load_diags;

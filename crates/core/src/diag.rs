@@ -103,24 +103,16 @@ impl Diagnostics {
         Diagnostics::default()
     }
 
-    pub fn push(&mut self, d: Diagnostic) {
+    pub(crate) fn push(&mut self, d: Diagnostic) {
         self.items.push(d);
     }
 
-    pub fn extend(&mut self, other: impl IntoIterator<Item = Diagnostic>) {
+    pub(crate) fn extend(&mut self, other: impl IntoIterator<Item = Diagnostic>) {
         self.items.extend(other);
     }
 
-    pub fn has_errors(&self) -> bool {
+    pub(crate) fn has_errors(&self) -> bool {
         self.items.iter().any(Diagnostic::is_error)
-    }
-
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Diagnostic> {
@@ -129,7 +121,7 @@ impl Diagnostics {
 
     /// Sorted by file, position, code and message, duplicates removed: the same input
     /// always yields the same report, whatever order rules ran in.
-    pub fn into_sorted(mut self) -> Vec<Diagnostic> {
+    pub(crate) fn into_sorted(mut self) -> Vec<Diagnostic> {
         self.items.sort_by(|a, b| {
             let ka = (
                 a.span.map(|s| (s.file, s.offset, s.len)),
@@ -157,7 +149,7 @@ impl IntoIterator for Diagnostics {
 }
 
 /// A diagnostic bound to its source text, ready for `miette` to render.
-pub struct Rendered<'a> {
+pub(crate) struct Rendered<'a> {
     diag: &'a Diagnostic,
     source: Option<Window>,
     /// The message, label, related texts and hint with control characters escaped.
@@ -166,7 +158,7 @@ pub struct Rendered<'a> {
 }
 
 impl<'a> Rendered<'a> {
-    pub fn new(diag: &'a Diagnostic, sources: &SourceMap) -> Self {
+    pub(crate) fn new(diag: &'a Diagnostic, sources: &SourceMap) -> Self {
         let source = diag.span.and_then(|s| sources.get(s.file)).map(|f| Window {
             name: printable(&f.path),
             file: f.clone(),
@@ -207,7 +199,7 @@ impl<'a> Rendered<'a> {
 const SPAN_ONLY: &[&str] = &["GP001"];
 
 /// The longest span a label draws, in bytes.
-pub const MAX_LABEL_BYTES: usize = 160;
+pub(crate) const MAX_LABEL_BYTES: usize = 160;
 /// The most bytes of a line shown on either side of a label.
 const WINDOW_BYTES: usize = 120;
 /// A line longer than this is shown as a window around the label, without context.
@@ -216,7 +208,7 @@ const MAX_LINE_BYTES: usize = 240;
 /// A user string as one line of a terminal or log shows it: control characters (line
 /// breaks, escape sequences, NUL) and Unicode bidirectional overrides escaped, so a
 /// message never spans lines, moves the cursor or hides what the file says.
-pub fn printable(s: &str) -> String {
+pub(crate) fn printable(s: &str) -> String {
     if !s.chars().any(needs_escape) {
         return s.to_string();
     }
@@ -381,7 +373,7 @@ impl miette::Diagnostic for Rendered<'_> {
 }
 
 /// The most diagnostics [`Report::human`] renders; the rest are counted.
-pub const MAX_HUMAN_DIAGNOSTICS: usize = 200;
+pub(crate) const MAX_HUMAN_DIAGNOSTICS: usize = 200;
 
 /// Renders diagnostics for people (`miette` graphical, or plain without colour) and as JSON.
 pub struct Report<'a> {

@@ -35,9 +35,9 @@ mod decor;
 mod layout;
 
 /// GP760: a file `fmt` was given does not parse (the syntax diagnostics follow).
-pub const GP760: &str = "GP760";
+pub(crate) const GP760: &str = "GP760";
 /// GP761: formatting would change what the file means or drop a comment.
-pub const GP761: &str = "GP761";
+pub(crate) const GP761: &str = "GP761";
 
 /// The canonical form of `text` (file `file`, for diagnostics).
 pub fn format(file: FileId, text: &str) -> Result<String, Vec<Diagnostic>> {

@@ -51,7 +51,7 @@ impl Default for Limits {
 }
 
 /// The keys of `--limit KEY=N`, with what each bounds.
-pub const KEYS: &[(&str, &str)] = &[
+pub(crate) const KEYS: &[(&str, &str)] = &[
     ("input-bytes", "bytes read from every input file together"),
     ("nodes", "nodes a configuration declares"),
     ("gpus", "GPUs a configuration declares"),

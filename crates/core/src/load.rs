@@ -19,7 +19,7 @@ use crate::source::SourceMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-pub const GP000: &str = "GP000";
+pub(crate) const GP000: &str = "GP000";
 
 /// Whether a path that is a symbolic link is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

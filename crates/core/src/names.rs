@@ -12,7 +12,7 @@ pub const DNS_LABEL_MAX: usize = 63;
 /// Longest Slurm `ClusterName` that accounting can store: slurmdbd names its tables
 /// `<cluster>_<suffix>`, the longest suffix has 24 characters and MySQL/MariaDB table
 /// names at most 64.
-pub const CLUSTER_NAME_MAX: usize = 40;
+pub(crate) const CLUSTER_NAME_MAX: usize = 40;
 
 /// Prefix of the labels gpuplan writes.
 pub const LABEL_PREFIX: &str = "gpuplan.io";
@@ -40,7 +40,7 @@ pub const CLASS_LABEL: &str = "gpuplan.io/class";
 
 /// Label keys gpuplan writes itself, one value per node computed from the plan: a
 /// label or taint the user declares with one of these keys would be overwritten.
-pub const RESERVED_LABEL_KEYS: &[&str] = &[
+pub(crate) const RESERVED_LABEL_KEYS: &[&str] = &[
     POOL_LABEL,
     SCHEDULER_LABEL,
     CAPACITY_LABEL,
@@ -58,7 +58,7 @@ pub const RESERVED_LABEL_KEYS: &[&str] = &[
 ];
 
 /// Why a name is refused (a phrase that completes "must ...").
-pub type Why = String;
+pub(crate) type Why = String;
 
 /// A DNS-1123 label of at most `max` characters: lowercase letters, digits and `-`,
 /// starting and ending with a letter or digit. The strictest form of name any target
@@ -96,7 +96,7 @@ pub fn is_dns_label(name: &str) -> bool {
 
 /// A Kubernetes label value (also a taint value): empty, or at most 63 letters, digits,
 /// `-`, `_` and `.`, starting and ending with a letter or digit.
-pub fn label_value(v: &str) -> Result<(), Why> {
+pub(crate) fn label_value(v: &str) -> Result<(), Why> {
     if v.is_empty() {
         return Ok(());
     }
@@ -132,7 +132,7 @@ pub fn label_key(key: &str) -> Result<(), Why> {
 }
 
 /// A DNS-1123 subdomain: lowercase DNS labels joined by dots, at most 253 characters.
-pub fn dns_subdomain(s: &str) -> Result<(), Why> {
+pub(crate) fn dns_subdomain(s: &str) -> Result<(), Why> {
     if s.len() > 253 {
         return Err(format!(
             "must have at most 253 characters (it has {})",
@@ -177,7 +177,7 @@ fn qualified_part(s: &str) -> Result<(), Why> {
 /// followed by `+me`, `+gfx`, `-me`, `+me.all` and similar suffixes. These names become
 /// shell words in the node scripts, mig-parted configurations and, with `+` written as
 /// `.`, Kubernetes resource names, so the grammar is closed.
-pub fn mig_profile(name: &str) -> Result<(), Why> {
+pub(crate) fn mig_profile(name: &str) -> Result<(), Why> {
     let bad = || {
         Err(
             "must look like `3g.40gb`, optionally with a `+me`, `+gfx` or `-me` suffix \

@@ -24,7 +24,7 @@ impl Span {
     }
 
     /// Converts a `miette` span of `file` into a [`Span`].
-    pub fn from_miette(file: FileId, s: miette::SourceSpan) -> Self {
+    pub(crate) fn from_miette(file: FileId, s: miette::SourceSpan) -> Self {
         Span::new(file, s.offset(), s.len())
     }
 }
@@ -37,7 +37,7 @@ pub struct Spanned<T> {
 }
 
 impl<T> Spanned<T> {
-    pub fn new(value: T, span: Span) -> Self {
+    pub(crate) fn new(value: T, span: Span) -> Self {
         Spanned { value, span }
     }
 }
@@ -73,12 +73,12 @@ impl SourceFile {
 
 impl SourceFile {
     /// Number of lines (a file without a line break has one).
-    pub fn line_count(&self) -> usize {
+    pub(crate) fn line_count(&self) -> usize {
         self.line_starts.len()
     }
 
     /// Byte offset where 0-based line `line` starts (the end of the text past the last).
-    pub fn line_start(&self, line: usize) -> usize {
+    pub(crate) fn line_start(&self, line: usize) -> usize {
         self.line_starts
             .get(line)
             .copied()
@@ -87,7 +87,7 @@ impl SourceFile {
 
     /// Byte offset of the end of 0-based line `line`, before its line break (`\r\n` or
     /// `\n`).
-    pub fn line_end(&self, line: usize) -> usize {
+    pub(crate) fn line_end(&self, line: usize) -> usize {
         let next = self
             .line_starts
             .get(line + 1)

@@ -1,7 +1,7 @@
 //! "Did you mean" suggestions by edit distance.
 
 /// Levenshtein distance between two strings (by chars).
-pub fn distance(a: &str, b: &str) -> usize {
+pub(crate) fn distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();

@@ -10,10 +10,10 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
 pub struct Bytes(pub u64);
 
-pub const KIB: u64 = 1024;
-pub const MIB: u64 = 1024 * KIB;
-pub const GIB: u64 = 1024 * MIB;
-pub const TIB: u64 = 1024 * GIB;
+pub(crate) const KIB: u64 = 1024;
+pub(crate) const MIB: u64 = 1024 * KIB;
+pub(crate) const GIB: u64 = 1024 * MIB;
+pub(crate) const TIB: u64 = 1024 * GIB;
 
 impl Bytes {
     pub fn gib(self) -> f64 {
@@ -60,7 +60,7 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 }
 
 /// Parses `80GiB`, `2TiB`, `512MiB`, `18GB` (decimal), or a plain number of bytes.
-pub fn parse_bytes(s: &str) -> Result<Bytes, String> {
+pub(crate) fn parse_bytes(s: &str) -> Result<Bytes, String> {
     let (v, unit) = split_number(s).ok_or_else(|| format!("`{s}` is not a memory size"))?;
     let mult: f64 = match unit {
         "" | "B" => 1.0,
@@ -173,7 +173,7 @@ impl fmt::Display for Bandwidth {
 }
 
 /// Parses `400Gbps`, `100Gb/s`, `900GB/s` (bytes, times 8), `1.6Tbps`.
-pub fn parse_bandwidth(s: &str) -> Result<Bandwidth, String> {
+pub(crate) fn parse_bandwidth(s: &str) -> Result<Bandwidth, String> {
     let (v, unit) = split_number(s).ok_or_else(|| format!("`{s}` is not a bandwidth"))?;
     let mult: f64 = match unit {
         "Mbps" | "Mb/s" => 1e6,
@@ -196,7 +196,7 @@ pub fn parse_bandwidth(s: &str) -> Result<Bandwidth, String> {
 }
 
 /// Parses an event rate, `3/day`, `0.5/hour`, `2/week`, into events per hour.
-pub fn parse_rate(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_rate(s: &str) -> Result<f64, String> {
     let (num, unit) = s
         .split_once('/')
         .ok_or_else(|| format!("`{s}` is not a rate (write it as `3/day`)"))?;
@@ -238,7 +238,7 @@ pub fn parse_percent(s: &str) -> Result<f64, String> {
 }
 
 /// The most indices an index set may name: guards against `0-4000000000`.
-pub const MAX_INDEX: u32 = 4095;
+pub(crate) const MAX_INDEX: u32 = 4095;
 
 /// Parses an index set such as `0-7`, `0-3,6`, `5`.
 pub fn parse_index_set(s: &str) -> Result<Vec<u32>, String> {
@@ -290,7 +290,7 @@ pub fn format_index_set(v: &[u32]) -> String {
 }
 
 /// The most names one range may expand to.
-pub const MAX_RANGE_NAMES: usize = 100_000;
+pub(crate) const MAX_RANGE_NAMES: usize = 100_000;
 
 /// How many names a comma-separated list of bracket patterns expands to, counted
 /// without expanding it (saturating; a malformed item counts as one name: expanding it
@@ -455,7 +455,7 @@ fn expand_bracket(inner: &str, pattern: &str) -> Result<Vec<String>, String> {
 
 /// The longest node name: Kubernetes allows 253 characters, but a node's MIG script is
 /// the file `NAME.sh`, and file names have at most 255 bytes.
-pub const NODE_NAME_MAX: usize = 252;
+pub(crate) const NODE_NAME_MAX: usize = 252;
 
 /// Node names must be usable as Kubernetes node names and Slurm node names:
 /// lowercase DNS-1123 labels joined by dots, at most [`NODE_NAME_MAX`] characters.

@@ -32,9 +32,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// GP921: the state is locked by another gpuplan (or a stale lock file).
-pub const GP921: &str = "GP921";
+pub(crate) const GP921: &str = "GP921";
 /// GP922: the saved plan is stale: the inputs or the state changed since it was made.
-pub const GP922: &str = "GP922";
+pub(crate) const GP922: &str = "GP922";
 /// GP924: the output folder or the state cannot be written.
 pub const GP924: &str = "GP924";
 
@@ -48,7 +48,7 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> Diagnostic {
 }
 
 /// The lock file of a state path.
-pub fn lock_path(state: &Path) -> PathBuf {
+pub(crate) fn lock_path(state: &Path) -> PathBuf {
     let mut s = state.as_os_str().to_owned();
     s.push(".lock");
     PathBuf::from(s)
@@ -91,7 +91,7 @@ pub fn read_state(path: &Path) -> Result<Option<Loaded>, Diagnostic> {
 }
 
 /// GP922 when the state is not the one the plan was made against.
-pub fn stale_state(p: &Plan, current: Option<&Loaded>) -> Vec<Diagnostic> {
+pub(crate) fn stale_state(p: &Plan, current: Option<&Loaded>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let now = current.map(|l| (&l.state.lineage, l.state.serial, &l.digest));
     let then = p
@@ -122,7 +122,7 @@ pub fn stale_state(p: &Plan, current: Option<&Loaded>) -> Vec<Diagnostic> {
 }
 
 /// GP922 when the input files are not those the plan was made from.
-pub fn stale_inputs(p: &Plan, inputs: &[plan::InputFile]) -> Option<Diagnostic> {
+pub(crate) fn stale_inputs(p: &Plan, inputs: &[plan::InputFile]) -> Option<Diagnostic> {
     // The list too, not only its digest: a plan whose list was edited (an entry added
     // for a file that is not there) is as stale as one whose files changed.
     if plan::inputs_digest(inputs) == p.inputs_digest && p.inputs == inputs {

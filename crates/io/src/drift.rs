@@ -92,7 +92,7 @@ pub fn parse_json(source: &str, text: &str) -> Result<ObservedNode, String> {
 /// One row of an `nvidia-smi mig -lgi` table (a GPU instance) or of a `mig -lci` table
 /// (a compute instance, with the GPU instance it is in).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct InstanceRow {
+pub(crate) struct InstanceRow {
     pub gpu: u32,
     /// `-lci`: the GPU instance of the compute instance.
     pub gpu_instance: Option<u32>,
@@ -115,7 +115,7 @@ const MAX_INSTANCE_ROWS: usize = 4096;
 /// <instance id>  <start>:<size> |`, or of a `mig -lci` table, `| GPU  <GI>  MIG
 /// <profile>  <profile id>  <instance id>  <start>:<size> |`; the title line says which.
 /// `Err` for a text that is neither, a GPU index that is not a number, or too many rows.
-pub fn parse_instance_rows(text: &str) -> Result<(bool, Vec<InstanceRow>), String> {
+pub(crate) fn parse_instance_rows(text: &str) -> Result<(bool, Vec<InstanceRow>), String> {
     let mut rows = Vec::new();
     let mut title = None;
     let mut off = 0;

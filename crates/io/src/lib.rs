@@ -4,9 +4,11 @@
 //! whose modules it re-exports under their own names so that `crate::model` means the
 //! same module in every crate.
 
-pub use gpuplan_core::{catalog, codes, diag, fmt, limits, load, model, names, source, spec, suggest, units, validate};
-pub use gpuplan_solve::{placement, solve};
+pub use gpuplan_core::{
+    catalog, codes, diag, fmt, limits, load, model, names, source, spec, suggest, units, validate,
+};
 pub use gpuplan_render::{plan, realize, render, report, state};
+pub use gpuplan_solve::{placement, solve};
 
 pub mod apply;
 pub mod backend;

@@ -17,9 +17,9 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// GP901: the solver produced a plan that violates an invariant (a bug, never valid).
-pub const GP901: &str = "GP901";
+pub(crate) const GP901: &str = "GP901";
 /// GP905: the time limit ran out before the plan was made.
-pub const GP905: &str = "GP905";
+pub(crate) const GP905: &str = "GP905";
 
 /// The share of what is left of the time limit after validation that the solver gets;
 /// the rest is kept for building, checking and rendering its placement.

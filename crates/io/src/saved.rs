@@ -21,9 +21,9 @@ use crate::state::Loaded;
 use std::path::{Component, Path, PathBuf};
 
 /// GP928: a saved plan is not what its own inputs and placement give.
-pub const GP928: &str = "GP928";
+pub(crate) const GP928: &str = "GP928";
 /// GP935: a saved plan names an input gpuplan will not read.
-pub const GP935: &str = "GP935";
+pub(crate) const GP935: &str = "GP935";
 
 /// The most bytes of a saved plan read (its rendered files are in it: a 100,000-GPU
 /// plan is tens of MB).
@@ -69,20 +69,10 @@ pub fn read(path: &Path) -> Result<(Plan, String), Diagnostic> {
     Ok((plan, text))
 }
 
-/// Reopens a saved plan: reads it, reads its inputs (`config` when given, else its
-/// `arguments` inside its folder), refuses it when stale against the inputs or `prior`
-/// (the state, GP922), and verifies that it is byte for byte the plan its inputs,
-/// placement and state give (GP928).
-pub fn reopen(
-    path: &Path,
-    config: &[PathBuf],
-    prior: Option<&Loaded>,
-) -> Result<Reopened, Vec<Diagnostic>> {
-    let (plan, text) = read(path).map_err(|d| vec![d])?;
-    reopen_read(path, plan, &text, config, prior)
-}
-
-/// [`reopen`] of a plan already read from `path` (its text `text`).
+/// Reopens a saved plan already read from `path` (its text `text`): reads its inputs
+/// (`config` when given, else its `arguments` inside its folder), refuses it when stale
+/// against the inputs or `prior` (the state, GP922), and verifies that it is byte for
+/// byte the plan its inputs, placement and state give (GP928).
 pub fn reopen_read(
     path: &Path,
     plan: Plan,
@@ -247,7 +237,7 @@ fn tampered(shown: &str, what: String) -> Diagnostic {
 /// artifacts apply writes are those the placement renders to, and the changes and
 /// disruption the reviewer saw are those of that placement (docs/apply.md, "What a saved
 /// plan guarantees"). Returns the inputs' model.
-pub fn verify(
+pub(crate) fn verify(
     shown: &str,
     saved: &Plan,
     text: &str,
@@ -332,7 +322,7 @@ pub fn check_version(shown: &str, saved: &Plan) -> Result<(), Diagnostic> {
 /// A saved plan to display (`show`, `graph`, `report`): its inputs must be unchanged,
 /// its placement accepted by the checker and its files what that placement renders.
 /// When `prior` is the state the plan was made against, the whole plan must be what
-/// apply would accept ([`reopen`]); when the state moved on since (the plan was
+/// apply would accept ([`reopen_read`]); when the state moved on since (the plan was
 /// applied, say), its changes and disruption cannot be rebuilt and are shown as the plan
 /// records them, with a warning.
 pub fn reopen_to_display(

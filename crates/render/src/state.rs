@@ -40,7 +40,7 @@ const MARKER: &str = ".gpuplan-render";
 /// most 255 bytes a part and 4096 in all, and not the output folder's marker file.
 /// Artifact paths come from the renderers, from saved plans and from the state: the
 /// last two are files anyone with access to a CI artifact can edit.
-pub fn artifact_path(path: &str) -> Result<(), String> {
+pub(crate) fn artifact_path(path: &str) -> Result<(), String> {
     if path.is_empty() {
         return Err("it is empty".into());
     }
@@ -144,7 +144,7 @@ pub struct Artifact {
 }
 
 impl Artifact {
-    pub fn new(text: String) -> Self {
+    pub(crate) fn new(text: String) -> Self {
         Artifact {
             sha256: sha256(text.as_bytes()),
             text,
@@ -153,7 +153,7 @@ impl Artifact {
 }
 
 /// Rendered files by path relative to the output folder.
-pub type Artifacts = BTreeMap<String, Artifact>;
+pub(crate) type Artifacts = BTreeMap<String, Artifact>;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct State {

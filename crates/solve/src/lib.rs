@@ -4,7 +4,9 @@
 //! whose modules it re-exports under their own names so that `crate::model` means the
 //! same module in every crate.
 
-pub use gpuplan_core::{catalog, codes, diag, fmt, limits, load, model, names, source, spec, suggest, units, validate};
+pub use gpuplan_core::{
+    catalog, codes, diag, fmt, limits, load, model, names, source, spec, suggest, units, validate,
+};
 
 pub mod placement;
 pub mod solve;

@@ -12,7 +12,7 @@ use serde::Serialize;
 use std::path::Path;
 
 /// Node name of an imported node when `--node` is not given.
-pub const DEFAULT_NODE: &str = "node-01";
+pub(crate) const DEFAULT_NODE: &str = "node-01";
 
 mod slurm_includes;
 pub mod smi;
@@ -20,7 +20,7 @@ pub mod smi;
 pub use super::support::GP704;
 use super::support::{emit, to_json};
 
-pub fn run(kind: &ImportKind, out: &Output) -> u8 {
+pub(crate) fn run(kind: &ImportKind, out: &Output) -> u8 {
     let args = match kind {
         ImportKind::NvidiaSmiTopo { args, .. }
         | ImportKind::NvidiaSmiXml { args, .. }
@@ -74,7 +74,7 @@ pub fn run(kind: &ImportKind, out: &Output) -> u8 {
 }
 
 /// Where and how an import's output goes (`--format`, `-o`, `--partial`).
-pub struct Target<'a> {
+pub(crate) struct Target<'a> {
     pub format: DataFormat,
     pub out: Option<&'a Path>,
     pub partial: bool,
@@ -82,7 +82,7 @@ pub struct Target<'a> {
 
 /// What an importer produced: the KDL (none after an error), what it read as JSON,
 /// its report and its diagnostics.
-pub struct Imported {
+pub(crate) struct Imported {
     pub kdl: Option<String>,
     pub read: Option<serde_json::Value>,
     pub report: Report,
@@ -91,7 +91,7 @@ pub struct Imported {
 
 impl Imported {
     /// An import that failed before reading anything.
-    pub fn failed(importer: &str, diagnostics: Vec<Diagnostic>) -> Self {
+    pub(crate) fn failed(importer: &str, diagnostics: Vec<Diagnostic>) -> Self {
         Imported {
             kdl: None,
             read: None,
@@ -106,7 +106,7 @@ impl Imported {
 /// stderr; the output is written only when nothing is left out, or with `--partial`
 /// (headed by the list of what is missing, exit 2). `--format json` prints the report
 /// and what was read, whatever was left out, with the same exit status.
-pub fn finish(out: &Output, sources: &SourceMap, imported: Imported, to: &Target) -> u8 {
+pub(crate) fn finish(out: &Output, sources: &SourceMap, imported: Imported, to: &Target) -> u8 {
     let Imported {
         kdl,
         read,
@@ -156,7 +156,7 @@ pub fn finish(out: &Output, sources: &SourceMap, imported: Imported, to: &Target
 
 /// GP717: `gpuplan fmt` refused an importer's output (a bug of the importer or of
 /// `fmt`), which is written as generated.
-pub const GP717: &str = "GP717";
+pub(crate) const GP717: &str = "GP717";
 
 /// An importer's output in `gpuplan fmt`'s layout (issue 30: what an import writes
 /// passes `gpuplan fmt --check`); when `fmt` refuses it, the text as generated and GP717
@@ -282,7 +282,7 @@ fn slurm(path: &Path, models: &[(String, String)], to: &Target, out: &Output) ->
 }
 
 /// GP705: an openb CSV row that cannot be read.
-pub const GP705: &str = "GP705";
+pub(crate) const GP705: &str = "GP705";
 
 /// GP705 at the row of an openb CSV file that cannot be read; exit code 1.
 fn csv_error(
@@ -407,7 +407,7 @@ pub(super) fn naming(n: &NamingArgs) -> Naming {
 
 /// Runs one of the single-file importers: its KDL (none after an error), what it read,
 /// its report and diagnostics.
-pub fn convert(
+pub(crate) fn convert(
     kind: &ImportKind,
     sources: &SourceMap,
     file: FileId,

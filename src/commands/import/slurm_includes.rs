@@ -12,16 +12,16 @@ use std::path::Path;
 pub const GP748: &str = "GP748";
 
 /// GP757: `Include` files nested deeper, or more of them, than the import follows.
-pub const GP757: &str = "GP757";
+pub(crate) const GP757: &str = "GP757";
 
 /// The most included files one import reads.
-pub const MAX_FILES: usize = 64;
+pub(crate) const MAX_FILES: usize = 64;
 /// The most levels of `Include` inside included files.
-pub const MAX_DEPTH: usize = 8;
+pub(crate) const MAX_DEPTH: usize = 8;
 
 /// Loads the includes of `slurm` (and of the files it includes) into `sources`: (the
 /// name the `Include` line gives, as written, its file).
-pub fn load(
+pub(crate) fn load(
     dir: &Path,
     slurm: FileId,
     sources: &mut SourceMap,

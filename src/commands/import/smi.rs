@@ -13,7 +13,7 @@ use crate::source::SourceMap;
 use std::path::PathBuf;
 
 /// Reads the files, says what each was recognised as, merges them into one node.
-pub fn run(files: &[PathBuf], naming: &Naming, to: &Target, out: &Output) -> u8 {
+pub(crate) fn run(files: &[PathBuf], naming: &Naming, to: &Target, out: &Output) -> u8 {
     let mut sources = SourceMap::new();
     let mut ids = Vec::new();
     for f in files {

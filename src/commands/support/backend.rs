@@ -25,7 +25,7 @@ fn declared(sources: &SourceMap) -> Result<Option<crate::spec::BackendDecl>, Vec
 }
 
 /// The backend for `args`, the configuration `sources` (if any) and the local `state`.
-pub fn choose(
+pub(crate) fn choose(
     args: &BackendArgs,
     state: &Path,
     sources: Option<&SourceMap>,
@@ -63,13 +63,13 @@ pub fn choose(
 }
 
 /// Opens the chosen backend, its connection from the environment.
-pub fn open(choice: &Choice) -> Result<Box<dyn Store>, Vec<Diagnostic>> {
+pub(crate) fn open(choice: &Choice) -> Result<Box<dyn Store>, Vec<Diagnostic>> {
     let connect = backend::pg::Connect::from_env(|k| std::env::var(k).ok());
     choice.open(&connect).map_err(|d| vec![d])
 }
 
 /// [`choose`] then [`open`].
-pub fn store(
+pub(crate) fn store(
     args: &BackendArgs,
     state: &Path,
     sources: Option<&SourceMap>,

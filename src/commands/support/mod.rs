@@ -16,14 +16,14 @@ use std::path::Path;
 pub const GP704: &str = "GP704";
 
 /// A value as pretty JSON with a final newline.
-pub fn to_json<T: Serialize>(v: &T) -> String {
+pub(crate) fn to_json<T: Serialize>(v: &T) -> String {
     let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
     s.push('\n');
     s
 }
 
 /// Writes the output to stdout, or to `-o FILE` atomically.
-pub fn emit(out: &Output, path: Option<&Path>, text: &str) -> u8 {
+pub(crate) fn emit(out: &Output, path: Option<&Path>, text: &str) -> u8 {
     match path {
         None => {
             out.data(text);
@@ -44,7 +44,7 @@ pub fn emit(out: &Output, path: Option<&Path>, text: &str) -> u8 {
 }
 
 /// This host's name, from the kernel (no libc call needed).
-pub fn host_name() -> Option<String> {
+pub(crate) fn host_name() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .ok()

@@ -15,11 +15,11 @@ use crate::placement::{self, Placement};
 use std::path::{Path, PathBuf};
 
 /// GP903: the previous placement (`--previous FILE`) cannot be read.
-pub const GP903: &str = "GP903";
+pub(crate) const GP903: &str = "GP903";
 
 /// Where the placement to move as little as possible from comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PreviousSource {
+pub(crate) enum PreviousSource {
     /// The state's placement (what the last apply wrote), when there is a state.
     State,
     /// A saved plan, a state file or a placement JSON.
@@ -31,7 +31,7 @@ pub enum PreviousSource {
 /// `report html PATH...`'s plan ([`pipeline::plan`]): the state from the backend the
 /// configuration declares (else the local file at `state_path`), the previous
 /// placement, the plan, the warnings printed; on failure the exit code.
-pub fn make_plan(
+pub(crate) fn make_plan(
     paths: &[PathBuf],
     solve: &SolveArgs,
     state_path: &Path,
@@ -47,7 +47,7 @@ pub fn make_plan(
 }
 
 /// [`make_plan`] on inputs already loaded and a state already read (from any backend).
-pub fn plan_with(
+pub(crate) fn plan_with(
     paths: &[PathBuf],
     solve: &SolveArgs,
     loaded: Inputs<'static>,
@@ -89,7 +89,7 @@ pub fn plan_with(
 /// Reads `--previous FILE`: a saved plan or a state (both carry `placement`), or a
 /// placement as `plan --format json` wrote it before plans wrapped it.
 #[allow(clippy::result_large_err)] // one diagnostic, once per command
-pub fn read_previous(path: &Path) -> Result<placement::Placement, Diagnostic> {
+pub(crate) fn read_previous(path: &Path) -> Result<placement::Placement, Diagnostic> {
     let fail = |why: String| {
         Diagnostic::error(GP903, format!("cannot read the previous placement `{}`: {why}", path.display()))
             .with_help("give a plan saved with `gpuplan plan -o PLAN`, a state file (`.gpuplan/state.json`), or leave `--previous` out")
@@ -107,7 +107,7 @@ pub fn read_previous(path: &Path) -> Result<placement::Placement, Diagnostic> {
 /// its inputs changed since it was made (GP922), when it names an input outside its
 /// folder (GP935) or when it is not what its inputs give (GP928); a warning when the
 /// state moved on since, so that its changes cannot be rebuilt.
-pub fn from_saved(
+pub(crate) fn from_saved(
     (path, config): (&Path, &[PathBuf]),
     state: &Path,
     out: &Output,
@@ -130,7 +130,7 @@ pub fn from_saved(
 }
 
 /// The model and placement of a saved plan, or the ones `plan` would make from KDL.
-pub fn model_and_placement(
+pub(crate) fn model_and_placement(
     paths: &[PathBuf],
     solve: &crate::cli::SolveArgs,
     state: &Path,

@@ -32,7 +32,7 @@
 
 /// One CUDA toolkit release and the Linux x86_64 driver it shipped with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Release {
+pub(crate) struct Release {
     /// (major, minor, update)
     pub cuda: (u32, u32, u32),
     pub driver: [u32; 3],
@@ -47,7 +47,7 @@ const fn r(major: u32, minor: u32, update: u32, driver: [u32; 3]) -> Release {
 
 /// Toolkit releases and their drivers (release notes, table "CUDA Toolkit and
 /// Corresponding Driver Versions", Linux x86_64).
-pub const RELEASES: &[Release] = &[
+pub(crate) const RELEASES: &[Release] = &[
     r(10, 0, 0, [410, 48, 0]),
     r(10, 1, 0, [418, 39, 0]),
     r(10, 2, 0, [440, 33, 0]),
@@ -77,13 +77,13 @@ pub const RELEASES: &[Release] = &[
 ];
 
 /// Minimum driver for CUDA minor version compatibility, per major release.
-pub const MINOR_COMPAT: &[(u32, [u32; 3])] =
+pub(crate) const MINOR_COMPAT: &[(u32, [u32; 3])] =
     &[(11, [450, 80, 2]), (12, [525, 60, 13]), (13, [580, 65, 6])];
 
 /// CUDA forward compatibility: each `cuda-compat-X-Y` package (X.Y) and the driver
 /// branches NVIDIA marks it compatible ("C") with. A branch marked "N/A" (the package's
 /// own branch) needs no package; "X" branches are not listed.
-pub const FORWARD_COMPAT: &[((u32, u32), &[u32])] = &[
+pub(crate) const FORWARD_COMPAT: &[((u32, u32), &[u32])] = &[
     ((12, 3), &[535]),
     ((12, 4), &[535]),
     ((12, 5), &[535]),
@@ -100,7 +100,7 @@ pub const FORWARD_COMPAT: &[((u32, u32), &[u32])] = &[
 /// Whether an application built with CUDA `major.minor` that ships the forward
 /// compatibility package runs on `driver` (as declared, the first part being the branch)
 /// on a GPU that is (`datacenter`) or is not a data center part.
-pub fn forward_compatible(major: u32, minor: u32, driver: &[u32], datacenter: bool) -> bool {
+pub(crate) fn forward_compatible(major: u32, minor: u32, driver: &[u32], datacenter: bool) -> bool {
     let Some(branch) = driver.first() else {
         return false;
     };
@@ -111,7 +111,7 @@ pub fn forward_compatible(major: u32, minor: u32, driver: &[u32], datacenter: bo
 }
 
 /// The driver branches the forward compatibility package of `major.minor` supports.
-pub fn compat_branches(major: u32, minor: u32) -> &'static [u32] {
+pub(crate) fn compat_branches(major: u32, minor: u32) -> &'static [u32] {
     FORWARD_COMPAT
         .iter()
         .find(|(v, _)| *v == (major, minor))
@@ -120,7 +120,7 @@ pub fn compat_branches(major: u32, minor: u32) -> &'static [u32] {
 }
 
 /// The first CUDA release (major, minor) that supports an architecture's GPUs.
-pub fn min_cuda_for(architecture: &str) -> Option<(u32, u32)> {
+pub(crate) fn min_cuda_for(architecture: &str) -> Option<(u32, u32)> {
     Some(match architecture {
         "pascal" => (8, 0),
         "volta" => (9, 0),
@@ -136,7 +136,7 @@ pub fn min_cuda_for(architecture: &str) -> Option<(u32, u32)> {
 /// The last CUDA major release that supports an architecture's GPUs, for architectures
 /// a later major dropped: CUDA 13.0 removed Maxwell, Pascal and Volta (offline
 /// compilation and library support; CUDA 13.0 release notes), so 12.x is their last.
-pub fn last_cuda_major_for(architecture: &str) -> Option<u32> {
+pub(crate) fn last_cuda_major_for(architecture: &str) -> Option<u32> {
     match architecture {
         "maxwell" | "pascal" | "volta" => Some(12),
         _ => None,
@@ -146,7 +146,7 @@ pub fn last_cuda_major_for(architecture: &str) -> Option<u32> {
 /// The oldest driver that runs an application built with CUDA `major.minor`: the
 /// minor-version-compatibility minimum of its major (11 and later), else the driver of
 /// its first toolkit release. `None` for a release gpuplan does not know.
-pub fn min_driver(major: u32, minor: u32) -> Option<[u32; 3]> {
+pub(crate) fn min_driver(major: u32, minor: u32) -> Option<[u32; 3]> {
     if let Some((_, d)) = MINOR_COMPAT.iter().find(|(m, _)| *m == major) {
         // A minor release gpuplan has never heard of is still a 12.x: the rule holds, but
         // only for releases up to the newest known one of the major.
@@ -163,8 +163,10 @@ pub fn min_driver(major: u32, minor: u32) -> Option<[u32; 3]> {
         .map(|r| r.driver)
 }
 
-/// The toolkit driver of a release (`major.minor`, first update).
-pub fn toolkit_driver(major: u32, minor: u32) -> Option<[u32; 3]> {
+/// The toolkit driver of a release (`major.minor`, first update); the tests check the
+/// forward-compatibility table against it.
+#[cfg(test)]
+pub(crate) fn toolkit_driver(major: u32, minor: u32) -> Option<[u32; 3]> {
     RELEASES
         .iter()
         .find(|r| r.cuda.0 == major && r.cuda.1 == minor)
@@ -172,7 +174,7 @@ pub fn toolkit_driver(major: u32, minor: u32) -> Option<[u32; 3]> {
 }
 
 /// Whether `driver` (as declared: 1 to 3 numeric parts) is at least `min`.
-pub fn at_least(driver: &[u32], min: [u32; 3]) -> bool {
+pub(crate) fn at_least(driver: &[u32], min: [u32; 3]) -> bool {
     let d = [
         driver.first().copied().unwrap_or(0),
         driver.get(1).copied().unwrap_or(0),

@@ -598,7 +598,7 @@ const NVLINK5: NvlinkSpec = NvlinkSpec {
 // (`a100`, `h100`, `h200`) name the SXM part (for A100 the 80GB one), the usual meaning
 // in cluster specs.
 
-pub static MODELS: &[GpuSpec] = &[
+pub(crate) static MODELS: &[GpuSpec] = &[
     GpuSpec {
         id: "p100-sxm2-16gb",
         aliases: &["p100", "p100-sxm2", "tesla-p100"],

@@ -39,7 +39,7 @@ use super::{MigProfile, MigSpec};
 
 /// One `-lgip` reading: on `spec`, `profile` had `gib` usable from driver branch `branch`.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Observation {
+pub(crate) struct Observation {
     pub spec: &'static MigSpec,
     pub profile: &'static str,
     pub branch: u32,
@@ -64,7 +64,7 @@ const fn obs(
 }
 
 /// Every driver-attributed observation (see the module doc for the sources).
-pub static OBSERVATIONS: &[Observation] = &[
+pub(crate) static OBSERVATIONS: &[Observation] = &[
     // H100 80GB, driver 525.125.06 (R525).
     obs(&H100_80_MIG, "1g.10gb", 525, 9.62, "gcp-a3"),
     obs(&H100_80_MIG, "1g.10gb+me", 525, 9.62, "gcp-a3"),
@@ -89,7 +89,7 @@ pub static OBSERVATIONS: &[Observation] = &[
 ];
 
 /// The observations of one profile of one model, oldest branch first.
-pub fn observations(spec: &'static MigSpec, profile: &str) -> Vec<&'static Observation> {
+pub(crate) fn observations(spec: &'static MigSpec, profile: &str) -> Vec<&'static Observation> {
     let mut v: Vec<&'static Observation> = OBSERVATIONS
         .iter()
         .filter(|o| std::ptr::eq(o.spec, spec) && o.profile == profile)

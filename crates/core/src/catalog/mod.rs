@@ -92,7 +92,7 @@ impl MigSpec {
     }
 
     /// The minimum driver branch as a number (`R525` -> 525).
-    pub fn min_driver_branch(&self) -> u32 {
+    pub(crate) fn min_driver_branch(&self) -> u32 {
         self.min_driver.trim_start_matches('R').parse().unwrap_or(0)
     }
 }

@@ -156,7 +156,7 @@ pub fn is_maximal(spec: &MigSpec, layout: &[&'static MigProfile]) -> bool {
 
 /// Canonical profile order: more memory slices first, then more compute slices, then
 /// fewer start choices, then by name. Also the creation order for `nvidia-smi mig -cgi`.
-pub fn canonical_order(a: &MigProfile, b: &MigProfile) -> Ordering {
+pub(crate) fn canonical_order(a: &MigProfile, b: &MigProfile) -> Ordering {
     b.memory_slices
         .cmp(&a.memory_slices)
         .then(b.compute_slices.cmp(&a.compute_slices))

@@ -21,7 +21,7 @@ const SPACES: [char; 18] = [
 
 /// One piece of decor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tok<'a> {
+pub(crate) enum Tok<'a> {
     /// A run of spaces and tabs.
     Space,
     /// One newline (any of KDL's).
@@ -181,7 +181,7 @@ fn slashdash_len(s: &str) -> usize {
 }
 
 /// The tokens of a decor string, in order; their texts cover it exactly.
-pub fn tokens(s: &str) -> Vec<Tok<'_>> {
+pub(crate) fn tokens(s: &str) -> Vec<Tok<'_>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < s.len() {
@@ -216,7 +216,7 @@ pub fn tokens(s: &str) -> Vec<Tok<'_>> {
 }
 
 /// The comments of a decor string, verbatim, in order.
-pub fn comments(s: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn comments(s: &str) -> impl Iterator<Item = &str> {
     tokens(s).into_iter().filter_map(|t| match t {
         Tok::Comment(c) => Some(c),
         _ => None,
@@ -227,7 +227,7 @@ pub fn comments(s: &str) -> impl Iterator<Item = &str> {
 /// trailing decor) as lines of text: one per newline outside comments, plus the text
 /// after the last newline. A line holds its comments one space apart (line
 /// continuations dropped); an empty line holds none.
-pub fn layout_lines(s: &str) -> Vec<String> {
+pub(crate) fn layout_lines(s: &str) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
     // After a `\`: its newline joins the lines, unless a `//` comment came first.
@@ -259,7 +259,7 @@ pub fn layout_lines(s: &str) -> Vec<String> {
 /// indentation of the continued line less the one space that whatever follows is
 /// written after. A `//` comment ending the line (a terminator) comes last, without its
 /// newline.
-pub fn inline(s: &str, cont: &str) -> String {
+pub(crate) fn inline(s: &str, cont: &str) -> String {
     let mut out = String::new();
     let mut in_cont = false;
     for t in tokens(s) {

@@ -34,10 +34,10 @@ pub enum Allocation {
 }
 
 /// The first Kubernetes release that serves `resource.k8s.io/v1` (DRA is stable).
-pub const DRA_KUBERNETES: &[u32] = &[1, 34];
+pub(crate) const DRA_KUBERNETES: &[u32] = &[1, 34];
 
 impl Allocation {
-    pub fn parse(s: &str) -> Option<Allocation> {
+    pub(crate) fn parse(s: &str) -> Option<Allocation> {
         match s {
             "device-plugin" => Some(Allocation::DevicePlugin),
             "dra" => Some(Allocation::Dra),
@@ -45,7 +45,7 @@ impl Allocation {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Allocation::DevicePlugin => "device-plugin",
             Allocation::Dra => "dra",
@@ -62,7 +62,7 @@ impl std::fmt::Display for Allocation {
 impl Cluster {
     /// What the configuration declares for node `n`: its pool's `gpu-allocation=`, else
     /// the cluster's.
-    pub fn declared_allocation(&self, n: NodeIdx) -> Option<Allocation> {
+    pub(crate) fn declared_allocation(&self, n: NodeIdx) -> Option<Allocation> {
         self.pool_of(n)
             .and_then(|p| p.gpu_allocation)
             .or(self.gpu_allocation)
@@ -81,7 +81,7 @@ impl Cluster {
     }
 
     /// Whether any declaration asks for DRA (cluster or pool).
-    pub fn dra_declared(&self) -> bool {
+    pub(crate) fn dra_declared(&self) -> bool {
         self.gpu_allocation == Some(Allocation::Dra)
             || self
                 .pools
@@ -89,15 +89,9 @@ impl Cluster {
                 .any(|p| p.gpu_allocation == Some(Allocation::Dra))
     }
 
-    /// Whether some node hands out GPUs through DRA.
-    pub fn any_dra_node(&self) -> bool {
-        self.dra_declared()
-            && (0..self.nodes.len()).any(|n| self.node_allocation(n) == Allocation::Dra)
-    }
-
     /// The allocations of the nodes class `w` may land on: the nodes its scheduler owns
     /// (every node with no authority declared) with a usable GPU of a model it accepts.
-    pub fn class_allocations(&self, w: &Workload) -> BTreeSet<Allocation> {
+    pub(crate) fn class_allocations(&self, w: &Workload) -> BTreeSet<Allocation> {
         let owner = self.authority_of(w);
         let mut out = BTreeSet::new();
         for (n, node) in self.nodes.iter().enumerate() {

@@ -40,7 +40,7 @@ impl Authority {
         Authority::Slurm,
     ];
 
-    pub fn parse(s: &str) -> Option<Authority> {
+    pub(crate) fn parse(s: &str) -> Option<Authority> {
         Some(match s {
             "kubernetes" => Authority::Kubernetes,
             "kueue" => Authority::Kueue,
@@ -73,7 +73,7 @@ impl Authority {
     /// plugin advertises), and its DRA accounting (KAI-Scheduler PR #900, "gpu dra
     /// accounting") counts neither claims shared by several pods nor `firstAvailable`,
     /// the two forms gpuplan's DRA claims take. A DRA declaration on its pools is GP053.
-    pub fn claims_gpus_through_dra(self) -> bool {
+    pub(crate) fn claims_gpus_through_dra(self) -> bool {
         matches!(
             self,
             Authority::Kubernetes | Authority::Kueue | Authority::Volcano
@@ -81,7 +81,7 @@ impl Authority {
     }
 
     /// Whether it admits a multi-pod gang all-or-nothing (kube-scheduler alone does not).
-    pub fn gang_admission(self) -> bool {
+    pub(crate) fn gang_admission(self) -> bool {
         self != Authority::Kubernetes
     }
 
@@ -94,7 +94,7 @@ impl Authority {
     /// training and time-slice pools; MIG (KAI counts an `Ng.Mgb` instance as N whole
     /// GPUs against its queues and reads no other profile names) and MPS (an MPS server
     /// per node, outside KAI) are not rendered for it.
-    pub fn supports(self, mode: PoolMode, slurm_version: &[u32]) -> bool {
+    pub(crate) fn supports(self, mode: PoolMode, slurm_version: &[u32]) -> bool {
         match self {
             Authority::Slurm => {
                 matches!(mode, PoolMode::WholeGpu | PoolMode::Mig) || slurm_version >= SLURM_SHARING
@@ -112,14 +112,14 @@ impl Authority {
     }
 
     /// Whether it can run a class at all (gangs of several pods need gang admission).
-    pub fn can_run(self, c: &Cluster, w: &Workload) -> bool {
+    pub(crate) fn can_run(self, c: &Cluster, w: &Workload) -> bool {
         // Cheapest test first: counting a gang's pods scans the nodes.
         self.gang_admission() || !(w.kind == WorkloadKind::Training && c.gang_pods(w) > 1)
     }
 }
 
 /// The first Slurm with `gres/shard` (and `MultipleFiles`): GPUs shared between jobs.
-pub const SLURM_SHARING: &[u32] = &[22, 5];
+pub(crate) const SLURM_SHARING: &[u32] = &[22, 5];
 
 impl std::fmt::Display for Authority {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -187,14 +187,14 @@ impl Cluster {
     }
 
     /// Pods of one gang of a training class.
-    pub fn gang_pods(&self, w: &Workload) -> u32 {
+    pub(crate) fn gang_pods(&self, w: &Workload) -> u32 {
         w.gang_gpus.max(1).div_ceil(self.gang_per_node(w).max(1))
     }
 
     /// The scheduler a class runs under: its `scheduler=`; else the cluster's default
     /// when it owns a node with a GPU model the class accepts and can run it; else the
     /// one authority owning such nodes that can run it.
-    pub fn class_authority(&self, w: &Workload) -> ClassAuthority {
+    pub(crate) fn class_authority(&self, w: &Workload) -> ClassAuthority {
         // Cached per class (workloads are sorted by name) when computed for this model.
         if self.class_owners.len() == self.workloads.len() {
             if let Ok(i) = self.workloads.binary_search_by(|x| x.name.cmp(&w.name)) {
@@ -232,7 +232,7 @@ impl Cluster {
 
     /// The authorities owning nodes with a usable GPU of a model the class accepts,
     /// sorted (from the per-model index, not a scan of the nodes).
-    pub fn candidate_authorities(&self, w: &Workload) -> Vec<Authority> {
+    pub(crate) fn candidate_authorities(&self, w: &Workload) -> Vec<Authority> {
         let mut v: Vec<Authority> = if self.model_owners.is_empty() && !self.nodes.is_empty() {
             (0..self.nodes.len())
                 .filter(|&n| {
@@ -285,7 +285,7 @@ impl Cluster {
     }
 
     /// Recomputes the authority caches (after nodes, pools or classes changed).
-    pub fn refresh_authorities(&mut self) {
+    pub(crate) fn refresh_authorities(&mut self) {
         self.owners = Vec::new();
         self.model_owners = Default::default();
         self.class_owners = Vec::new();
@@ -340,7 +340,7 @@ pub struct Part {
 
 impl Cluster {
     /// The authorities the classes of a team and of its descendants run under, sorted.
-    pub fn team_class_authorities(&self, team: &str) -> Vec<Authority> {
+    pub(crate) fn team_class_authorities(&self, team: &str) -> Vec<Authority> {
         let mut v: Vec<Authority> = self
             .workloads
             .iter()
@@ -431,7 +431,7 @@ impl Cluster {
     }
 
     /// Usable GPUs owned by an authority (of `model`, when given).
-    pub fn authority_gpus(&self, a: Authority, model: Option<&str>) -> u32 {
+    pub(crate) fn authority_gpus(&self, a: Authority, model: Option<&str>) -> u32 {
         (0..self.nodes.len())
             .filter(|&n| self.node_authority(n) == Some(a))
             .map(|n| {
@@ -553,7 +553,7 @@ pub fn solver_view(c: &Cluster) -> Cluster {
 
 /// Why a class's CUDA runtime cannot run on a GPU model with a driver.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CudaMisfit {
+pub(crate) enum CudaMisfit {
     /// The driver is older than the CUDA release needs.
     Driver { need: [u32; 3] },
     /// The CUDA release predates the GPU's architecture.
@@ -604,7 +604,7 @@ impl Cluster {
     /// older than the release needs still runs it when the class ships the forward
     /// compatibility package (`compat=#true`), the GPU is a data center part and the
     /// driver's branch is one the package supports ([`Cluster::cuda_forward_compatible`]).
-    pub fn cuda_fit(
+    pub(crate) fn cuda_fit(
         &self,
         w: &Workload,
         model: &str,
@@ -654,7 +654,12 @@ impl Cluster {
     /// Whether the forward compatibility package of class `w`'s CUDA release runs on GPUs
     /// of `model` under `driver`, whether or not the class declares it: a data center GPU
     /// (a catalog model, or a `gpu-model` with a catalog `base`) and a supported branch.
-    pub fn cuda_forward_compatible(&self, w: &Workload, model: &str, driver: &[u32]) -> bool {
+    pub(crate) fn cuda_forward_compatible(
+        &self,
+        w: &Workload,
+        model: &str,
+        driver: &[u32],
+    ) -> bool {
         let Some((major, minor)) = w.cuda else {
             return false;
         };

@@ -10,10 +10,10 @@ use serde::Serialize;
 
 /// Restart time assumed when a class's `checkpoint` names none: rescheduling, start-up
 /// and reading the checkpoint back (10 minutes).
-pub const DEFAULT_RESTART: Duration = Duration(600);
+pub(crate) const DEFAULT_RESTART: Duration = Duration(600);
 
 /// Share of GPU time a class may spend writing checkpoints before the plan warns.
-pub const DEFAULT_MAX_IDLE: f64 = 0.05;
+pub(crate) const DEFAULT_MAX_IDLE: f64 = 0.05;
 
 /// How a node's capacity is bought.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -26,9 +26,7 @@ pub enum Capacity {
 }
 
 impl Capacity {
-    pub const ALL: [Capacity; 3] = [Capacity::OnDemand, Capacity::Reserved, Capacity::Spot];
-
-    pub fn parse(s: &str) -> Option<Capacity> {
+    pub(crate) fn parse(s: &str) -> Option<Capacity> {
         Some(match s {
             "on-demand" => Capacity::OnDemand,
             "reserved" => Capacity::Reserved,
@@ -57,7 +55,7 @@ pub struct CapacityTerms {
 
 impl CapacityTerms {
     /// `self`, with what it leaves open taken from `base`.
-    pub fn over(self, base: CapacityTerms) -> CapacityTerms {
+    pub(crate) fn over(self, base: CapacityTerms) -> CapacityTerms {
         CapacityTerms {
             capacity: self.capacity.or(base.capacity),
             price_per_hour: self.price_per_hour.or(base.price_per_hour),

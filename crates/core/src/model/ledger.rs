@@ -47,12 +47,12 @@ pub enum Refusal<'c> {
 
 impl Ledger {
     /// GPU-equivalents team `team` holds (its classes and its children's).
-    pub fn used(&self, team: &str) -> f64 {
+    pub(crate) fn used(&self, team: &str) -> f64 {
         self.team.get(team).copied().unwrap_or(0.0)
     }
 
     /// GPU-equivalents the `index`th quota of `team` counts.
-    pub fn quota_used(&self, team: &str, index: usize) -> f64 {
+    pub(crate) fn quota_used(&self, team: &str, index: usize) -> f64 {
         self.quota
             .get(&(team.to_string(), index))
             .copied()

@@ -37,16 +37,16 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub type NodeIdx = usize;
-pub type SwitchIdx = usize;
-pub type DomainIdx = usize;
+pub(crate) type SwitchIdx = usize;
+pub(crate) type DomainIdx = usize;
 
 /// The `models` of a class that accepts no GPU model: no model has this name (a training
 /// class whose `memory` no model holds, or a class of the planner's view whose scheduler
 /// owns none of its models).
-pub const NO_MODEL: &str = "@";
+pub(crate) const NO_MODEL: &str = "@";
 
 /// Slurm release assumed when the KDL names none (Debian 12).
-pub const DEFAULT_SLURM: &[u32] = &[22, 5];
+pub(crate) const DEFAULT_SLURM: &[u32] = &[22, 5];
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Cluster {
@@ -169,7 +169,7 @@ impl GpuModel {
     }
 
     /// Profile names as this model's driver advertises them.
-    pub fn profile_names(&self) -> Vec<&str> {
+    pub(crate) fn profile_names(&self) -> Vec<&str> {
         self.mig
             .map(|m| {
                 m.profiles
@@ -440,7 +440,7 @@ pub enum Isolation {
 }
 
 impl Isolation {
-    pub fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "mig" => Isolation::Mig,
             "time-slice" => Isolation::TimeSlice,
@@ -448,14 +448,6 @@ impl Isolation {
             "whole-gpu" => Isolation::WholeGpu,
             _ => return None,
         })
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Isolation::Mig => "mig",
-            Isolation::TimeSlice => "time-slice",
-            Isolation::Mps => "mps",
-            Isolation::WholeGpu => "whole-gpu",
-        }
     }
 }
 
@@ -520,7 +512,7 @@ impl Workload {
     }
 
     /// Whether the class accepts no GPU model at all ([`NO_MODEL`]).
-    pub fn accepts_none(&self) -> bool {
+    pub(crate) fn accepts_none(&self) -> bool {
         matches!(self.models.as_slice(), [only] if only == NO_MODEL)
     }
 
@@ -549,7 +541,7 @@ impl Workload {
     }
 
     /// GPUs per node a gang takes on a node with `node_gpus` GPUs.
-    pub fn effective_gpus_per_node(&self, node_gpus: u32) -> u32 {
+    pub(crate) fn effective_gpus_per_node(&self, node_gpus: u32) -> u32 {
         self.gpus_per_node
             .unwrap_or_else(|| even_share(self.gang_gpus, node_gpus))
     }
@@ -558,7 +550,7 @@ impl Workload {
 /// The GPUs per node of a gang of `gang` GPUs without `gpus-per-node`: the most that
 /// divides the gang and fits a node of `node_gpus` (every pod of a gang gets the same
 /// GPUs: one Job template, one `--gres`, `torchrun --nproc-per-node`).
-pub fn even_share(gang: u32, node_gpus: u32) -> u32 {
+pub(crate) fn even_share(gang: u32, node_gpus: u32) -> u32 {
     let gang = gang.max(1);
     let most = gang.min(node_gpus.max(1));
     (1..=most).rev().find(|k| gang % k == 0).unwrap_or(1)
@@ -722,7 +714,7 @@ impl Cluster {
     }
 
     /// Resolves a GPU model name as written (catalog alias or declared name).
-    pub fn resolve_model(&self, name: &str) -> Option<&GpuModel> {
+    pub(crate) fn resolve_model(&self, name: &str) -> Option<&GpuModel> {
         if let Some(m) = self.models.get(name) {
             return Some(m);
         }

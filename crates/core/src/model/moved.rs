@@ -27,7 +27,7 @@ impl MoveKind {
         }
     }
 
-    pub fn parse(s: &str) -> Option<MoveKind> {
+    pub(crate) fn parse(s: &str) -> Option<MoveKind> {
         match s {
             "class" => Some(MoveKind::Class),
             "node" => Some(MoveKind::Node),
@@ -47,7 +47,7 @@ pub struct Move {
 }
 
 /// The names of one kind the configuration declares.
-pub fn declared(spec: &Spec, kind: MoveKind) -> std::collections::BTreeSet<&str> {
+pub(crate) fn declared(spec: &Spec, kind: MoveKind) -> std::collections::BTreeSet<&str> {
     match kind {
         MoveKind::Class => spec
             .workloads
@@ -66,7 +66,7 @@ pub fn declared(spec: &Spec, kind: MoveKind) -> std::collections::BTreeSet<&str>
 /// The kind of a `moved`: its `kind=`, else the one kind whose declarations hold `to`
 /// (or, for a link of a chain, `from` of another move of that kind). `None` when it
 /// cannot be told (GP066 says why).
-pub fn kind_of(spec: &Spec, m: &crate::spec::MovedDecl) -> Option<MoveKind> {
+pub(crate) fn kind_of(spec: &Spec, m: &crate::spec::MovedDecl) -> Option<MoveKind> {
     if let Some(k) = &m.kind {
         return MoveKind::parse(&k.value);
     }
@@ -83,7 +83,7 @@ pub fn kind_of(spec: &Spec, m: &crate::spec::MovedDecl) -> Option<MoveKind> {
 /// Every rename, resolved to the declared name at the end of its chain; moves that
 /// cannot be resolved (unknown kind, a cycle, a target not declared) are left out.
 /// Sorted, so the result does not depend on the order of the files.
-pub fn resolve(spec: &Spec) -> Vec<Move> {
+pub(crate) fn resolve(spec: &Spec) -> Vec<Move> {
     // Kind of a chain link: the kind of the move it leads to, when it names none.
     let mut edges: BTreeMap<(MoveKind, &str), &str> = BTreeMap::new();
     let mut pending = Vec::new();

@@ -56,7 +56,7 @@ impl Cluster {
     /// Rounds the requests of Slurm's packed classes to what Slurm allocates: whole
     /// CPUs, at least one, and memory in MiB (idempotent; called once authorities are
     /// known). Other Slurm jobs' CPUs are checked by GP049.
-    pub fn round_scheduler_units(&mut self) {
+    pub(crate) fn round_scheduler_units(&mut self) {
         let slurm: Vec<bool> = self
             .workloads
             .iter()

@@ -97,7 +97,7 @@ pub fn mig_profile(c: &Cluster, w: &Workload, model: &GpuModel) -> Option<&'stat
 /// ([`crate::catalog::usable_memory_gib`]; the lowest known for a node with no declared
 /// driver), or on the model's own `driver=` when no node has it. One value per model
 /// keeps a class's profile the same on every node of the model.
-pub fn usable_gib(c: &Cluster, model: &GpuModel, p: &MigProfile) -> f64 {
+pub(crate) fn usable_gib(c: &Cluster, model: &GpuModel, p: &MigProfile) -> f64 {
     let Some(spec) = model.mig else {
         return p.memory_gib;
     };
@@ -128,7 +128,7 @@ pub fn gpu_equivalent(c: &Cluster, w: &Workload, model: &GpuModel, node_gpus: u3
 /// 79.65 GiB for an H100 80GB, or `gpu-model memory=`). A rank has a whole GPU, so MIG's
 /// driver-dependent usable memory and `mig headroom` do not apply. True without
 /// `memory`, and for inference and dev (sized by [`runs_on`]).
-pub fn holds_rank(w: &Workload, model: &GpuModel) -> bool {
+pub(crate) fn holds_rank(w: &Workload, model: &GpuModel) -> bool {
     w.kind != WorkloadKind::Training || w.memory.is_none_or(|m| m.0 <= model.memory.0)
 }
 

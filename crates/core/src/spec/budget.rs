@@ -11,7 +11,7 @@ use kdl::{KdlDocument, KdlValue};
 pub const GP047: &str = "GP047";
 
 /// GP047 at the entry that takes the names over `limit`, if any.
-pub fn check(docs: &[(FileId, &KdlDocument)], limit: u64) -> Option<Diagnostic> {
+pub(crate) fn check(docs: &[(FileId, &KdlDocument)], limit: u64) -> Option<Diagnostic> {
     let mut total = 0u64;
     for (file, doc) in docs {
         if let Some(d) = walk(*file, doc, limit, &mut total) {

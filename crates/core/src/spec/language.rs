@@ -39,7 +39,7 @@ pub enum Ty {
 }
 
 impl Ty {
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Ty::Str => "string".into(),
             Ty::Ref(what) => format!("name of a {what}"),
@@ -101,7 +101,7 @@ impl NodeDef {
     pub fn name(&self) -> &'static str {
         self.id.rsplit('/').next().unwrap_or(self.id)
     }
-    pub fn prop(&self, name: &str) -> Option<&PropDef> {
+    pub(crate) fn prop(&self, name: &str) -> Option<&PropDef> {
         self.props.iter().find(|p| p.name == name)
     }
 }
@@ -157,18 +157,18 @@ const fn p_req(name: &'static str, ty: Ty, doc: &'static str) -> PropDef {
     }
 }
 
-pub const TIERS: &[&str] = &["nvlink", "node", "leaf", "spine", "core", "cluster"];
-pub const ISOLATION: &[&str] = &["mig", "time-slice", "mps", "whole-gpu"];
-pub const SHARE: &[&str] = &["time-slice", "mps", "mig"];
-pub const POOL_MODES: &[&str] = &["training", "mig", "time-slice", "mps", "whole-gpu"];
-pub const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
-pub const NIC_KINDS: &[&str] = &["infiniband", "ethernet", "roce"];
-pub const PREEMPTION: &[&str] = &["lower-priority", "never"];
+pub(crate) const TIERS: &[&str] = &["nvlink", "node", "leaf", "spine", "core", "cluster"];
+pub(crate) const ISOLATION: &[&str] = &["mig", "time-slice", "mps", "whole-gpu"];
+pub(crate) const SHARE: &[&str] = &["time-slice", "mps", "mig"];
+pub(crate) const POOL_MODES: &[&str] = &["training", "mig", "time-slice", "mps", "whole-gpu"];
+pub(crate) const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
+pub(crate) const NIC_KINDS: &[&str] = &["infiniband", "ethernet", "roce"];
+pub(crate) const PREEMPTION: &[&str] = &["lower-priority", "never"];
 /// Scheduling authorities: the scheduler that owns a node (and runs a class).
-pub const SCHEDULERS: &[&str] = &["kubernetes", "kueue", "volcano", "kai", "slurm"];
+pub(crate) const SCHEDULERS: &[&str] = &["kubernetes", "kueue", "volcano", "kai", "slurm"];
 /// How Kubernetes-managed nodes hand out GPUs: NVIDIA's device plugin (extended
 /// resources) or its DRA driver (resource claims).
-pub const ALLOCATIONS: &[&str] = &["device-plugin", "dra"];
+pub(crate) const ALLOCATIONS: &[&str] = &["device-plugin", "dra"];
 
 const LABEL_ARGS: &[ArgDef] = &[
     a("key", Ty::Str, "label key, e.g. `gpuplan.io/rack`"),
@@ -1165,7 +1165,7 @@ pub fn def(id: &str) -> Option<&'static NodeDef> {
 }
 
 /// The child definitions allowed under `parent` (`None` = top level).
-pub fn children_of(parent: Option<&str>) -> Vec<&'static NodeDef> {
+pub(crate) fn children_of(parent: Option<&str>) -> Vec<&'static NodeDef> {
     match parent {
         None => top_level().collect(),
         Some(p) => def(p)

@@ -22,7 +22,7 @@ use crate::units::{Bandwidth, Bytes, Duration};
 
 type S<T> = Spanned<T>;
 
-pub const GP001: &str = "GP001";
+pub(crate) const GP001: &str = "GP001";
 
 #[derive(Clone, Debug, Default)]
 pub struct Spec {
@@ -196,7 +196,7 @@ pub struct ClassDecl {
 
 impl ClassDecl {
     /// GPUs per node: the counts of every `gpus` line, added up (saturating).
-    pub fn gpu_total(&self) -> u32 {
+    pub(crate) fn gpu_total(&self) -> u32 {
         self.gpus
             .iter()
             .filter_map(|g| g.count.as_ref())
@@ -236,7 +236,7 @@ pub enum SwitchTier {
 }
 
 impl SwitchTier {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SwitchTier::Leaf => "leaf",
             SwitchTier::Spine => "spine",
@@ -396,7 +396,7 @@ pub struct PoolDecl {
 }
 
 /// Converts kdl's parse errors into GP001 diagnostics, one per problem.
-pub fn syntax_diagnostics(file: FileId, text: &str, err: &kdl::KdlError) -> Vec<Diagnostic> {
+pub(crate) fn syntax_diagnostics(file: FileId, text: &str, err: &kdl::KdlError) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for d in &err.diagnostics {
         let (offset, len) = clamp_to_chars(text, d.span.offset(), d.span.len());
@@ -428,7 +428,7 @@ pub fn syntax_diagnostics(file: FileId, text: &str, err: &kdl::KdlError) -> Vec<
 }
 
 /// Keeps a span inside the text and on character boundaries.
-pub fn clamp_to_chars(text: &str, offset: usize, len: usize) -> (usize, usize) {
+pub(crate) fn clamp_to_chars(text: &str, offset: usize, len: usize) -> (usize, usize) {
     let mut start = offset.min(text.len());
     while start > 0 && !text.is_char_boundary(start) {
         start -= 1;
@@ -443,7 +443,7 @@ pub fn clamp_to_chars(text: &str, offset: usize, len: usize) -> (usize, usize) {
 /// Parses one file (with the nesting guard and the parser's deep stack), or the
 /// diagnostics that say why it does not parse. For tools that work on the KDL text
 /// itself (`gpuplan fmt`).
-pub fn parse_one(file: FileId, text: &str) -> Result<kdl::KdlDocument, Vec<Diagnostic>> {
+pub(crate) fn parse_one(file: FileId, text: &str) -> Result<kdl::KdlDocument, Vec<Diagnostic>> {
     if let Some(d) = nesting_guard(file, text) {
         return Err(vec![d]);
     }

@@ -257,7 +257,7 @@ fn too_many_stray(file: FileId, at: usize) -> Diagnostic {
 /// after the newline that follows a `}` closing the last open block (spaces, tabs and
 /// `\r` allowed between), when the next line starts with an ASCII letter. Text before
 /// such an offset, if it parses, is a sequence of whole nodes (see `parse`).
-pub fn top_level_ends(text: &str) -> Vec<usize> {
+pub(crate) fn top_level_ends(text: &str) -> Vec<usize> {
     let b = text.as_bytes();
     let mut scan = Scanner::new(text);
     let mut ends = Vec::new();

@@ -227,11 +227,12 @@ mod tests {
 
     #[test]
     fn example_files_read_as_the_whole() {
-        let paths: Vec<_> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"))
-            .expect("examples")
-            .flat_map(|d| std::fs::read_dir(d.expect("entry").path()).expect("example"))
-            .map(|f| f.expect("file").path())
-            .collect();
+        let paths: Vec<_> =
+            std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"))
+                .expect("examples")
+                .flat_map(|d| std::fs::read_dir(d.expect("entry").path()).expect("example"))
+                .map(|f| f.expect("file").path())
+                .collect();
         for path in paths {
             let text = std::fs::read_to_string(&path).expect("readable");
             let whole = KdlDocument::parse_v2(&text);

@@ -20,12 +20,13 @@ use super::language::{self, ArgDef, NodeDef, PropDef, Ty};
 use serde_json::{Map, Value, json};
 
 /// The `$schema` dialect.
-pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+pub(crate) const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 /// The schema's `$id`.
-pub const SCHEMA_ID: &str = "https://example.invalid/gpuplan/schemas/gpuplan-language.schema.json";
+pub(crate) const SCHEMA_ID: &str =
+    "https://example.invalid/gpuplan/schemas/gpuplan-language.schema.json";
 
 /// How a KDL document maps onto JSON; also the schema's top-level `description`.
-pub const MAPPING: &str = "gpuplan language (KDL v2), as JSON. A KDL document is modelled as a JSON array of node objects {\"name\": ..., \"args\": [...], \"props\": {...}, \"children\": [...]}; args are the node's positional arguments in order, props its key=value properties, children the nodes of its { } block (args, props and children may be left out when empty). KDL strings, integers, decimals and #true/#false map to JSON strings, integers, numbers and booleans. There is one $defs entry per node id (the path of node names from the top, with '/' replaced by '.', e.g. node-class.gpus). Unit-typed strings carry a syntax-only pattern; ranges and cross-references are checked by `gpuplan validate`, not by this schema.";
+pub(crate) const MAPPING: &str = "gpuplan language (KDL v2), as JSON. A KDL document is modelled as a JSON array of node objects {\"name\": ..., \"args\": [...], \"props\": {...}, \"children\": [...]}; args are the node's positional arguments in order, props its key=value properties, children the nodes of its { } block (args, props and children may be left out when empty). KDL strings, integers, decimals and #true/#false map to JSON strings, integers, numbers and booleans. There is one $defs entry per node id (the path of node names from the top, with '/' replaced by '.', e.g. node-class.gpus). Unit-typed strings carry a syntax-only pattern; ranges and cross-references are checked by `gpuplan validate`, not by this schema.";
 
 /// A decimal number as `units::split_number` reads it: digits with optional `_`
 /// separators and at most one `.`, with at least one digit.
@@ -38,7 +39,7 @@ pub fn def_key(id: &str) -> String {
 
 /// A syntax-only regular expression for a unit-typed string, derived from the parser
 /// that reads it (`units::parse_*`, `reader::parse_version`). `None` for types without one.
-pub fn pattern(ty: Ty) -> Option<String> {
+pub(crate) fn pattern(ty: Ty) -> Option<String> {
     Some(match ty {
         // units::parse_bytes: number, optional unit (binary or decimal), whitespace trimmed.
         Ty::Bytes => format!(r"^\s*{NUM}\s*(?:B|KiB|MiB|GiB|TiB|KB|kB|MB|GB|TB)?\s*$"),
@@ -76,7 +77,7 @@ pub fn pattern(ty: Ty) -> Option<String> {
 }
 
 /// The schema of one value of type `ty`, with `doc` in its description.
-pub fn value_schema(ty: Ty, name: &str, doc: &str) -> Value {
+pub(crate) fn value_schema(ty: Ty, name: &str, doc: &str) -> Value {
     let mut m = Map::new();
     m.insert("title".into(), json!(name));
     let describe = ty.describe();

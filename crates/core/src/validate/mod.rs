@@ -20,12 +20,12 @@ pub struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     /// The first declaration of the workload named `name` (the one the model keeps).
-    pub fn workload_decl(&self, name: &str) -> Option<&'a crate::spec::WorkloadDecl> {
+    pub(crate) fn workload_decl(&self, name: &str) -> Option<&'a crate::spec::WorkloadDecl> {
         self.spec.workloads.iter().find(|d| d.name.value == name)
     }
 
     /// The resolved workload named `name`: the model holds one per name, sorted by name.
-    pub fn workload(&self, name: &str) -> Option<&'a Workload> {
+    pub(crate) fn workload(&self, name: &str) -> Option<&'a Workload> {
         let ws = &self.model.workloads;
         debug_assert!(ws.is_sorted_by(|a, b| a.name < b.name));
         ws.binary_search_by(|w| w.name.as_str().cmp(name))

@@ -22,7 +22,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// Something to remove on a signal.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Entry {
+pub(crate) enum Entry {
     /// A file (the lock, its temporary file): removed last.
     File(PathBuf),
     /// A folder and everything in it (a staging folder): removed first.
@@ -42,7 +42,7 @@ impl std::fmt::Debug for Hook {
 
 /// The paths this process removes on a signal, and the hooks it runs.
 #[derive(Debug, Default)]
-pub struct Registry {
+pub(crate) struct Registry {
     entries: Vec<Entry>,
     hooks: Vec<Hook>,
     next_hook: u64,
@@ -50,23 +50,23 @@ pub struct Registry {
 
 impl Registry {
     /// Adds a file to remove on a signal.
-    pub fn file(&mut self, p: &Path) {
+    pub(crate) fn file(&mut self, p: &Path) {
         self.entries.push(Entry::File(p.to_path_buf()));
     }
 
     /// Adds a folder to remove (with its contents) on a signal.
-    pub fn dir(&mut self, p: &Path) {
+    pub(crate) fn dir(&mut self, p: &Path) {
         self.entries.push(Entry::Dir(p.to_path_buf()));
     }
 
     /// Adds a folder to remove on a signal if it is empty then (after everything else,
     /// in the order added: add the innermost first).
-    pub fn empty_dir(&mut self, p: &Path) {
+    pub(crate) fn empty_dir(&mut self, p: &Path) {
         self.entries.push(Entry::EmptyDir(p.to_path_buf()));
     }
 
     /// Forgets `p` (it was removed, or it became something to keep).
-    pub fn forget(&mut self, p: &Path) {
+    pub(crate) fn forget(&mut self, p: &Path) {
         self.entries.retain(|e| match e {
             Entry::File(x) | Entry::Dir(x) | Entry::EmptyDir(x) => x != p,
         });
@@ -74,19 +74,19 @@ impl Registry {
 
     /// Adds something to run on a signal, after the paths are removed (a shared
     /// backend's lock release); returns its ID for [`Registry::forget_hook`].
-    pub fn hook(&mut self, f: Box<dyn FnOnce() + Send>) -> u64 {
+    pub(crate) fn hook(&mut self, f: Box<dyn FnOnce() + Send>) -> u64 {
         self.next_hook += 1;
         self.hooks.push(Hook(self.next_hook, f));
         self.next_hook
     }
 
     /// Forgets the hook `id` (the lock it releases was released).
-    pub fn forget_hook(&mut self, id: u64) {
+    pub(crate) fn forget_hook(&mut self, id: u64) {
         self.hooks.retain(|h| h.0 != id);
     }
 
     /// Whether `p` is registered (a staging folder of this process).
-    pub fn has(&self, p: &Path) -> bool {
+    pub(crate) fn has(&self, p: &Path) -> bool {
         self.entries.iter().any(|e| match e {
             Entry::File(x) | Entry::Dir(x) | Entry::EmptyDir(x) => x == p,
         })
@@ -142,12 +142,12 @@ fn registry() -> MutexGuard<'static, Registry> {
 }
 
 /// Runs `f` with the registry locked: a signal's cleanup waits until `f` returns.
-pub fn guarded<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
+pub(crate) fn guarded<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
     f(&mut registry())
 }
 
 /// The exit code for a signal: 128 + its number.
-pub fn exit_code(signal: i32) -> i32 {
+pub(crate) fn exit_code(signal: i32) -> i32 {
     128 + signal
 }
 

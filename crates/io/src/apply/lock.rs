@@ -45,28 +45,28 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// GP929: an interrupted apply was recovered from (a stale lock taken over, staging
 /// folders removed or restored).
-pub const GP929: &str = "GP929";
+pub(crate) const GP929: &str = "GP929";
 
 /// A state lock: [`FileLock`] here; a shared backend later.
-pub trait Backend {
+pub(crate) trait Backend {
     /// Takes the lock for `operation` (`"apply"`), or says who holds it (GP921).
     fn acquire(&self, operation: &str) -> Result<Acquired, Diagnostic>;
 }
 
 /// A lock taken: the guard, and warnings to show (a stale lock taken over, GP929).
-pub struct Acquired {
+pub(crate) struct Acquired {
     pub guard: Guard,
     pub warnings: Vec<Diagnostic>,
 }
 
 /// Holds a lock; releases it when dropped.
-pub struct Guard {
+pub(crate) struct Guard {
     release: Option<Box<dyn FnOnce() + Send>>,
 }
 
 impl Guard {
     /// A guard that runs `release` once, when dropped.
-    pub fn new(release: impl FnOnce() + Send + 'static) -> Self {
+    pub(crate) fn new(release: impl FnOnce() + Send + 'static) -> Self {
         Guard {
             release: Some(Box::new(release)),
         }
@@ -99,7 +99,7 @@ pub struct Record {
 
 /// A new lock ID: 16 hex digits of a digest of the host, the process, the time and a
 /// counter (unique enough to tell locks apart; not a secret).
-pub fn new_id() -> String {
+pub(crate) fn new_id() -> String {
     static N: AtomicU64 = AtomicU64::new(0);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -136,7 +136,7 @@ impl Record {
     }
 
     /// The lock file's text.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut s = String::from("gpuplan-lock 1\n");
         if let Some(h) = &self.host {
             s.push_str(&format!("host {h}\n"));
@@ -163,7 +163,7 @@ impl Record {
     }
 
     /// Reads a lock file's text; what cannot be read is left out (never an error).
-    pub fn parse(text: &str) -> Record {
+    pub(crate) fn parse(text: &str) -> Record {
         let mut r = Record::default();
         for line in text.lines() {
             let (key, value) = line
@@ -235,7 +235,7 @@ fn age(secs: u64) -> String {
 }
 
 /// This machine's host name (`/proc/sys/kernel/hostname`, else `/etc/hostname`).
-pub fn this_host() -> Option<String> {
+pub(crate) fn this_host() -> Option<String> {
     ["/proc/sys/kernel/hostname", "/etc/hostname"]
         .iter()
         .filter_map(|p| std::fs::read_to_string(p).ok())
@@ -245,7 +245,7 @@ pub fn this_host() -> Option<String> {
 
 /// Whether a process runs, as `/proc` tells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Probe {
+pub(crate) enum Probe {
     /// No such process (or a zombie: it has exited).
     Gone,
     /// It runs; its start time when `/proc/PID/stat` could be read.
@@ -255,7 +255,7 @@ pub enum Probe {
 }
 
 /// Probes process `pid` through `/proc/PID/stat`.
-pub fn process_start(pid: u32) -> Probe {
+pub(crate) fn process_start(pid: u32) -> Probe {
     if pid == 0 || std::fs::metadata("/proc/self/stat").is_err() {
         return Probe::Unknown;
     }
@@ -283,7 +283,7 @@ pub(crate) fn is_gone(pid: u32) -> bool {
 
 /// What a lock file's holder is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Holder {
+pub(crate) enum Holder {
     /// On this host and gone: the lock may be taken over. Says why.
     Dead(String),
     /// Running on this host.
@@ -293,7 +293,7 @@ pub enum Holder {
 }
 
 /// Judges a lock's holder, seen from `host` (this one).
-pub fn judge(r: &Record, host: Option<&str>) -> Holder {
+pub(crate) fn judge(r: &Record, host: Option<&str>) -> Holder {
     let Some(pid) = r.pid else {
         return Holder::Unknown("the lock file names no process".into());
     };
@@ -327,14 +327,14 @@ pub fn judge(r: &Record, host: Option<&str>) -> Holder {
 }
 
 /// The local lock: `<state>.lock`, beside the state.
-pub struct FileLock {
+pub(crate) struct FileLock {
     state: PathBuf,
     /// The holder's record when set ([`FileLock::holder`]); else [`Record::current`].
     holder: Option<Record>,
 }
 
 impl FileLock {
-    pub fn new(state: &Path) -> Self {
+    pub(crate) fn new(state: &Path) -> Self {
         FileLock {
             state: state.to_path_buf(),
             holder: None,
@@ -342,7 +342,7 @@ impl FileLock {
     }
 
     /// The record the lock file is written with (its ID, the plan's digest).
-    pub fn holder(mut self, r: Record) -> Self {
+    pub(crate) fn holder(mut self, r: Record) -> Self {
         self.holder = Some(r);
         self
     }

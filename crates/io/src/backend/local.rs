@@ -11,12 +11,12 @@ use crate::state::{Loaded, State};
 use std::path::{Path, PathBuf};
 
 /// The state file at a path.
-pub struct Local {
+pub(crate) struct Local {
     path: PathBuf,
 }
 
 impl Local {
-    pub fn new(path: &Path) -> Self {
+    pub(crate) fn new(path: &Path) -> Self {
         Local {
             path: path.to_path_buf(),
         }

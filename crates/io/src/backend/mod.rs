@@ -34,7 +34,7 @@ use crate::state::{Loaded, State};
 use std::time::{Duration, Instant};
 
 /// GP960: the state backend cannot be reached, or an operation on it failed.
-pub const GP960: &str = "GP960";
+pub(crate) const GP960: &str = "GP960";
 /// GP961: the backend settings are invalid (an unknown kind, a missing connection).
 pub const GP961: &str = "GP961";
 /// GP962: `state push` refused: the state belongs to another lineage.
@@ -42,11 +42,11 @@ pub const GP962: &str = "GP962";
 /// GP963: `state push` refused: the state is not newer than the backend's.
 pub const GP963: &str = "GP963";
 /// GP964: `force-unlock ID`: no lock with that ID.
-pub const GP964: &str = "GP964";
+pub(crate) const GP964: &str = "GP964";
 /// GP965: `state show SERIAL`: no such version.
 pub const GP965: &str = "GP965";
 /// GP966: the lock was lost, or the serial taken, while applying: nothing recorded.
-pub const GP966: &str = "GP966";
+pub(crate) const GP966: &str = "GP966";
 
 /// One state version a backend keeps.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -65,7 +65,7 @@ pub struct Version {
 
 impl Version {
     /// The version a state describes.
-    pub fn of(l: &Loaded) -> Version {
+    pub(crate) fn of(l: &Loaded) -> Version {
         Version {
             serial: l.state.serial,
             lineage: l.state.lineage.clone(),
@@ -190,7 +190,7 @@ pub use crate::names::workspace as check_workspace;
 
 /// GP921 for a lock `who` holds on `place`: names the holder, its state and the
 /// `force-unlock` that removes it.
-pub fn locked(place: &str, who: &Record, why: &str) -> Diagnostic {
+pub(crate) fn locked(place: &str, who: &Record, why: &str) -> Diagnostic {
     let unlock = match &who.id {
         Some(id) => format!(
             "once you know no gpuplan holds it (a crashed apply leaves its lock), `gpuplan \
@@ -208,7 +208,7 @@ pub fn locked(place: &str, who: &Record, why: &str) -> Diagnostic {
 }
 
 /// GP964: no lock with the ID `id` (`holder` is the lock there is, if any).
-pub fn no_such_lock(place: &str, id: &str, holder: Option<&Record>) -> Diagnostic {
+pub(crate) fn no_such_lock(place: &str, id: &str, holder: Option<&Record>) -> Diagnostic {
     let what = match holder {
         Some(r) => format!("it is locked by {}", r.describe()),
         None => "it is not locked".into(),

@@ -23,13 +23,13 @@ pub struct ModelMatch {
 }
 
 impl ModelMatch {
-    pub fn spec(&self) -> Option<&'static GpuSpec> {
+    pub(crate) fn spec(&self) -> Option<&'static GpuSpec> {
         self.catalog.and_then(catalog::lookup)
     }
 
     /// A model named on the command line (`--model`): a catalog id or alias, or a name
     /// the user declares in another file.
-    pub fn named(name: &str) -> ModelMatch {
+    pub(crate) fn named(name: &str) -> ModelMatch {
         match catalog::lookup(name) {
             Some(spec) => ModelMatch {
                 name: spec.id.to_string(),
@@ -48,7 +48,7 @@ impl ModelMatch {
 }
 
 /// The catalog model of one GPU: by PCI device id, then by product name.
-pub fn match_gpu(g: &GpuFacts) -> Option<(&'static GpuSpec, &'static str)> {
+pub(crate) fn match_gpu(g: &GpuFacts) -> Option<(&'static GpuSpec, &'static str)> {
     if let Some(spec) = g.pci_device_id.and_then(catalog::lookup_pci) {
         return Some((spec, "pci-device-id"));
     }
@@ -60,7 +60,7 @@ pub fn match_gpu(g: &GpuFacts) -> Option<(&'static GpuSpec, &'static str)> {
 
 /// The one model of a node's GPUs. A GPU outside the catalog gets a declared model (with
 /// a `GP702` warning); GPUs of different models are an error, as a node class has one.
-pub fn match_node(gpus: &[GpuFacts]) -> Result<(ModelMatch, Vec<Diagnostic>), Diagnostic> {
+pub(crate) fn match_node(gpus: &[GpuFacts]) -> Result<(ModelMatch, Vec<Diagnostic>), Diagnostic> {
     let mut found: BTreeMap<String, (ModelMatch, Vec<u32>)> = BTreeMap::new();
     let mut warnings = Vec::new();
     for g in gpus {
@@ -136,7 +136,7 @@ fn declared_model(g: &GpuFacts) -> Result<ModelMatch, Diagnostic> {
 }
 
 /// Lowercase letters and digits joined by single `-`.
-pub fn kebab(s: &str) -> String {
+pub(crate) fn kebab(s: &str) -> String {
     let mut out = String::new();
     for c in s.chars() {
         if c.is_ascii_alphanumeric() {
@@ -162,7 +162,7 @@ pub fn node_name(host: &str) -> Option<String> {
 
 /// A PCI bus id in one canonical form (`00000000:18:00.0`): NVML and `nvidia-smi` print
 /// 8-digit domains, `lspci` 4; case varies.
-pub fn normalize_bus_id(s: &str) -> Option<String> {
+pub(crate) fn normalize_bus_id(s: &str) -> Option<String> {
     let s = s.trim();
     let (rest, func) = s.rsplit_once('.')?;
     let mut parts = rest.split(':').collect::<Vec<_>>();
@@ -180,13 +180,13 @@ pub fn normalize_bus_id(s: &str) -> Option<String> {
 }
 
 /// Disjoint sets over `0..n`.
-pub struct UnionFind(Vec<usize>);
+pub(crate) struct UnionFind(Vec<usize>);
 
 impl UnionFind {
-    pub fn new(n: usize) -> Self {
+    pub(crate) fn new(n: usize) -> Self {
         UnionFind((0..n).collect())
     }
-    pub fn find(&mut self, x: usize) -> usize {
+    pub(crate) fn find(&mut self, x: usize) -> usize {
         let mut r = x;
         while self.0[r] != r {
             r = self.0[r];
@@ -199,7 +199,7 @@ impl UnionFind {
         }
         r
     }
-    pub fn union(&mut self, a: usize, b: usize) {
+    pub(crate) fn union(&mut self, a: usize, b: usize) {
         let (ra, rb) = (self.find(a), self.find(b));
         if ra != rb {
             self.0[ra.max(rb)] = ra.min(rb);
@@ -207,7 +207,7 @@ impl UnionFind {
     }
     /// The sets with at least `min` members among `0..limit`, each sorted, in order of
     /// their smallest member.
-    pub fn groups(&mut self, limit: usize, min: usize) -> Vec<Vec<usize>> {
+    pub(crate) fn groups(&mut self, limit: usize, min: usize) -> Vec<Vec<usize>> {
         let mut by_root: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for i in 0..limit {
             let r = self.find(i);
@@ -222,7 +222,7 @@ impl UnionFind {
 /// NVLink domains from NVML's link list: connected components over active links, where a
 /// link joins a GPU to the device at its remote bus id (another GPU, or an NVSwitch that
 /// other GPUs also reach). Components with fewer than two local GPUs are no domain.
-pub fn nvlink_domains_from_links(gpus: &[GpuFacts]) -> Vec<Vec<u32>> {
+pub(crate) fn nvlink_domains_from_links(gpus: &[GpuFacts]) -> Vec<Vec<u32>> {
     let mut ids: BTreeMap<String, usize> = BTreeMap::new();
     let n = gpus.len();
     for (i, g) in gpus.iter().enumerate() {
@@ -259,7 +259,7 @@ pub fn nvlink_domains_from_links(gpus: &[GpuFacts]) -> Vec<Vec<u32>> {
 }
 
 /// NVLink domains from GPU pairs known to share NVLink (a topology matrix's `NV#` cells).
-pub fn nvlink_domains_from_pairs(n: usize, pairs: &[(usize, usize)]) -> Vec<Vec<u32>> {
+pub(crate) fn nvlink_domains_from_pairs(n: usize, pairs: &[(usize, usize)]) -> Vec<Vec<u32>> {
     let mut uf = UnionFind::new(n);
     for &(a, b) in pairs {
         uf.union(a, b);
@@ -289,7 +289,7 @@ pub struct PcieGroup {
 }
 
 /// NUMA groups from each GPU's NUMA node and CPU affinity (NICs added by the caller).
-pub fn numa_groups(gpus: &[GpuFacts]) -> Vec<NumaGroup> {
+pub(crate) fn numa_groups(gpus: &[GpuFacts]) -> Vec<NumaGroup> {
     let mut by_id: BTreeMap<u32, NumaGroup> = BTreeMap::new();
     for g in gpus {
         if let Some(id) = g.numa_node {

@@ -12,12 +12,12 @@ use std::fmt::Write;
 
 /// A KDL string literal (the one quoting of gpuplan's KDL writers: [`crate::fmt::quote`];
 /// control characters are escaped, never dropped).
-pub fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     crate::fmt::quote(s)
 }
 
 /// Text for a `//` comment ([`crate::fmt::comment`]).
-pub fn comment(s: &str) -> String {
+pub(crate) fn comment(s: &str) -> String {
     crate::fmt::comment(s)
 }
 

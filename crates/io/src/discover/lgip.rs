@@ -55,7 +55,7 @@ pub struct LgipReport {
 
 /// Compares observed profiles with a catalog model: the `mig-name` pins to write and the
 /// differences as warnings.
-pub fn compare(
+pub(crate) fn compare(
     spec: &GpuSpec,
     observed: &[ObservedProfile],
 ) -> (Vec<(String, String)>, Vec<Diagnostic>) {
@@ -142,7 +142,7 @@ impl Line<'_> {
 }
 
 /// Reads the table; `None` when no profile row was found.
-pub fn parse(
+pub(crate) fn parse(
     sources: &SourceMap,
     file: FileId,
 ) -> (Vec<(u32, ObservedProfile)>, bool, Vec<Diagnostic>) {

@@ -30,32 +30,32 @@ pub mod xml;
 use serde::{Deserialize, Serialize};
 
 /// NVML could not be loaded or initialised (no driver, no `libnvidia-ml.so.1`).
-pub const GP700: &str = "GP700";
+pub(crate) const GP700: &str = "GP700";
 /// An NVML query failed.
 pub const GP701: &str = "GP701";
 /// A GPU is not in the built-in catalog: a `gpu-model` is declared from what was read.
-pub const GP702: &str = "GP702";
+pub(crate) const GP702: &str = "GP702";
 /// MIG mode is pending a change (current and pending differ).
-pub const GP703: &str = "GP703";
+pub(crate) const GP703: &str = "GP703";
 /// The input is not the expected `nvidia-smi` output at all.
-pub const GP710: &str = "GP710";
+pub(crate) const GP710: &str = "GP710";
 /// The input is truncated: rows, cells or elements that the output always has are missing.
-pub const GP711: &str = "GP711";
+pub(crate) const GP711: &str = "GP711";
 /// A value in the input cannot be read.
-pub const GP712: &str = "GP712";
+pub(crate) const GP712: &str = "GP712";
 /// An incomplete record that carries nothing essential was skipped.
-pub const GP713: &str = "GP713";
+pub(crate) const GP713: &str = "GP713";
 /// The GPU model cannot be told from the input; `--model` is needed.
 pub const GP714: &str = "GP714";
 /// A MIG profile name differs from the catalog (driver rename).
-pub const GP720: &str = "GP720";
+pub(crate) const GP720: &str = "GP720";
 /// A MIG profile's usable memory differs from the catalog.
-pub const GP721: &str = "GP721";
+pub(crate) const GP721: &str = "GP721";
 /// A MIG profile ID the catalog does not know for this model.
-pub const GP722: &str = "GP722";
+pub(crate) const GP722: &str = "GP722";
 
 /// Version of the JSON documents `discover --format json` and `import --format json` print.
-pub const FORMAT_VERSION: &str = "1";
+pub(crate) const FORMAT_VERSION: &str = "1";
 
 /// An error from a [`GpuSource`]: a message and how to fix it.
 #[derive(Clone, Debug, PartialEq, Eq)]

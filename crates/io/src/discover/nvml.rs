@@ -24,7 +24,7 @@ use nvml_wrapper_sys::bindings as sys;
 use std::ffi::OsStr;
 
 /// Library names tried in order.
-pub const LIBRARIES: [&str; 2] = ["libnvidia-ml.so.1", "libnvidia-ml.so"];
+pub(crate) const LIBRARIES: [&str; 2] = ["libnvidia-ml.so.1", "libnvidia-ml.so"];
 
 /// A loaded and initialised NVML.
 pub struct Nvml(nvml_wrapper::Nvml);

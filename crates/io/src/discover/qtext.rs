@@ -31,12 +31,12 @@ use crate::source::{FileId, SourceMap, Span};
 use std::collections::BTreeMap;
 
 /// GP709: GPUs the output counts (`Attached GPUs`) but does not describe are left out.
-pub const GP709: &str = "GP709";
+pub(crate) const GP709: &str = "GP709";
 /// GP715: a GPU listed twice, or one key with two different values.
-pub const GP715: &str = "GP715";
+pub(crate) const GP715: &str = "GP715";
 
 /// The most GPUs one report may have (the largest single hosts have 16 to 20).
-pub const MAX_GPUS: u32 = 1024;
+pub(crate) const MAX_GPUS: u32 = 1024;
 /// The most MIG devices one GPU may list (7 GPU instances of up to 7 compute instances).
 const MAX_MIG_DEVICES: usize = 64;
 /// The most memory a GPU may report, in MiB (1 PiB): more is not a reading.

@@ -46,7 +46,7 @@ impl Kind {
 
 /// The kind of `text`, or `None` when it is none of them. Only the first 64 KiB are
 /// looked at: every kind says what it is in its first lines.
-pub fn sniff(text: &str) -> Option<Kind> {
+pub(crate) fn sniff(text: &str) -> Option<Kind> {
     let mut end = text.len().min(64 * 1024);
     while !text.is_char_boundary(end) {
         end -= 1;

@@ -22,7 +22,7 @@ use crate::source::{FileId, SourceMap, Span};
 
 /// One matrix cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Link {
+pub(crate) enum Link {
     Itself,
     /// NVLink with this many links.
     Nv(u32),
@@ -58,7 +58,7 @@ impl Link {
 
 /// The matrix as read.
 #[derive(Clone, Debug, Default)]
-pub struct Matrix {
+pub(crate) struct Matrix {
     pub gpus: usize,
     /// NIC column names (`NIC0`, `mlx4_0`).
     pub nics: Vec<String>,
@@ -71,7 +71,7 @@ pub struct Matrix {
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct GpuRow {
+pub(crate) struct GpuRow {
     pub cells: Vec<Link>,
     pub cpu_affinity: Option<String>,
     pub numa: Option<u32>,
@@ -181,7 +181,7 @@ fn escape_len(b: &[u8]) -> Option<usize> {
 }
 
 /// Reads the matrix; `None` when an error makes it unusable (diagnostics say why).
-pub fn parse(sources: &SourceMap, file: FileId) -> (Option<Matrix>, Vec<Diagnostic>) {
+pub(crate) fn parse(sources: &SourceMap, file: FileId) -> (Option<Matrix>, Vec<Diagnostic>) {
     let Some(f) = sources.get(file) else {
         return (None, Vec::new());
     };
@@ -504,7 +504,7 @@ fn check_symmetry(r: &mut Reader, m: &Matrix, header: &[(usize, &str)]) {
 }
 
 /// The node described by a matrix.
-pub fn to_inventory(m: &Matrix, naming: &Naming) -> Result<Inventory, Diagnostic> {
+pub(crate) fn to_inventory(m: &Matrix, naming: &Naming) -> Result<Inventory, Diagnostic> {
     let Some(model_name) = &naming.model else {
         return Err(Diagnostic::error(
             GP714,

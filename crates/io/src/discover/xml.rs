@@ -101,7 +101,7 @@ fn parse_error(e: roxmltree::Error, file: FileId, all: &str, start: usize) -> Di
 const MAX_XML_NODES: u32 = 1_000_000;
 
 /// Reads the document into per-GPU facts.
-pub fn parse(sources: &SourceMap, file: FileId) -> (Option<Snapshot>, Vec<Diagnostic>) {
+pub(crate) fn parse(sources: &SourceMap, file: FileId) -> (Option<Snapshot>, Vec<Diagnostic>) {
     let Some(f) = sources.get(file) else {
         return (None, Vec::new());
     };

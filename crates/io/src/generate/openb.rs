@@ -40,7 +40,7 @@ pub struct OpenbPod {
 
 impl OpenbPod {
     /// GPU requested in 1/1000 GPU.
-    pub fn gpu(&self) -> u64 {
+    pub(crate) fn gpu(&self) -> u64 {
         self.num_gpu as u64 * self.gpu_milli as u64
     }
 }
@@ -211,7 +211,7 @@ pub fn parse_pods(text: &str) -> Result<Vec<OpenbPod>, CsvError> {
 /// The paper's sampling: uniform with replacement until requested GPU reaches `load` x
 /// capacity (a list without GPU pods stops after as many pods as it has).
 /// At most [`MAX_SAMPLED_PODS`] pods ([`convert`] refuses a sample cut there).
-pub fn sample(pods: &[OpenbPod], capacity_gpus: u64, load: f64, seed: u64) -> Vec<OpenbPod> {
+pub(crate) fn sample(pods: &[OpenbPod], capacity_gpus: u64, load: f64, seed: u64) -> Vec<OpenbPod> {
     let target = target_milli(capacity_gpus, load);
     let mut rng = Rng::new(seed);
     let mut out = Vec::new();
@@ -332,7 +332,7 @@ fn fmt_cores(milli: u64) -> String {
 /// The most pods one import samples: the published trace needs about 9,000 at load 1.0
 /// and 90,000 at the largest load (10); a list of tiny GPU shares on many GPUs could
 /// otherwise ask for millions (issue 30: never an unbounded allocation).
-pub const MAX_SAMPLED_PODS: usize = 200_000;
+pub(crate) const MAX_SAMPLED_PODS: usize = 200_000;
 
 /// GPU requested by `load` x the cluster's GPUs, in 1/1000 GPU.
 fn target_milli(capacity_gpus: u64, load: f64) -> u64 {

@@ -20,7 +20,7 @@ pub const FORMAT_VERSION: u32 = 1;
 pub const GP750: &str = "GP750";
 /// GP751: a node or GPUs of the source are not in the output and the importer stated
 /// no reason (a bug of the importer; reported, never hidden).
-pub const GP751: &str = "GP751";
+pub(crate) const GP751: &str = "GP751";
 
 /// What a left-out or flagged item is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -45,7 +45,7 @@ pub enum ItemKind {
 }
 
 impl ItemKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ItemKind::Node => "node",
             ItemKind::Gpus => "gpus",
@@ -75,7 +75,7 @@ pub struct Item {
 }
 
 impl Item {
-    pub fn new(
+    pub(crate) fn new(
         kind: ItemKind,
         name: impl Into<String>,
         code: &str,
@@ -91,7 +91,7 @@ impl Item {
     }
 
     /// With the GPUs it takes out of the output.
-    pub fn gpus(mut self, gpus: u64) -> Self {
+    pub(crate) fn gpus(mut self, gpus: u64) -> Self {
         self.gpus = gpus;
         self
     }
@@ -164,26 +164,16 @@ impl Report {
         self.gpus.seen += gpus;
     }
 
-    /// GPUs of the source outside any node count (a GPU listed on its own).
-    pub fn saw_gpus(&mut self, gpus: u64) {
-        self.gpus.seen += gpus;
-    }
-
     /// A node written to the output with `gpus` of its GPUs.
     pub fn imported_node(&mut self, gpus: u64) {
         self.nodes.imported += 1;
         self.gpus.imported += gpus;
     }
 
-    /// GPUs written to the output outside any node count.
-    pub fn imported_gpus(&mut self, gpus: u64) {
-        self.gpus.imported += gpus;
-    }
-
     /// Something of the source not in the output. A node counts as a left-out node
     /// with its GPUs; `Gpus` items count their GPUs; other kinds count nothing in the
     /// tallies but are losses all the same.
-    pub fn leave_out(&mut self, item: Item) {
+    pub(crate) fn leave_out(&mut self, item: Item) {
         match item.kind {
             ItemKind::Node => {
                 self.nodes.left_out += 1;
@@ -196,7 +186,7 @@ impl Report {
     }
 
     /// Something in the output that the user must complete or check.
-    pub fn flag(&mut self, item: Item) {
+    pub(crate) fn flag(&mut self, item: Item) {
         self.flagged.push(item);
     }
 
@@ -218,7 +208,7 @@ impl Report {
     /// own, recorded where it dropped the node), or, when it gives none, GP751: a loss
     /// nobody explained, never hidden. A name seen twice counts twice: the second is
     /// left out unless `why` says otherwise.
-    pub fn reconcile(
+    pub(crate) fn reconcile(
         &mut self,
         seen: &[(String, u64)],
         imported: &std::collections::BTreeMap<String, u64>,

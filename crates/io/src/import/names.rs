@@ -20,7 +20,7 @@ pub fn sanitize(s: &str, max: usize) -> String {
 }
 
 /// `base`, or `base-2`, `base-3`... : the first not yet in `used` (which then holds it).
-pub fn unique(base: &str, used: &mut BTreeSet<String>) -> String {
+pub(crate) fn unique(base: &str, used: &mut BTreeSet<String>) -> String {
     let mut name = base.to_string();
     let mut k = 2;
     while !used.insert(name.clone()) {
@@ -34,7 +34,7 @@ pub fn unique(base: &str, used: &mut BTreeSet<String>) -> String {
 /// else the names as alternatives after their common prefix (`gke-pool-[0k2d,7qxz]`).
 /// An alternative must not be empty nor read as a range (`1-01`): the prefix shrinks
 /// until none is.
-pub fn one_pattern(names: &[String]) -> String {
+pub(crate) fn one_pattern(names: &[String]) -> String {
     let compressed = crate::units::compress_names(names);
     if let [one] = compressed.as_slice() {
         return one.clone();

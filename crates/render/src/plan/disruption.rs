@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Nodes of one pool disrupted at once when the pool does not say (`max-disrupted`).
-pub const DEFAULT_MAX_DISRUPTED: u32 = 1;
+pub(crate) const DEFAULT_MAX_DISRUPTED: u32 = 1;
 
 /// A workload hit by a change, with its priority.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -107,12 +107,12 @@ pub struct Disruption {
 }
 
 impl Disruption {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.nodes.is_empty() && self.admission_lost.is_empty()
     }
 
     /// Destroyed MIG instances whose users are unknown (of declared current layouts).
-    pub fn instances_of_unknown_users(&self) -> u32 {
+    pub(crate) fn instances_of_unknown_users(&self) -> u32 {
         self.mig
             .iter()
             .filter(|m| m.users_unknown)

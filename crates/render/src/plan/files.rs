@@ -19,7 +19,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Action::Create => "create",
             Action::Update => "update",
@@ -29,7 +29,7 @@ impl Action {
     }
 
     /// The one-character marker of the human plan (`+`, `~`, `-`, ` `).
-    pub fn marker(self) -> char {
+    pub(crate) fn marker(self) -> char {
         match self {
             Action::Create => '+',
             Action::Update => '~',
@@ -62,7 +62,7 @@ pub struct FileChange {
 
 /// The resources of a file: address -> document text. Non-YAML files and YAML documents
 /// without a kind and a name give an empty map (the file is the resource).
-pub fn resources(path: &str, text: &str) -> BTreeMap<String, String> {
+pub(crate) fn resources(path: &str, text: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     if !(path.ends_with(".yaml") || path.ends_with(".yml")) {
         return out;
@@ -152,7 +152,7 @@ fn all_resources(path: &str, text: &str, action: Action) -> Vec<ResourceChange> 
 }
 
 /// Unified diff of two texts, three lines of context, plain.
-pub fn unified(path: &str, before: &str, after: &str) -> String {
+pub(crate) fn unified(path: &str, before: &str, after: &str) -> String {
     similar::TextDiff::from_lines(before, after)
         .unified_diff()
         .context_radius(3)
@@ -175,7 +175,7 @@ fn line_counts(before: &str, after: &str) -> (usize, usize) {
 }
 
 /// One change per path in either set, sorted by path.
-pub fn compare(prior: Option<&Artifacts>, desired: &Artifacts) -> Vec<FileChange> {
+pub(crate) fn compare(prior: Option<&Artifacts>, desired: &Artifacts) -> Vec<FileChange> {
     let empty = Artifacts::new();
     let prior_map = prior.unwrap_or(&empty);
     let paths: std::collections::BTreeSet<&String> =
@@ -228,7 +228,7 @@ fn change(path: &str, b: Option<&Artifact>, a: Option<&Artifact>, first: bool) -
 
 /// Counts resources: a file with YAML resources counts each changed one, any other
 /// file counts as one.
-pub fn summarize(changes: &[FileChange]) -> super::ChangeSummary {
+pub(crate) fn summarize(changes: &[FileChange]) -> super::ChangeSummary {
     let mut s = super::ChangeSummary::default();
     let mut bump = |a: Action| match a {
         Action::Create => s.add += 1,

@@ -30,7 +30,7 @@ use crate::state::{self, Artifacts};
 use serde::{Deserialize, Serialize};
 
 /// Version of the saved plan format.
-pub const FORMAT_VERSION: &str = "1";
+pub(crate) const FORMAT_VERSION: &str = "1";
 
 /// GP923: the saved plan cannot be read (missing, not JSON, another format version,
 /// an artifact whose digest does not match its text).
@@ -62,7 +62,7 @@ pub struct ChangeSummary {
 }
 
 impl ChangeSummary {
-    pub fn has_changes(&self) -> bool {
+    pub(crate) fn has_changes(&self) -> bool {
         self.add + self.change + self.destroy > 0
     }
 }

@@ -37,7 +37,7 @@ impl Paint {
 }
 
 /// The closing line, as Terraform prints it.
-pub fn summary_line(p: &Plan) -> String {
+pub(crate) fn summary_line(p: &Plan) -> String {
     if !p.has_changes() {
         return "No changes. The applied state matches the configuration.".to_string();
     }
@@ -49,11 +49,11 @@ pub fn summary_line(p: &Plan) -> String {
 }
 
 /// Objects of one kind in a file are grouped from this many on (unless verbose).
-pub const GROUP_MIN: usize = 4;
+pub(crate) const GROUP_MIN: usize = 4;
 
 /// Files of one kind (action, folder, extension, reason) are grouped from this many on:
 /// per-node scripts and per-class examples, not the handful of files of a target.
-pub const FILE_GROUP_MIN: usize = 10;
+pub(crate) const FILE_GROUP_MIN: usize = 10;
 
 /// Characters of names shown on a grouped objects line before `,... (N more)`.
 const NAMES_WIDTH: usize = 100;
@@ -382,7 +382,7 @@ fn disruption(s: &mut String, d: &Disruption, prior_state: bool, paint: &Paint) 
 }
 
 /// `2 nodes disrupted, 9 MIG instances destroyed (7 with unknown users), 1 gang moved`.
-pub fn disruption_summary(d: &Disruption) -> String {
+pub(crate) fn disruption_summary(d: &Disruption) -> String {
     let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
     let mut parts = vec![format!("{} disrupted", n(d.nodes.len(), "node", "nodes"))];
     if d.mig_instances_destroyed > 0 {

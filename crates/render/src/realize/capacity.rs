@@ -13,7 +13,7 @@ use super::{Invariant, Sink, Target};
 use crate::model::Isolation;
 use std::collections::{BTreeMap, BTreeSet};
 
-pub fn check_kube(t: Target, world: &World, uses: &[Use], sink: &mut Sink) {
+pub(crate) fn check_kube(t: Target, world: &World, uses: &[Use], sink: &mut Sink) {
     let mut asked: BTreeMap<&str, BTreeMap<&str, (i128, BTreeSet<&str>)>> = BTreeMap::new();
     for u in uses {
         for p in &u.pods {

@@ -19,14 +19,14 @@ use crate::model::{Cluster, Workload};
 use std::collections::BTreeMap;
 
 /// Node labels of the fabric tiers: a selection that fails on one is a topology pin.
-pub const TIER_KEYS: [&str; 4] = [
+pub(crate) const TIER_KEYS: [&str; 4] = [
     "gpuplan.io/leaf",
     "gpuplan.io/spine",
     "gpuplan.io/core",
     "gpuplan.io/nvlink-domain",
 ];
 
-pub struct Scope<'a> {
+pub(crate) struct Scope<'a> {
     pub t: Target,
     pub c: &'a Cluster,
     pub world: &'a World,
@@ -38,7 +38,7 @@ pub struct Scope<'a> {
 
 /// The extended resources a pod must ask under target `t`: KAI's shared pods ask none
 /// (their share is an annotation, see [`super::kai`]).
-pub fn expected_for(t: Target, g: &Gpu) -> BTreeMap<String, i128> {
+pub(crate) fn expected_for(t: Target, g: &Gpu) -> BTreeMap<String, i128> {
     match (t, g) {
         (Target::Kai, Gpu::Slot { .. }) => BTreeMap::new(),
         _ => expected(g),
@@ -46,7 +46,7 @@ pub fn expected_for(t: Target, g: &Gpu) -> BTreeMap<String, i128> {
 }
 
 /// The extended resources a pod must ask for what the plan gives it.
-pub fn expected(g: &Gpu) -> BTreeMap<String, i128> {
+pub(crate) fn expected(g: &Gpu) -> BTreeMap<String, i128> {
     match g {
         Gpu::None => BTreeMap::new(),
         Gpu::Whole(n) => [("nvidia.com/gpu".to_string(), *n as i128 * 1000)].into(),
@@ -56,7 +56,7 @@ pub fn expected(g: &Gpu) -> BTreeMap<String, i128> {
 }
 
 /// `nvidia.com/gpu: 2, cpu: 500m` (or `nothing`).
-pub fn show(m: &BTreeMap<String, i128>) -> String {
+pub(crate) fn show(m: &BTreeMap<String, i128>) -> String {
     if m.is_empty() {
         return "no GPU resource".into();
     }
@@ -72,7 +72,7 @@ fn carried(score: u8, text: String) -> Reason {
 }
 
 /// Whether `o` can carry `u` (a unit of class `w`).
-pub fn carry(s: &Scope, o: &Object, u: &Unit, w: &Workload) -> Result<(), Reason> {
+pub(crate) fn carry(s: &Scope, o: &Object, u: &Unit, w: &Workload) -> Result<(), Reason> {
     shape(s, o, u)?;
     pods(s, o, u, w)?;
     topology(s, o, u)?;
@@ -227,7 +227,7 @@ fn fits(s: &Scope, o: &Object, tpl: &Pod, p: &units::Pod, w: &Workload) -> Resul
 /// The devices a planned pod takes on a DRA node: `dra:<model>` (whole GPUs; a shared
 /// GPU is its claim's one device), `dra:<model>:<profile>` (a MIG device), of the model
 /// of the GPUs the plan gives it.
-pub fn expected_dra(c: &Cluster, p: &units::Pod) -> BTreeMap<String, i128> {
+pub(crate) fn expected_dra(c: &Cluster, p: &units::Pod) -> BTreeMap<String, i128> {
     let model = c
         .node_index
         .get(&p.node)
@@ -352,7 +352,7 @@ fn above_one(tpl: &Pod, node: &super::nodes::Node) -> Result<(), String> {
 }
 
 /// Exactly the planned extended resources; the class's CPU and memory when declared.
-pub fn resources(tpl: &Pod, g: &Gpu, w: &Workload) -> Result<(), String> {
+pub(crate) fn resources(tpl: &Pod, g: &Gpu, w: &Workload) -> Result<(), String> {
     let want = expected(g);
     let have: BTreeMap<String, i128> = tpl
         .requests

@@ -15,7 +15,7 @@ use super::{Invariant, Sink, Target};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// (ClusterQueue, flavor) -> resource -> (usage, classes).
-pub type Usage = BTreeMap<(String, String), BTreeMap<String, (i128, BTreeSet<String>)>>;
+pub(crate) type Usage = BTreeMap<(String, String), BTreeMap<String, (i128, BTreeSet<String>)>>;
 
 /// `resource` of `flavor` in some resource groups: (nominal, borrowing limit).
 fn quota_in(groups: &[Group], flavor: &str, r: &str) -> Option<(i128, Option<i128>)> {
@@ -41,7 +41,7 @@ fn ancestors<'k>(kueue: &'k Kueue, cohort: &'k str) -> (Vec<&'k str>, bool) {
 }
 
 /// Cohort references and cycles.
-pub fn references(kueue: &Kueue, sink: &mut Sink) {
+pub(crate) fn references(kueue: &Kueue, sink: &mut Sink) {
     let mut fail =
         |at: (&str, &str), m: String| sink.push(Target::Kueue, Invariant::Reference, at, m);
     for q in kueue.queues.values() {
@@ -80,7 +80,7 @@ pub fn references(kueue: &Kueue, sink: &mut Sink) {
 
 /// Every cohort's subtree within its quota and borrowing limit, per flavor and
 /// resource the ClusterQueues use.
-pub fn check(kueue: &Kueue, usage: &Usage, sink: &mut Sink) {
+pub(crate) fn check(kueue: &Kueue, usage: &Usage, sink: &mut Sink) {
     // (cohort, flavor, resource) -> (subtree usage, classes).
     let mut used: BTreeMap<(&str, &str, &str), (i128, BTreeSet<String>)> = BTreeMap::new();
     for ((cq, flavor), sums) in usage {

@@ -37,7 +37,7 @@ const DRIVER: &str = "gpu.nvidia.com";
 /// A DeviceClass: the terms its CEL selector requires (`None`: a term this checker
 /// cannot read, with the reason).
 #[derive(Clone, Debug, Default)]
-pub struct Class {
+pub(crate) struct Class {
     pub driver: Option<String>,
     pub attrs: BTreeMap<String, String>,
     pub unreadable: Option<String>,
@@ -45,13 +45,13 @@ pub struct Class {
 
 /// One device request: its alternatives (`exactly` has one) as (class, count).
 #[derive(Clone, Debug)]
-pub struct Request {
+pub(crate) struct Request {
     pub alternatives: Vec<(String, u32)>,
 }
 
 /// The driver's sharing of a claim's GPU.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ClaimSharing {
+pub(crate) enum ClaimSharing {
     TimeSlicing,
     Mps {
         threads: Option<u32>,
@@ -62,7 +62,7 @@ pub enum ClaimSharing {
 
 /// A ResourceClaim spec (of a claim or of a template).
 #[derive(Clone, Debug)]
-pub struct Claim {
+pub(crate) struct Claim {
     pub id: String,
     pub requests: Vec<Request>,
     pub sharing: Option<ClaimSharing>,
@@ -70,13 +70,13 @@ pub struct Claim {
 
 /// A ComputeDomain, by the channel template the driver creates for it.
 #[derive(Clone, Debug)]
-pub struct Domain {
+pub(crate) struct Domain {
     pub id: String,
     pub num_nodes: u64,
 }
 
 #[derive(Default)]
-pub struct Dra {
+pub(crate) struct Dra {
     pub classes: BTreeMap<String, Class>,
     /// (namespace, name) -> template spec.
     pub templates: BTreeMap<(String, String), Claim>,
@@ -87,7 +87,7 @@ pub struct Dra {
 
 /// What one pod claims on one node.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Claimed {
+pub(crate) struct Claimed {
     /// Device key -> thousandths (per pod; a shared claim's device counts whole here).
     pub devices: BTreeMap<String, i128>,
     /// DeviceClass -> devices.
@@ -101,7 +101,7 @@ pub struct Claimed {
 impl Dra {
     /// Every DeviceClass, claim, claim template and ComputeDomain of the Kubernetes
     /// folders; a malformed one is a `parse` violation.
-    pub fn read(docs: &BTreeMap<Target, Vec<Doc>>, sink: &mut Sink) -> Dra {
+    pub(crate) fn read(docs: &BTreeMap<Target, Vec<Doc>>, sink: &mut Sink) -> Dra {
         let mut out = Dra::default();
         for (t, docs) in docs {
             for d in docs {
@@ -142,7 +142,7 @@ impl Dra {
 
     /// What pod template `tpl` of namespace `ns` claims on `node` (its GPUs' models
     /// `models`, MIG devices per GPU `mig`).
-    pub fn claimed(
+    pub(crate) fn claimed(
         &self,
         c: &Cluster,
         ns: &str,
@@ -219,7 +219,7 @@ impl Dra {
 }
 
 /// The multi-node NVLink domain all of `nodes` (two or more) sit in.
-pub fn nvlink_domain(c: &Cluster, nodes: &[&str]) -> Option<String> {
+pub(crate) fn nvlink_domain(c: &Cluster, nodes: &[&str]) -> Option<String> {
     if nodes.len() < 2 {
         return None;
     }
@@ -239,13 +239,13 @@ pub fn nvlink_domain(c: &Cluster, nodes: &[&str]) -> Option<String> {
 
 /// A device kind a DRA node offers.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Device {
+pub(crate) enum Device {
     Full { model: String },
     Mig { model: String, profile: String },
 }
 
 impl Device {
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         match self {
             Device::Full { model } => format!("dra:{model}"),
             Device::Mig { model, profile } => format!("dra:{model}:{profile}"),
@@ -255,7 +255,7 @@ impl Device {
 
 /// What a DRA node offers: device kind -> how many.
 #[derive(Clone, Debug, Default)]
-pub struct NodeDevices {
+pub(crate) struct NodeDevices {
     pub name: String,
     pub devices: BTreeMap<Device, u32>,
 }
@@ -263,7 +263,7 @@ pub struct NodeDevices {
 impl NodeDevices {
     /// The devices of node `name` whose usable GPUs are `models` (index -> model) with
     /// the MIG layout `mig` (index -> profile counts; `None`: not in MIG mode).
-    pub fn of(
+    pub(crate) fn of(
         name: &str,
         models: &BTreeMap<u32, String>,
         mig: &BTreeMap<u32, super::mig::Layout>,
@@ -295,7 +295,7 @@ impl NodeDevices {
     }
 
     /// Device key -> thousandths.
-    pub fn advertised(&self) -> BTreeMap<String, i128> {
+    pub(crate) fn advertised(&self) -> BTreeMap<String, i128> {
         self.devices
             .iter()
             .map(|(d, n)| (d.key(), *n as i128 * 1000))

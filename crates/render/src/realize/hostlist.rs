@@ -5,11 +5,11 @@
 //! compress names with other code, so a mistake on either side shows.
 
 /// The most names the hostlists of one file may expand to (a bound on hostile input).
-pub const MAX_NAMES: usize = 1_000_000;
+pub(crate) const MAX_NAMES: usize = 1_000_000;
 
 /// Every name of a hostlist, in order, counted against `left` (the names the file may
 /// still expand to), which it decreases.
-pub fn expand_within(list: &str, left: &mut usize) -> Result<Vec<String>, String> {
+pub(crate) fn expand_within(list: &str, left: &mut usize) -> Result<Vec<String>, String> {
     let out = expand_max(list, *left)?;
     *left -= out.len();
     Ok(out)
@@ -17,7 +17,7 @@ pub fn expand_within(list: &str, left: &mut usize) -> Result<Vec<String>, String
 
 /// Every name of a hostlist, in order (at most [`MAX_NAMES`]).
 #[cfg(test)]
-pub fn expand(list: &str) -> Result<Vec<String>, String> {
+pub(crate) fn expand(list: &str) -> Result<Vec<String>, String> {
     expand_max(list, MAX_NAMES)
 }
 

@@ -11,7 +11,7 @@ use super::{Checked, Invariant, Sink, Target};
 use crate::model::{Cluster, Workload};
 use std::collections::BTreeMap;
 
-pub fn check_target(
+pub(crate) fn check_target(
     s: &Scope,
     c: &Cluster,
     units: &BTreeMap<String, Vec<Unit>>,

@@ -25,13 +25,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 const T: Target = Target::Kai;
 /// The scheduler name KAI's pods carry.
-pub const SCHEDULER: &str = "kai-scheduler";
-pub const QUEUE_LABEL: &str = "kai.scheduler/queue";
+pub(crate) const SCHEDULER: &str = "kai-scheduler";
+pub(crate) const QUEUE_LABEL: &str = "kai.scheduler/queue";
 const GPU_FRACTION: &str = "gpu-fraction";
 const GPU_MEMORY: &str = "gpu-memory";
 const MIB: u64 = 1 << 20;
 
-pub struct Queue {
+pub(crate) struct Queue {
     pub id: String,
     pub file: String,
     pub parent: Option<String>,
@@ -41,7 +41,7 @@ pub struct Queue {
 }
 
 #[derive(Default)]
-pub struct Kai {
+pub(crate) struct Kai {
     pub queues: BTreeMap<String, Queue>,
     pub topologies: BTreeMap<String, Vec<String>>,
 }
@@ -62,7 +62,7 @@ fn gpu_amount(d: &Doc, key: &str) -> Result<Option<i128>, String> {
     Ok((n >= 0.0).then(|| (n * 1000.0).round() as i128))
 }
 
-pub fn read(world: &World, sink: &mut Sink) -> Kai {
+pub(crate) fn read(world: &World, sink: &mut Sink) -> Kai {
     let mut k = Kai::default();
     for d in world.all(T, "scheduling.run.ai", "Queue") {
         let quota = gpu_amount(d, "quota").unwrap_or_else(|e| fail(sink, d, e));
@@ -89,7 +89,7 @@ pub fn read(world: &World, sink: &mut Sink) -> Kai {
 
 impl Kai {
     /// A queue and its ancestors (cycles stop).
-    pub fn chain<'a>(&'a self, queue: &'a str) -> Vec<&'a str> {
+    pub(crate) fn chain<'a>(&'a self, queue: &'a str) -> Vec<&'a str> {
         let mut out: Vec<&str> = Vec::new();
         let mut next = self.queues.get_key_value(queue);
         while let Some((name, q)) = next {
@@ -115,7 +115,7 @@ impl Kai {
 
 /// The share of one GPU a pod asks (thousandths), from `gpu-fraction`, or
 /// `gpu-memory` over the memory of its node's GPUs; `None` without either.
-pub fn share(tpl: &Pod, c: &Cluster, node: &str) -> Result<Option<u32>, String> {
+pub(crate) fn share(tpl: &Pod, c: &Cluster, node: &str) -> Result<Option<u32>, String> {
     if let Some(f) = tpl.annotations.get(GPU_FRACTION) {
         let v: f64 = f
             .parse()
@@ -150,7 +150,13 @@ pub fn share(tpl: &Pod, c: &Cluster, node: &str) -> Result<Option<u32>, String> 
 /// least what the plan gives it (its fraction, or, for a class that declares its GPU
 /// memory, that memory); for anything else no share (its GPU resources are checked as
 /// every Kubernetes target's, in the carry module).
-pub fn resources(tpl: &Pod, g: &Gpu, w: &Workload, c: &Cluster, node: &str) -> Result<(), String> {
+pub(crate) fn resources(
+    tpl: &Pod,
+    g: &Gpu,
+    w: &Workload,
+    c: &Cluster,
+    node: &str,
+) -> Result<(), String> {
     let extended: BTreeMap<&String, &i128> = tpl
         .requests
         .iter()
@@ -249,7 +255,7 @@ pub fn topology(
 /// GPUs shared by KAI pods: each GPU's shares add up to at most one GPU, on a node
 /// whose device plugin advertises whole GPUs (KAI's reservation pod takes one), and a
 /// node's whole GPUs plus the GPUs holding shares within what it advertises.
-pub fn capacity(world: &World, c: &Cluster, uses: &[Use], sink: &mut Sink) {
+pub(crate) fn capacity(world: &World, c: &Cluster, uses: &[Use], sink: &mut Sink) {
     let mut per_gpu: BTreeMap<(&str, u32), (u32, BTreeSet<&str>)> = BTreeMap::new();
     let mut whole: BTreeMap<&str, i128> = BTreeMap::new();
     for u in uses {
@@ -316,7 +322,7 @@ pub fn capacity(world: &World, c: &Cluster, uses: &[Use], sink: &mut Sink) {
 /// Queues admit the planned GPUs, all running at once: every queue (with its
 /// descendants' use) within its `limit`, and what non-preemptible jobs use within its
 /// `quota`. `gpu_of`: per unit, its queue, GPUs in thousandths and preemptibility.
-pub fn queues(kai: &Kai, used: &[(String, i128, bool, String)], sink: &mut Sink) {
+pub(crate) fn queues(kai: &Kai, used: &[(String, i128, bool, String)], sink: &mut Sink) {
     let mut sum: BTreeMap<&str, (i128, i128, BTreeSet<&str>)> = BTreeMap::new();
     for (queue, milli, preemptible, class) in used {
         for q in kai.chain(queue) {
@@ -352,7 +358,7 @@ pub fn queues(kai: &Kai, used: &[(String, i128, bool, String)], sink: &mut Sink)
 }
 
 /// Queue references: an object's queue exists and is a leaf; a parent exists; no cycle.
-pub fn references(kai: &Kai, queue: Option<&str>, fail: &mut dyn FnMut(String)) {
+pub(crate) fn references(kai: &Kai, queue: Option<&str>, fail: &mut dyn FnMut(String)) {
     match queue {
         None => fail(format!(
             "names no queue ({QUEUE_LABEL}): KAI puts it in its default queue"
@@ -368,7 +374,7 @@ pub fn references(kai: &Kai, queue: Option<&str>, fail: &mut dyn FnMut(String)) 
 }
 
 /// Every Queue's parent exists and no queue is its own ancestor.
-pub fn queue_tree(kai: &Kai, sink: &mut Sink) {
+pub(crate) fn queue_tree(kai: &Kai, sink: &mut Sink) {
     for (name, q) in &kai.queues {
         let at = (q.id.as_str(), q.file.as_str());
         if let Some(p) = q.parent.as_ref().filter(|p| !kai.queues.contains_key(*p)) {

@@ -10,7 +10,7 @@ use crate::model::Cluster;
 use crate::placement::Placement;
 use std::collections::BTreeMap;
 
-pub struct World {
+pub(crate) struct World {
     /// Objects per folder.
     pub docs: BTreeMap<Target, Vec<Doc>>,
     pub nodes: Nodes,
@@ -19,7 +19,7 @@ pub struct World {
 }
 
 impl World {
-    pub fn read(files: &BTreeMap<String, String>, c: &Cluster, sink: &mut Sink) -> World {
+    pub(crate) fn read(files: &BTreeMap<String, String>, c: &Cluster, sink: &mut Sink) -> World {
         let mut docs = BTreeMap::new();
         for t in [Target::K8s, Target::Kueue, Target::Volcano, Target::Kai] {
             let folder = t.folder();
@@ -48,7 +48,7 @@ impl World {
     }
 
     /// The objects of a folder with this API group and kind.
-    pub fn all<'a>(
+    pub(crate) fn all<'a>(
         &'a self,
         t: Target,
         group: &'a str,
@@ -62,7 +62,7 @@ impl World {
     }
 
     /// One named object (namespace empty for cluster-scoped kinds).
-    pub fn find(
+    pub(crate) fn find(
         &self,
         t: Target,
         (group, kind): (&str, &str),
@@ -78,7 +78,7 @@ impl World {
 
     /// A namespace's labels as the API server has them: the declared ones (from
     /// `k8s/namespaces.yaml`) and `kubernetes.io/metadata.name`.
-    pub fn ns_labels(&self, ns: &str) -> BTreeMap<String, String> {
+    pub(crate) fn ns_labels(&self, ns: &str) -> BTreeMap<String, String> {
         let mut labels = self
             .find(Target::K8s, ("", "Namespace"), "", ns)
             .and_then(|d| yaml::string_map(&d.value, &["metadata", "labels"]).ok())
@@ -89,7 +89,7 @@ impl World {
 }
 
 /// The `k8s/` target: every Kubernetes node's selected config against the plan.
-pub fn check_mig(world: &World, plan: &Placement, sink: &mut Sink) {
+pub(crate) fn check_mig(world: &World, plan: &Placement, sink: &mut Sink) {
     for n in world.nodes.map.values() {
         if let Some(layout) = &n.mig {
             let file = &world.nodes.parted_file;

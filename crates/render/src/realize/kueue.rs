@@ -16,24 +16,24 @@ use std::collections::{BTreeMap, BTreeSet};
 
 const GROUP: &str = "kueue.x-k8s.io";
 
-pub struct Flavor {
+pub(crate) struct Flavor {
     pub labels: BTreeMap<String, String>,
     pub taints: Vec<Taint>,
     pub topology: Option<String>,
 }
 
 /// One flavor of a resource group: resource -> (nominal, borrowing limit).
-pub struct FlavorQuota {
+pub(crate) struct FlavorQuota {
     pub name: String,
     pub resources: BTreeMap<String, (i128, Option<i128>)>,
 }
 
-pub struct Group {
+pub(crate) struct Group {
     pub covered: Vec<String>,
     pub flavors: Vec<FlavorQuota>,
 }
 
-pub struct ClusterQueue {
+pub(crate) struct ClusterQueue {
     pub id: String,
     pub file: String,
     pub cohort: Option<String>,
@@ -45,7 +45,7 @@ pub struct ClusterQueue {
 /// A Cohort object: its parent cohort and its own quota (a pool on top of its
 /// ClusterQueues' and child cohorts').
 #[derive(Default)]
-pub struct Cohort {
+pub(crate) struct Cohort {
     pub id: String,
     pub file: String,
     pub parent: Option<String>,
@@ -53,7 +53,7 @@ pub struct Cohort {
 }
 
 #[derive(Default)]
-pub struct Kueue {
+pub(crate) struct Kueue {
     pub flavors: BTreeMap<String, Flavor>,
     pub queues: BTreeMap<String, ClusterQueue>,
     /// Cohort objects by name.
@@ -67,7 +67,7 @@ pub struct Kueue {
     pub device_classes: BTreeMap<String, String>,
 }
 
-pub fn read(world: &World, sink: &mut Sink) -> Kueue {
+pub(crate) fn read(world: &World, sink: &mut Sink) -> Kueue {
     let t = Target::Kueue;
     let mut k = Kueue::default();
     for d in world.all(t, "config.kueue.x-k8s.io", "Configuration") {
@@ -201,7 +201,7 @@ fn groups(v: &serde_yaml::Value) -> Result<Vec<Group>, String> {
 
 impl Kueue {
     /// The ClusterQueue a pod of namespace `ns` reaches through LocalQueue `queue`.
-    pub fn cluster_queue(
+    pub(crate) fn cluster_queue(
         &self,
         ns: &str,
         queue: &str,
@@ -226,7 +226,7 @@ impl Kueue {
     }
 
     /// The flavor a pod on `node` gets for `resource` in ClusterQueue `q`.
-    pub fn flavor<'q>(
+    pub(crate) fn flavor<'q>(
         &self,
         q: &'q ClusterQueue,
         resource: &str,

@@ -8,14 +8,14 @@ use super::Invariant;
 /// Why an object cannot carry a unit. `score` says how far the check got (higher is
 /// closer), so that the best candidate's reason is reported.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reason {
+pub(crate) struct Reason {
     pub invariant: Invariant,
     pub score: u8,
     pub text: String,
 }
 
 impl Reason {
-    pub fn new(invariant: Invariant, score: u8, text: String) -> Reason {
+    pub(crate) fn new(invariant: Invariant, score: u8, text: String) -> Reason {
         Reason {
             invariant,
             score,
@@ -27,7 +27,7 @@ impl Reason {
 /// The matching: per unit, its object; for units without one, the closest
 /// candidate's reason (`None` when there is no candidate at all, or when candidates
 /// could carry it but their capacity is spent).
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub assigned: Vec<Option<usize>>,
     pub reasons: Vec<Option<(usize, Reason)>>,
 }
@@ -35,7 +35,7 @@ pub struct Outcome {
 impl Outcome {
     /// The units left unmatched, grouped by their closest object (`None`: candidates
     /// whose capacity is spent, or none) and the kind of reason, in order.
-    pub fn unmatched(&self) -> Vec<(Option<usize>, Invariant, Vec<usize>)> {
+    pub(crate) fn unmatched(&self) -> Vec<(Option<usize>, Invariant, Vec<usize>)> {
         let mut groups: std::collections::BTreeMap<(Option<usize>, Invariant, u8), Vec<usize>> =
             Default::default();
         for (u, _) in self
@@ -54,13 +54,13 @@ impl Outcome {
     }
 
     /// The reason text of a unit's closest candidate.
-    pub fn reason(&self, u: usize) -> Option<&str> {
+    pub(crate) fn reason(&self, u: usize) -> Option<&str> {
         self.reasons[u].as_ref().map(|(_, r)| r.text.as_str())
     }
 }
 
 /// Matches `units` units to objects of the given capacities; `can(unit, object)`.
-pub fn assign(
+pub(crate) fn assign(
     units: usize,
     caps: &[u32],
     can: &mut dyn FnMut(usize, usize) -> Result<(), Reason>,

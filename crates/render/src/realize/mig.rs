@@ -23,12 +23,12 @@ struct Spec {
 
 /// A mig-parted file: config name -> specs.
 #[derive(Clone, Debug, Default)]
-pub struct Parted {
+pub(crate) struct Parted {
     configs: BTreeMap<String, Vec<Spec>>,
 }
 
 /// Parses a mig-parted config file (`version: v1`).
-pub fn parse(text: &str) -> Result<Parted, String> {
+pub(crate) fn parse(text: &str) -> Result<Parted, String> {
     let docs = yaml::documents(text)?;
     let [v] = docs.as_slice() else {
         return Err("a mig-parted config is one YAML document".into());
@@ -89,7 +89,7 @@ fn spec(v: &serde_yaml::Value) -> Result<Spec, String> {
 
 impl Parted {
     /// The layout config `name` gives each of `gpus` (`None`: no such config).
-    pub fn layout(&self, name: &str, gpus: &[u32]) -> Option<BTreeMap<u32, Layout>> {
+    pub(crate) fn layout(&self, name: &str, gpus: &[u32]) -> Option<BTreeMap<u32, Layout>> {
         let specs = self.configs.get(name)?;
         let mut out: BTreeMap<u32, Layout> = gpus.iter().map(|g| (*g, None)).collect();
         for s in specs {
@@ -105,7 +105,7 @@ impl Parted {
 }
 
 /// The planned layout of every GPU of a node (profiles counted).
-pub fn planned(plan: &Placement, node: &str) -> BTreeMap<u32, BTreeMap<String, u32>> {
+pub(crate) fn planned(plan: &Placement, node: &str) -> BTreeMap<u32, BTreeMap<String, u32>> {
     let mut out: BTreeMap<u32, BTreeMap<String, u32>> = BTreeMap::new();
     for l in plan.mig_layouts.iter().filter(|l| l.node == node) {
         let e = out.entry(l.gpu).or_default();
@@ -136,7 +136,7 @@ fn show(l: &Layout) -> String {
 
 /// Compares a node's configured GPUs with its plan; one violation per differing
 /// (configured, planned) pair, naming the GPUs.
-pub fn compare(
+pub(crate) fn compare(
     sink: &mut Sink,
     t: Target,
     (node, config, file): (&str, &str, &str),
@@ -169,7 +169,7 @@ pub fn compare(
 }
 
 /// Usable GPU indexes of every node, by name.
-pub fn usable(c: &Cluster) -> BTreeMap<String, Vec<u32>> {
+pub(crate) fn usable(c: &Cluster) -> BTreeMap<String, Vec<u32>> {
     c.nodes
         .iter()
         .map(|n| (n.name.clone(), n.usable_gpus().map(|g| g.index).collect()))
@@ -179,7 +179,7 @@ pub fn usable(c: &Cluster) -> BTreeMap<String, Vec<u32>> {
 /// The `mig/` target: `mig-parted.yaml` with the config each node gets in
 /// `node-configs.tsv` (every node of the cluster), and the device-plugin configs named
 /// there.
-pub fn check_folder(
+pub(crate) fn check_folder(
     files: &BTreeMap<String, String>,
     c: &Cluster,
     plan: &Placement,

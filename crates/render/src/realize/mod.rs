@@ -42,7 +42,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Version of the JSON form of a [`Report`] (`check-render --format json`).
-pub const FORMAT_VERSION: &str = "1";
+pub(crate) const FORMAT_VERSION: &str = "1";
 
 /// A rendered target folder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -57,16 +57,7 @@ pub enum Target {
 }
 
 impl Target {
-    pub const ALL: [Target; 6] = [
-        Target::K8s,
-        Target::Kueue,
-        Target::Volcano,
-        Target::Kai,
-        Target::Slurm,
-        Target::Mig,
-    ];
-
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Target::K8s => "k8s",
             Target::Kueue => "kueue",
@@ -78,7 +69,7 @@ impl Target {
     }
 
     /// The folder's prefix in the rendered tree (`k8s/`).
-    pub fn folder(self) -> String {
+    pub(crate) fn folder(self) -> String {
         format!("{}/", self.as_str())
     }
 }
@@ -186,7 +177,7 @@ pub(crate) struct Sink {
 }
 
 impl Sink {
-    pub fn push(
+    pub(crate) fn push(
         &mut self,
         target: Target,
         invariant: Invariant,

@@ -14,7 +14,7 @@ use super::{Invariant, Sink, Target};
 use crate::model::Cluster;
 use std::collections::BTreeMap;
 
-pub struct Node {
+pub(crate) struct Node {
     pub name: String,
     pub labels: BTreeMap<String, String>,
     pub taints: Vec<Taint>,
@@ -31,7 +31,7 @@ pub struct Node {
     pub devices: Option<super::dra::NodeDevices>,
 }
 
-pub struct Nodes {
+pub(crate) struct Nodes {
     pub map: BTreeMap<String, Node>,
     pub parted_file: String,
     pub plugin_file: String,
@@ -45,7 +45,7 @@ struct Configs {
 }
 
 /// Builds the view of every Kubernetes node of the cluster.
-pub fn build(
+pub(crate) fn build(
     docs: &[Doc],
     files: &BTreeMap<String, String>,
     c: &Cluster,

@@ -10,10 +10,10 @@ use super::{Invariant, Sink, Target};
 use std::collections::BTreeMap;
 
 /// The annotation a KAI pod names its PodGroup by.
-pub const POD_GROUP: &str = "pod-group-name";
+pub(crate) const POD_GROUP: &str = "pod-group-name";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Deployment,
     Job,
     VolcanoJob,
@@ -22,7 +22,7 @@ pub enum Kind {
 }
 
 #[derive(Clone, Debug)]
-pub struct Object {
+pub(crate) struct Object {
     pub id: String,
     pub file: String,
     pub name: String,
@@ -52,18 +52,18 @@ pub struct Object {
 
 impl Object {
     /// Pods of one unit.
-    pub fn unit_pods(&self) -> u32 {
+    pub(crate) fn unit_pods(&self) -> u32 {
         self.pods.iter().map(|(_, n)| n).sum()
     }
 
     /// The class named by `gpuplan.io/class`.
-    pub fn class(&self) -> Option<&str> {
+    pub(crate) fn class(&self) -> Option<&str> {
         self.labels.get("gpuplan.io/class").map(String::as_str)
     }
 }
 
 /// Every workload object of a folder; malformed ones are Parse violations.
-pub fn read(t: Target, docs: &[Doc], sink: &mut Sink) -> Vec<Object> {
+pub(crate) fn read(t: Target, docs: &[Doc], sink: &mut Sink) -> Vec<Object> {
     let mut out = Vec::new();
     for d in docs {
         let kind = if d.is("apps", "Deployment") {

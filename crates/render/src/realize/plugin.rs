@@ -12,7 +12,7 @@ use crate::model::Isolation;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Strategy {
+pub(crate) enum Strategy {
     None,
     Single,
     Mixed,
@@ -20,7 +20,7 @@ pub enum Strategy {
 
 /// The `sharing` block of a config.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Sharing {
+pub(crate) struct Sharing {
     /// Time-slicing or MPS.
     pub mode: Isolation,
     pub rename: bool,
@@ -31,7 +31,7 @@ pub struct Sharing {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Config {
+pub(crate) struct Config {
     pub strategy: Strategy,
     pub sharing: Option<Sharing>,
 }
@@ -47,7 +47,7 @@ impl Default for Config {
 }
 
 /// Parses one device-plugin config (`version: v1`).
-pub fn parse(text: &str) -> Result<Config, String> {
+pub(crate) fn parse(text: &str) -> Result<Config, String> {
     let docs = yaml::documents(text)?;
     let [v] = docs.as_slice() else {
         return Err("a device-plugin config is one YAML document".into());
@@ -91,13 +91,13 @@ fn sharing(s: &serde_yaml::Value, mode: Isolation) -> Result<Sharing, String> {
 }
 
 /// The resource a MIG profile is advertised as under the mixed strategy.
-pub fn mig_resource(profile: &str) -> String {
+pub(crate) fn mig_resource(profile: &str) -> String {
     format!("nvidia.com/mig-{}", profile.replace('+', "."))
 }
 
 /// What the device plugin advertises for a node's GPUs, in thousandths: `gpus` is
 /// every usable GPU with its MIG devices (`None`: MIG disabled).
-pub fn advertise(
+pub(crate) fn advertise(
     cfg: &Config,
     gpus: &BTreeMap<u32, Option<BTreeMap<String, u32>>>,
 ) -> BTreeMap<String, i128> {

@@ -11,7 +11,7 @@ use serde_yaml::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Taint {
+pub(crate) struct Taint {
     pub key: String,
     pub value: String,
     pub effect: String,
@@ -24,7 +24,7 @@ impl std::fmt::Display for Taint {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Toleration {
+pub(crate) struct Toleration {
     key: String,
     exists: bool,
     value: String,
@@ -57,7 +57,7 @@ struct Term {
 
 /// What a pod template says about where its pods land and what they ask.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Pod {
+pub(crate) struct Pod {
     pub labels: BTreeMap<String, String>,
     pub annotations: BTreeMap<String, String>,
     pub node_selector: BTreeMap<String, String>,
@@ -77,7 +77,7 @@ pub struct Pod {
 /// One entry of a pod's `spec.resourceClaims`: a template (each pod gets a claim of its
 /// own) or a named claim (every pod naming it shares it).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PodClaim {
+pub(crate) struct PodClaim {
     pub name: String,
     pub template: Option<String>,
     pub claim: Option<String>,
@@ -85,13 +85,13 @@ pub struct PodClaim {
 
 /// Why a node is not selected: the label key that fails, and how.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Miss {
+pub(crate) struct Miss {
     pub key: String,
     pub text: String,
 }
 
 /// Reads a pod template (`{metadata, spec}`).
-pub fn parse(t: &Value) -> Result<Pod, String> {
+pub(crate) fn parse(t: &Value) -> Result<Pod, String> {
     let spec = at(t, &["spec"]).ok_or("the pod template has no spec")?;
     let mut p = Pod {
         labels: yaml::string_map(t, &["metadata", "labels"])?,
@@ -246,12 +246,12 @@ fn toleration(v: &Value) -> Result<Toleration, String> {
 }
 
 /// Reads a Node's taints (`spec.taints`).
-pub fn taints(node: &Value) -> Vec<Taint> {
+pub(crate) fn taints(node: &Value) -> Vec<Taint> {
     taint_list(seq_at(node, &["spec", "taints"]))
 }
 
 /// Reads a list of taints (a Node's, a Kueue flavor's `nodeTaints`).
-pub fn taint_list(list: &[Value]) -> Vec<Taint> {
+pub(crate) fn taint_list(list: &[Value]) -> Vec<Taint> {
     list.iter()
         .map(|t| {
             let get = |k: &str| at(t, &[k]).and_then(yaml::scalar).unwrap_or_default();
@@ -297,7 +297,11 @@ fn miss(e: &Expr, value: Option<&str>) -> Miss {
 impl Pod {
     /// Whether the pod may land on `node` with `labels` (which must include
     /// `kubernetes.io/hostname`): the first condition that fails.
-    pub fn selects(&self, node: &str, labels: &BTreeMap<String, String>) -> Result<(), Miss> {
+    pub(crate) fn selects(
+        &self,
+        node: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<(), Miss> {
         for (k, v) in &self.node_selector {
             if labels.get(k) != Some(v) {
                 let e = Expr {
@@ -338,13 +342,16 @@ impl Pod {
     }
 
     /// The first NoSchedule/NoExecute taint the pod does not tolerate.
-    pub fn untolerated<'t>(&self, taints: &'t [Taint]) -> Option<&'t Taint> {
+    pub(crate) fn untolerated<'t>(&self, taints: &'t [Taint]) -> Option<&'t Taint> {
         untolerated(&self.tolerations, taints)
     }
 }
 
 /// The first NoSchedule/NoExecute taint none of `tolerations` tolerates.
-pub fn untolerated<'t>(tolerations: &[Toleration], taints: &'t [Taint]) -> Option<&'t Taint> {
+pub(crate) fn untolerated<'t>(
+    tolerations: &[Toleration],
+    taints: &'t [Taint],
+) -> Option<&'t Taint> {
     taints
         .iter()
         .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")

@@ -5,7 +5,7 @@
 /// A Kubernetes quantity in thousandths of its unit (`"500m"` -> 500, `"2"` -> 2000,
 /// `"1Ki"` -> 1,024,000), rounded up as the API server rounds to milli; `None` when it
 /// is not a quantity, is negative or does not fit.
-pub fn milli(text: &str) -> Option<i128> {
+pub(crate) fn milli(text: &str) -> Option<i128> {
     let s = text.trim();
     let (s, negative) = match s.strip_prefix('-') {
         Some(rest) => (rest, true),
@@ -71,7 +71,7 @@ fn multiplier(suffix: &str) -> Option<(i128, i128)> {
 
 /// A quantity in thousandths, written back the way a person reads it: `8`, `500m`,
 /// `12Gi` for whole binary sizes.
-pub fn show(milli: i128, resource: &str) -> String {
+pub(crate) fn show(milli: i128, resource: &str) -> String {
     if milli % 1000 != 0 {
         return format!("{milli}m");
     }
@@ -88,7 +88,7 @@ pub fn show(milli: i128, resource: &str) -> String {
 
 /// A Slurm memory size in MiB: a number with an optional `K`, `M` (default), `G`, `T`
 /// suffix (powers of 1024), rounded up to whole MiB.
-pub fn slurm_mib(text: &str) -> Option<u64> {
+pub(crate) fn slurm_mib(text: &str) -> Option<u64> {
     let s = text.trim();
     let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (number, suffix) = s.split_at(end);

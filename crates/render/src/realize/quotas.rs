@@ -29,7 +29,7 @@ fn who(classes: &BTreeSet<String>) -> String {
     classes.iter().cloned().collect::<Vec<_>>().join(", ")
 }
 
-pub fn check(
+pub(crate) fn check(
     world: &World,
     (kueue, volcano, kai): (&Kueue, &Volcano, &super::kai::Kai),
     c: &Cluster,

@@ -11,7 +11,7 @@ use super::objects::Object;
 use super::volcano::Volcano;
 use super::{Invariant, Sink, Target};
 
-pub fn check(
+pub(crate) fn check(
     t: Target,
     world: &World,
     (kueue, volcano, kai): (&Kueue, &Volcano, &super::kai::Kai),

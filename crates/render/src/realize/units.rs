@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 /// What one pod of a unit takes of a GPU.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Gpu {
+pub(crate) enum Gpu {
     /// No GPU (a CPU-only packed replica).
     None,
     /// Whole GPUs.
@@ -28,7 +28,7 @@ pub enum Gpu {
 
 impl Gpu {
     /// The share of one GPU the plan gives a slot, in thousandths.
-    pub fn slot_milli(&self) -> Option<u32> {
+    pub(crate) fn slot_milli(&self) -> Option<u32> {
         match self {
             Gpu::Slot { milli: Some(m), .. } => Some(*m),
             Gpu::Slot {
@@ -42,7 +42,7 @@ impl Gpu {
 
 /// One pod of a unit: where the plan puts it and what it takes there.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pod {
+pub(crate) struct Pod {
     pub node: String,
     pub gpus: Vec<u32>,
     pub gpu: Gpu,
@@ -50,26 +50,26 @@ pub struct Pod {
 
 /// One unit of a class.
 #[derive(Clone, Debug)]
-pub struct Unit {
+pub(crate) struct Unit {
     /// `gang 3`, `replica on h100-02 GPU 4`, ...: the unit in the user's terms.
     pub what: String,
     pub pods: Vec<Pod>,
 }
 
 impl Unit {
-    pub fn nodes(&self) -> Vec<&str> {
+    pub(crate) fn nodes(&self) -> Vec<&str> {
         self.pods.iter().map(|p| p.node.as_str()).collect()
     }
 }
 
 /// CPU (thousandths) and host memory (bytes) one pod of a class asks, 0 when the class
 /// declares none.
-pub fn host_needs(w: &Workload) -> (u64, u64) {
+pub(crate) fn host_needs(w: &Workload) -> (u64, u64) {
     (w.cpu_milli, w.host_memory.0)
 }
 
 /// The units of every placed class, by class name (classes with none left out).
-pub fn of(c: &Cluster, plan: &Placement) -> BTreeMap<String, Vec<Unit>> {
+pub(crate) fn of(c: &Cluster, plan: &Placement) -> BTreeMap<String, Vec<Unit>> {
     let mut out = BTreeMap::new();
     for wp in &plan.workloads {
         let Some(w) = c.workloads.iter().find(|w| w.name == wp.name) else {

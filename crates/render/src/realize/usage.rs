@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// What one planned pod asks under a target (for node capacity and quotas).
 #[derive(Clone, Debug)]
-pub struct PodUse {
+pub(crate) struct PodUse {
     pub node: String,
     pub requests: BTreeMap<String, i128>,
     /// `cpu`/`memory` its template leaves unrequested.
@@ -23,7 +23,7 @@ pub struct PodUse {
 
 /// What one pod's resource claims take, for quotas and shares.
 #[derive(Clone, Debug, Default)]
-pub struct DraUse {
+pub(crate) struct DraUse {
     /// DeviceClass -> devices, in thousandths (a shared claim's device split over the
     /// pods that share it).
     pub classes: BTreeMap<String, i128>,
@@ -35,7 +35,7 @@ pub struct DraUse {
 /// One planned unit under a target: its class, the object that carries it (or the
 /// class's first object when none can), and what its pods ask.
 #[derive(Clone, Debug)]
-pub struct Use {
+pub(crate) struct Use {
     pub class: String,
     pub team: String,
     pub object: Option<usize>,
@@ -43,7 +43,7 @@ pub struct Use {
 }
 
 /// A target's objects and the use of every unit it owns.
-pub struct Carried {
+pub(crate) struct Carried {
     pub objects: Vec<Object>,
     pub uses: Vec<Use>,
 }

@@ -10,7 +10,7 @@ use super::yaml::{self, Doc, at, seq_at, str_at};
 use super::{Invariant, Sink, Target};
 use std::collections::{BTreeMap, BTreeSet};
 
-pub struct Queue {
+pub(crate) struct Queue {
     pub id: String,
     pub file: String,
     pub parent: Option<String>,
@@ -19,13 +19,13 @@ pub struct Queue {
     pub guarantee: BTreeMap<String, i128>,
 }
 
-pub struct HyperNode {
+pub(crate) struct HyperNode {
     pub tier: u64,
     pub nodes: BTreeSet<String>,
 }
 
 #[derive(Default)]
-pub struct Volcano {
+pub(crate) struct Volcano {
     pub queues: BTreeMap<String, Queue>,
     pub hypernodes: Vec<HyperNode>,
 }
@@ -36,7 +36,7 @@ struct Raw {
     children: Vec<String>,
 }
 
-pub fn read(world: &World, sink: &mut Sink) -> Volcano {
+pub(crate) fn read(world: &World, sink: &mut Sink) -> Volcano {
     let t = Target::Volcano;
     let mut v = Volcano::default();
     for d in world.all(t, "scheduling.volcano.sh", "Queue") {
@@ -155,7 +155,7 @@ fn matching(sel: &serde_yaml::Value, world: &World) -> Result<Vec<String>, Strin
 
 impl Volcano {
     /// Whether some HyperNode of tier <= `tier` holds every node.
-    pub fn one_hypernode(&self, tier: u64, nodes: &[&str]) -> bool {
+    pub(crate) fn one_hypernode(&self, tier: u64, nodes: &[&str]) -> bool {
         self.hypernodes
             .iter()
             .filter(|h| h.tier <= tier)
@@ -163,7 +163,7 @@ impl Volcano {
     }
 
     /// A queue and its ancestors (cycles stop).
-    pub fn chain(&self, queue: &str) -> Vec<&str> {
+    pub(crate) fn chain(&self, queue: &str) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
         let mut next = self.queues.get_key_value(queue);
         while let Some((name, q)) = next {

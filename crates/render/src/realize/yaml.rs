@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 /// One Kubernetes object of a rendered file.
 #[derive(Clone, Debug)]
-pub struct Doc {
+pub(crate) struct Doc {
     pub file: String,
     pub api_version: String,
     pub kind: String,
@@ -21,7 +21,7 @@ pub struct Doc {
 
 impl Doc {
     /// `Kind/namespace/name` (or `Kind/name`), the object's name in reports.
-    pub fn id(&self) -> String {
+    pub(crate) fn id(&self) -> String {
         if self.namespace.is_empty() {
             format!("{}/{}", self.kind, self.name)
         } else {
@@ -29,18 +29,18 @@ impl Doc {
         }
     }
 
-    pub fn is(&self, api_group: &str, kind: &str) -> bool {
+    pub(crate) fn is(&self, api_group: &str, kind: &str) -> bool {
         self.kind == kind && group(&self.api_version) == api_group
     }
 }
 
 /// The API group of an `apiVersion` (`apps/v1` -> `apps`, `v1` -> ``).
-pub fn group(api_version: &str) -> &str {
+pub(crate) fn group(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(g, _)| g)
 }
 
 /// The documents of a YAML text (empty documents skipped).
-pub fn documents(text: &str) -> Result<Vec<Value>, String> {
+pub(crate) fn documents(text: &str) -> Result<Vec<Value>, String> {
     let mut out = Vec::new();
     for d in serde_yaml::Deserializer::from_str(text) {
         let v = Value::deserialize(d).map_err(|e| e.to_string())?;
@@ -52,7 +52,7 @@ pub fn documents(text: &str) -> Result<Vec<Value>, String> {
 }
 
 /// The objects of one file, or why one of them is not an object.
-pub fn objects(file: &str, text: &str) -> Result<Vec<Doc>, String> {
+pub(crate) fn objects(file: &str, text: &str) -> Result<Vec<Doc>, String> {
     let mut out = Vec::new();
     for (i, v) in documents(text)?.into_iter().enumerate() {
         let field = |k: &str| str_at(&v, &[k]).map(str::to_string);
@@ -83,23 +83,23 @@ pub fn objects(file: &str, text: &str) -> Result<Vec<Doc>, String> {
 }
 
 /// The value at a path of mapping keys.
-pub fn at<'v>(v: &'v Value, path: &[&str]) -> Option<&'v Value> {
+pub(crate) fn at<'v>(v: &'v Value, path: &[&str]) -> Option<&'v Value> {
     path.iter().try_fold(v, |v, k| v.as_mapping()?.get(*k))
 }
 
-pub fn str_at<'v>(v: &'v Value, path: &[&str]) -> Option<&'v str> {
+pub(crate) fn str_at<'v>(v: &'v Value, path: &[&str]) -> Option<&'v str> {
     at(v, path)?.as_str()
 }
 
 /// A sequence at a path (absent: empty).
-pub fn seq_at<'v>(v: &'v Value, path: &[&str]) -> &'v [Value] {
+pub(crate) fn seq_at<'v>(v: &'v Value, path: &[&str]) -> &'v [Value] {
     at(v, path)
         .and_then(Value::as_sequence)
         .map_or(&[], Vec::as_slice)
 }
 
 /// A scalar as text (strings as they are, numbers and booleans written out).
-pub fn scalar(v: &Value) -> Option<String> {
+pub(crate) fn scalar(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -109,7 +109,7 @@ pub fn scalar(v: &Value) -> Option<String> {
 }
 
 /// A non-negative integer at a path: `Ok(None)` when absent.
-pub fn uint_at(v: &Value, path: &[&str]) -> Result<Option<u64>, String> {
+pub(crate) fn uint_at(v: &Value, path: &[&str]) -> Result<Option<u64>, String> {
     match at(v, path) {
         None | Some(Value::Null) => Ok(None),
         Some(x) => x
@@ -132,7 +132,7 @@ fn map_at<'v>(v: &'v Value, path: &[&str]) -> Result<Option<&'v serde_yaml::Mapp
 
 /// A map of strings at a path (labels, annotations, nodeSelector): every value must be
 /// a string, as the API server requires. Absent: empty.
-pub fn string_map(v: &Value, path: &[&str]) -> Result<BTreeMap<String, String>, String> {
+pub(crate) fn string_map(v: &Value, path: &[&str]) -> Result<BTreeMap<String, String>, String> {
     let Some(m) = map_at(v, path)? else {
         return Ok(BTreeMap::new());
     };
@@ -151,7 +151,7 @@ pub fn string_map(v: &Value, path: &[&str]) -> Result<BTreeMap<String, String>, 
 }
 
 /// A map of quantities (`resources.limits`, `spec.hard`, `capability`) in thousandths.
-pub fn quantities(v: &Value, path: &[&str]) -> Result<BTreeMap<String, i128>, String> {
+pub(crate) fn quantities(v: &Value, path: &[&str]) -> Result<BTreeMap<String, i128>, String> {
     let Some(m) = map_at(v, path)? else {
         return Ok(BTreeMap::new());
     };

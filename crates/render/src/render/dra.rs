@@ -14,9 +14,9 @@ use minijinja::Environment;
 use serde::Serialize;
 
 /// The name a pod gives its GPU claim.
-pub const GPU_CLAIM: &str = "gpus";
+pub(crate) const GPU_CLAIM: &str = "gpus";
 /// The name a pod gives its ComputeDomain channel claim.
-pub const CHANNEL_CLAIM: &str = "imex-channel";
+pub(crate) const CHANNEL_CLAIM: &str = "imex-channel";
 
 /// One entry of a pod's `spec.resourceClaims`: a template (one claim per pod) or a
 /// claim (shared by the pods that name it).
@@ -56,7 +56,7 @@ pub(super) fn pod_claims(g: &GroupFacts) -> Vec<ClaimRef> {
 }
 
 /// The channel ResourceClaimTemplate the DRA driver creates for ComputeDomain `name`.
-pub fn channel_template(name: &str) -> String {
+pub(crate) fn channel_template(name: &str) -> String {
     format!("{name}-channel")
 }
 
@@ -128,9 +128,9 @@ pub(super) fn deviceclasses(f: &Facts, env: &Environment) -> Result<Option<Strin
 
 /// GP941: a gang on several nodes of one multi-node NVLink domain that a Kubernetes
 /// target renders on device-plugin nodes (no ComputeDomain, no IMEX channel).
-pub const GP941: &str = "GP941";
+pub(crate) const GP941: &str = "GP941";
 /// GP944: a GPU the plan shares between the replicas of several objects on a DRA node.
-pub const GP944: &str = "GP944";
+pub(crate) const GP944: &str = "GP944";
 
 /// What the Kubernetes-side targets cannot carry about DRA and IMEX: GP941 per class
 /// whose multi-node NVLink gangs land on device-plugin nodes, GP944 per GPU of a DRA
@@ -173,7 +173,7 @@ pub(super) fn warnings(live: &[(Target, &Facts)]) -> Vec<Diagnostic> {
 
 /// GP943: DRA is used under Volcano while the declared Volcano (or none) does not cap
 /// DRA devices per queue.
-pub const GP943: &str = "GP943";
+pub(crate) const GP943: &str = "GP943";
 
 fn volcano_quota(f: &Facts) -> Option<Diagnostic> {
     let uses = f

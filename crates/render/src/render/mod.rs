@@ -48,15 +48,15 @@ use std::collections::BTreeMap;
 
 /// GP910: the plan cannot be expressed in a target (a name that is not a valid
 /// Kubernetes name or label value, a priority value out of a target's range).
-pub const GP910: &str = "GP910";
+pub(crate) const GP910: &str = "GP910";
 /// GP912: a template failed to render (a bug in gpuplan, never in the input).
-pub const GP912: &str = "GP912";
+pub(crate) const GP912: &str = "GP912";
 /// GP913: the target version named in the KDL is older than what gpuplan renders.
-pub const GP913: &str = "GP913";
+pub(crate) const GP913: &str = "GP913";
 /// GP914: the target's scheduler owns no node (warning; nothing rendered for it).
-pub const GP914: &str = "GP914";
+pub(crate) const GP914: &str = "GP914";
 /// GP919: a target cannot carry part of the plan (warning; that part is left out).
-pub const GP919: &str = "GP919";
+pub(crate) const GP919: &str = "GP919";
 
 /// A render target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -9,21 +9,21 @@ use super::facts::Facts;
 use crate::diag::Diagnostic;
 
 /// GP950: the declared Volcano release lacks a field that carries part of the plan.
-pub const GP950: &str = "GP950";
+pub(crate) const GP950: &str = "GP950";
 
 /// Queue `spec.parent` and `spec.deserved` (hierarchical queues).
-pub const QUEUE_PARENT: [u32; 2] = [1, 9];
+pub(crate) const QUEUE_PARENT: [u32; 2] = [1, 9];
 /// Queue `spec.priority`.
-pub const QUEUE_PRIORITY: [u32; 2] = [1, 10];
+pub(crate) const QUEUE_PRIORITY: [u32; 2] = [1, 10];
 /// `topology.volcano.sh/v1alpha1` HyperNode (`spec.tier`, `members`) and Job
 /// `spec.networkTopology` (`mode`, `highestTierAllowed`).
-pub const HYPERNODE: [u32; 2] = [1, 12];
+pub(crate) const HYPERNODE: [u32; 2] = [1, 12];
 /// HyperNode `spec.tierName` (and Job `networkTopology.highestTierName`).
-pub const TIER_NAME: [u32; 2] = [1, 14];
+pub(crate) const TIER_NAME: [u32; 2] = [1, 14];
 
 /// The fields one render may use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Gates {
+pub(crate) struct Gates {
     pub parent: bool,
     pub priority: bool,
     pub hypernodes: bool,
@@ -32,7 +32,7 @@ pub struct Gates {
 
 impl Gates {
     /// The fields of the declared release (every field when none is declared).
-    pub fn of(version: Option<&[u32]>) -> Gates {
+    pub(crate) fn of(version: Option<&[u32]>) -> Gates {
         let has = |first: &[u32]| version.is_none_or(|v| v >= first);
         Gates {
             parent: has(&QUEUE_PARENT),
@@ -50,7 +50,7 @@ fn text(v: &[u32]) -> String {
 /// GP950 for what the declared release cannot carry: the team tree (no `parent`
 /// before 1.9) and the topology of gangs that need one domain (no HyperNode before
 /// 1.12). `pinned`: the training classes whose gangs of several pods require a tier.
-pub fn warnings(f: &Facts, g: Gates, pinned: &[&str]) -> Vec<Diagnostic> {
+pub(crate) fn warnings(f: &Facts, g: Gates, pinned: &[&str]) -> Vec<Diagnostic> {
     let Some(v) = f.c.volcano_version.as_deref() else {
         return Vec::new();
     };

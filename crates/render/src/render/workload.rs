@@ -14,10 +14,10 @@ use minijinja::Environment;
 use serde::Serialize;
 
 /// The label on every workload object and pod: the class it carries.
-pub const CLASS_LABEL: &str = "gpuplan.io/class";
+pub(crate) const CLASS_LABEL: &str = "gpuplan.io/class";
 /// The annotation recording the GPU memory a replica needs (the GPU model selected
 /// already holds it).
-pub const GPU_MEMORY_ANNOTATION: &str = "gpuplan.io/gpu-memory";
+pub(crate) const GPU_MEMORY_ANNOTATION: &str = "gpuplan.io/gpu-memory";
 
 #[derive(Serialize)]
 pub(super) struct TolerationCtx {
@@ -68,7 +68,7 @@ pub(super) struct PodCtx<'a> {
 }
 
 /// A CPU quantity: whole cores (`4`) or millicores (`11500m`).
-pub fn cpu_quantity(milli: u64) -> String {
+pub(crate) fn cpu_quantity(milli: u64) -> String {
     if milli % 1000 == 0 {
         (milli / 1000).to_string()
     } else {
@@ -77,7 +77,7 @@ pub fn cpu_quantity(milli: u64) -> String {
 }
 
 /// A memory quantity in the largest binary unit that is exact (`12Gi`, `1536Mi`).
-pub fn memory_quantity(bytes: u64) -> String {
+pub(crate) fn memory_quantity(bytes: u64) -> String {
     for (unit, size) in [
         ("Ti", 1u64 << 40),
         ("Gi", 1 << 30),

@@ -21,7 +21,7 @@ use crate::placement::{Placement, round4};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-pub const FORMAT_VERSION: &str = "1";
+pub(crate) const FORMAT_VERSION: &str = "1";
 
 /// How a GPU-equivalent is held.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -38,7 +38,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Kind::Whole => "whole",
             Kind::Mig => "mig",

@@ -83,7 +83,7 @@ pub enum WriteLimit {
 }
 
 impl WriteLimit {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             WriteLimit::Storage => "storage",
             WriteLimit::Nic => "nic",
@@ -113,7 +113,7 @@ pub struct CheckpointClass {
 }
 
 impl CheckpointClass {
-    pub fn too_idle(&self) -> bool {
+    pub(crate) fn too_idle(&self) -> bool {
         self.idle_pct > self.max_idle_pct + 1e-9
     }
 }
@@ -392,8 +392,8 @@ fn spot_class(
     })
 }
 
-pub const GP930: &str = "GP930";
-pub const GP931: &str = "GP931";
+pub(crate) const GP930: &str = "GP930";
+pub(crate) const GP931: &str = "GP931";
 
 /// Warnings about the figures: a class on spot that loses more than it saves (GP930), a
 /// class idle on checkpoints longer than its `max-idle` (GP931). Spanned on the class's

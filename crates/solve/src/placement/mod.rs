@@ -204,7 +204,7 @@ pub enum UnplacedReason {
 }
 
 impl UnplacedReason {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             UnplacedReason::Model => "model",
             UnplacedReason::Topology => "topology",

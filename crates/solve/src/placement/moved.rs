@@ -8,7 +8,7 @@ use super::Placement;
 use crate::model::moved::{Move, MoveKind};
 
 /// Whether `p` has a class, a node or a pool called `name`.
-pub fn holds(p: &Placement, kind: MoveKind, name: &str) -> bool {
+pub(crate) fn holds(p: &Placement, kind: MoveKind, name: &str) -> bool {
     match kind {
         MoveKind::Class => p.workloads.iter().any(|w| w.name == name),
         MoveKind::Node => {
@@ -91,7 +91,7 @@ pub fn renamed(p: &Placement, moves: &[Move]) -> Placement {
 }
 
 /// GP967: a `moved` whose source the previous placement does not have.
-pub const GP967: &str = "GP967";
+pub(crate) const GP967: &str = "GP967";
 
 /// A warning (GP967) for each rename with nothing to rename: the previous placement
 /// (`None`: there is none, a first apply) holds neither its source nor its target, and

@@ -62,7 +62,7 @@ fn solver_lines(s: &mut String, v: &super::SolverSummary) {
 
 /// Above this many workload classes, the default view lists only the classes that are
 /// not fully placed and sums the others per kind and priority (`--verbose` lists all).
-pub const LIST_LIMIT: usize = 40;
+pub(crate) const LIST_LIMIT: usize = 40;
 
 /// Classes named on an authority's `classes:` line before `... and N more`.
 const NAMES_LIMIT: usize = 12;

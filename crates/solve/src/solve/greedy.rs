@@ -79,7 +79,7 @@ pub fn solve(c: &Cluster) -> (Assignment, SolveInfo) {
 }
 
 /// Workload indexes, higher priority value first, then by name.
-pub fn priority_order(c: &Cluster) -> Vec<usize> {
+pub(crate) fn priority_order(c: &Cluster) -> Vec<usize> {
     let mut order: Vec<usize> = (0..c.workloads.len()).collect();
     let value = |i: usize| {
         c.priority(&c.workloads[i].priority)

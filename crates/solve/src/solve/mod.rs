@@ -14,11 +14,11 @@ use crate::model::PoolMode;
 use std::collections::BTreeMap;
 
 /// MIG layouts per (node, GPU index), profiles largest first.
-pub type Layouts = crate::model::CurrentLayouts;
+pub(crate) type Layouts = crate::model::CurrentLayouts;
 
 /// The current layouts a solver may keep: those of [`crate::model::current_mig_layouts`]
 /// on usable GPUs that have no fixed layout, with at least one instance.
-pub fn keepable_layouts(
+pub(crate) fn keepable_layouts(
     c: &crate::model::Cluster,
     fixed: &Layouts,
     previous: &BTreeMap<(NodeIdx, u32), Vec<String>>,
@@ -101,7 +101,7 @@ impl Default for Options {
 }
 
 /// The GPUs of one gang: (node, gpu indexes) per node it uses.
-pub type GangNodes = Vec<(NodeIdx, Vec<u32>)>;
+pub(crate) type GangNodes = Vec<(NodeIdx, Vec<u32>)>;
 
 /// A concrete assignment of workloads to hardware. Indexes refer to
 /// `Cluster::nodes` and `Cluster::workloads`.
@@ -149,7 +149,7 @@ pub enum SolveStatus {
 }
 
 impl SolveStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SolveStatus::Optimal => "optimal",
             SolveStatus::Feasible => "feasible",

@@ -14,17 +14,6 @@ use crate::model::{Cluster, NodeIdx};
 use crate::solve::Assignment;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// How a node is chosen among those a replica fits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Policy {
-    /// The first node in the given order (what default schedulers do).
-    FirstFit,
-    /// The node whose free resources align best with the replica's request (largest dot
-    /// product of request and free capacity, both relative to the node's size): keeps
-    /// CPU, memory and GPU of every node balanced, so that little is stranded.
-    Aligned,
-}
-
 #[derive(Clone, Debug)]
 struct Bin {
     cpu: Option<(u64, u64)>,
@@ -83,7 +72,7 @@ impl Bin {
 
 /// Free capacity of the nodes packed replicas may use.
 #[derive(Clone, Debug)]
-pub struct Bins {
+pub(crate) struct Bins {
     bins: BTreeMap<NodeIdx, Bin>,
     /// (free GPU share in 1/1000, node) of every bin, for [`Bins::place_best_fit`].
     by_free: BTreeSet<(u64, NodeIdx)>,
@@ -92,7 +81,11 @@ pub struct Bins {
 impl Bins {
     /// `nodes`: where packed replicas may go. GPUs already used by `a` (gangs, MIG,
     /// shares, packed) are not free.
-    pub fn new(c: &Cluster, a: &Assignment, nodes: impl IntoIterator<Item = NodeIdx>) -> Bins {
+    pub(crate) fn new(
+        c: &Cluster,
+        a: &Assignment,
+        nodes: impl IntoIterator<Item = NodeIdx>,
+    ) -> Bins {
         let mut busy: BTreeSet<(NodeIdx, u32)> = BTreeSet::new();
         let mut whole: BTreeSet<NodeIdx> = BTreeSet::new();
         // A Slurm job takes a CPU: the pods of Slurm gangs on each node.
@@ -199,7 +192,7 @@ impl Bins {
 
     /// Places one replica of `w` on exactly these GPUs of node `n` (where it was before)
     /// when they and the node's CPU and memory still hold it.
-    pub fn place_exact(&mut self, c: &Cluster, w: usize, n: NodeIdx, gpus: &[u32]) -> bool {
+    pub(crate) fn place_exact(&mut self, c: &Cluster, w: usize, n: NodeIdx, gpus: &[u32]) -> bool {
         let wl = &c.workloads[w];
         let Some(b) = self.bins.get(&n) else {
             return false;
@@ -270,7 +263,7 @@ impl Bins {
     }
 
     /// Undoes [`Bins::place`] for one replica.
-    pub fn give_back(&mut self, c: &Cluster, w: usize, n: NodeIdx, gpus: &[u32]) {
+    pub(crate) fn give_back(&mut self, c: &Cluster, w: usize, n: NodeIdx, gpus: &[u32]) {
         let wl = &c.workloads[w];
         let Some(b) = self.bins.get_mut(&n) else {
             return;
@@ -348,12 +341,12 @@ impl Bins {
     /// and whole nodes free for larger requests. Not every node is looked at: nodes are visited by free GPU share, least first, from the
     /// replica's share up, and the search stops past the free share of the first node
     /// it fits (a node with more free share leaves more free: best fit's first key).
-    pub fn place_best_fit(&mut self, c: &Cluster, w: usize) -> Option<(NodeIdx, Vec<u32>)> {
+    pub(crate) fn place_best_fit(&mut self, c: &Cluster, w: usize) -> Option<(NodeIdx, Vec<u32>)> {
         self.place_best_fit_in(c, w, |_| true)
     }
 
     /// [`Bins::place_best_fit`] on the nodes `allowed` accepts.
-    pub fn place_best_fit_in(
+    pub(crate) fn place_best_fit_in(
         &mut self,
         c: &Cluster,
         w: usize,
@@ -381,31 +374,25 @@ impl Bins {
         Some((n, gpus))
     }
 
-    /// Places one replica of `w` on one of `candidates` (in the given order for
-    /// first-fit; ties keep the earlier node); returns the node and GPUs taken.
-    pub fn place(
+    /// Places one replica of `w` on the one of `candidates` whose free resources align
+    /// best with the replica's request (largest dot product of request and free
+    /// capacity, both relative to the node's size: keeps CPU, memory and GPU of every node
+    /// balanced, so that little is stranded; ties keep the earlier node); returns the node
+    /// and GPUs taken.
+    pub(crate) fn place(
         &mut self,
         c: &Cluster,
         w: usize,
         candidates: &[NodeIdx],
-        policy: Policy,
     ) -> Option<(NodeIdx, Vec<u32>)> {
         let mut best: Option<(f64, NodeIdx, Vec<u32>)> = None;
         for &n in candidates {
             let Some((gpus, slack)) = self.fit(c, w, n) else {
                 continue;
             };
-            match policy {
-                Policy::FirstFit => {
-                    best = Some((0.0, n, gpus));
-                    break;
-                }
-                Policy::Aligned => {
-                    let s = self.score(c, w, n, slack);
-                    if best.as_ref().is_none_or(|b| s > b.0) {
-                        best = Some((s, n, gpus));
-                    }
-                }
+            let s = self.score(c, w, n, slack);
+            if best.as_ref().is_none_or(|b| s > b.0) {
+                best = Some((s, n, gpus));
             }
         }
         let (_, n, gpus) = best?;
@@ -416,7 +403,7 @@ impl Bins {
 
 /// Order in which packed replicas are placed by the ILP post-pass: priority, then the
 /// largest GPU share, then the largest CPU and memory, then name.
-pub fn largest_first(c: &Cluster, ws: impl IntoIterator<Item = usize>) -> Vec<usize> {
+pub(crate) fn largest_first(c: &Cluster, ws: impl IntoIterator<Item = usize>) -> Vec<usize> {
     let mut v: Vec<usize> = ws.into_iter().collect();
     v.sort_by(|a, b| {
         let (x, y) = (&c.workloads[*a], &c.workloads[*b]);
@@ -433,7 +420,7 @@ pub fn largest_first(c: &Cluster, ws: impl IntoIterator<Item = usize>) -> Vec<us
 
 /// Adds one placed replica to the assignment's packed list (merging fractional and
 /// CPU-only replicas that share a node and GPU).
-pub fn record(a: &mut Assignment, w: usize, n: NodeIdx, gpus: Vec<u32>, whole: bool) {
+pub(crate) fn record(a: &mut Assignment, w: usize, n: NodeIdx, gpus: Vec<u32>, whole: bool) {
     if !whole {
         if let Some(e) = a
             .packed

@@ -29,11 +29,11 @@ use std::collections::BTreeMap;
 /// the per-GPU costs) was not enough in aggregate: at 100,000 GPUs, one new leaf-bound
 /// gang moved 8 running gangs (16 GPUs) to save more than 32 in layout costs elsewhere,
 /// while a whole leaf was free; at 20 it moves none (docs/benchmarks.md).
-pub const KEEP_GPU: f64 = 20.0;
+pub(crate) const KEEP_GPU: f64 = 20.0;
 
 /// Reward for keeping one node in its previous pool mode (relabelling a node evicts what
 /// runs on it).
-pub const KEEP_NODE: f64 = 0.5;
+pub(crate) const KEEP_NODE: f64 = 0.5;
 
 /// A previous placement, resolved against the current model.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -50,15 +50,4 @@ pub struct Previous {
     pub shares: BTreeMap<usize, Vec<(NodeIdx, u32, u32)>>,
     /// Packed replicas per workload: (node, GPUs, replicas).
     pub packed: BTreeMap<usize, Vec<(NodeIdx, Vec<u32>, u32)>>,
-}
-
-impl Previous {
-    /// Whether there is anything to keep.
-    pub fn is_empty(&self) -> bool {
-        self.node_mode.iter().all(Option::is_none)
-            && self.gangs.is_empty()
-            && self.mig_layouts.is_empty()
-            && self.shares.is_empty()
-            && self.packed.is_empty()
-    }
 }

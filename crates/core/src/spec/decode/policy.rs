@@ -31,7 +31,7 @@ pub(super) fn team(v: &NodeView, diags: &mut Diagnostics) -> Option<TeamDecl> {
 
 /// The most a team's `weight` may be: Kueue, KAI and Slurm all read it as a 32-bit
 /// share, and a million to one is already more contrast than fair sharing can show.
-pub const MAX_WEIGHT: u32 = 1_000_000;
+pub(crate) const MAX_WEIGHT: u32 = 1_000_000;
 
 /// A team's fair-share `weight`, reported (GP005) when 0 or above [`MAX_WEIGHT`]:
 /// Kueue reads a weight of 0 as "borrow only when nobody else wants it" and KAI as "no
@@ -217,7 +217,7 @@ fn layout(c: &NodeView, diags: &mut Diagnostics) -> LayoutDecl {
 }
 
 /// `1g.10gb*4` -> ("1g.10gb", 4); `3g.40gb` -> ("3g.40gb", 1).
-pub fn expand_profile_count(s: &str) -> Result<(String, usize), String> {
+pub(crate) fn expand_profile_count(s: &str) -> Result<(String, usize), String> {
     match s.split_once('*') {
         None => Ok((s.trim().to_string(), 1)),
         Some((p, n)) => {

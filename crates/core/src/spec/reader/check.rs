@@ -11,7 +11,7 @@ use kdl::{KdlEntry, KdlNode};
 impl<'n> NodeView<'n> {
     /// Reports everything structurally wrong with this node and, recursively, its
     /// known children.
-    pub fn check(&self, diags: &mut Diagnostics) {
+    pub(crate) fn check(&self, diags: &mut Diagnostics) {
         let ctx = self.context();
         self.check_type_annotation(&ctx, diags);
         self.check_args(&ctx, diags);

@@ -16,13 +16,13 @@ use crate::units::{self, Bandwidth, Bytes, Duration};
 use kdl::{KdlEntry, KdlNode, KdlValue};
 use value::check_value;
 
-pub const GP002: &str = "GP002";
-pub const GP003: &str = "GP003";
-pub const GP004: &str = "GP004";
-pub const GP005: &str = "GP005";
+pub(crate) const GP002: &str = "GP002";
+pub(crate) const GP003: &str = "GP003";
+pub(crate) const GP004: &str = "GP004";
+pub(crate) const GP005: &str = "GP005";
 
 #[derive(Clone, Copy)]
-pub struct NodeView<'n> {
+pub(crate) struct NodeView<'n> {
     pub node: &'n KdlNode,
     pub def: &'static NodeDef,
     pub file: FileId,
@@ -38,7 +38,7 @@ fn child_def(parent: &NodeDef, name: &str) -> Option<&'static NodeDef> {
 }
 
 impl<'n> NodeView<'n> {
-    pub fn new(node: &'n KdlNode, def: &'static NodeDef, file: FileId) -> Self {
+    pub(crate) fn new(node: &'n KdlNode, def: &'static NodeDef, file: FileId) -> Self {
         NodeView { node, def, file }
     }
 
@@ -47,12 +47,12 @@ impl<'n> NodeView<'n> {
     }
 
     /// The node's name.
-    pub fn name_span(&self) -> Span {
+    pub(crate) fn name_span(&self) -> Span {
         self.span_of(self.node.name().span())
     }
 
     /// The node's name and entries, without its children block.
-    pub fn head_span(&self) -> Span {
+    pub(crate) fn head_span(&self) -> Span {
         let start = self.node.span().offset();
         let name_end = self.node.name().span().offset() + self.node.name().span().len();
         let end = self
@@ -66,15 +66,15 @@ impl<'n> NodeView<'n> {
         Span::new(self.file, start, end.saturating_sub(start))
     }
 
-    pub fn entry_span(&self, e: &KdlEntry) -> Span {
+    pub(crate) fn entry_span(&self, e: &KdlEntry) -> Span {
         self.span_of(e.span())
     }
 
-    pub fn args(&self) -> impl Iterator<Item = &'n KdlEntry> {
+    pub(crate) fn args(&self) -> impl Iterator<Item = &'n KdlEntry> {
         self.node.entries().iter().filter(|e| e.name().is_none())
     }
 
-    pub fn prop_entry(&self, key: &str) -> Option<&'n KdlEntry> {
+    pub(crate) fn prop_entry(&self, key: &str) -> Option<&'n KdlEntry> {
         self.node
             .entries()
             .iter()
@@ -83,7 +83,7 @@ impl<'n> NodeView<'n> {
     }
 
     /// Child nodes with a known definition (unknown ones are reported by `check`).
-    pub fn children(&self) -> Vec<NodeView<'n>> {
+    pub(crate) fn children(&self) -> Vec<NodeView<'n>> {
         self.known_children().collect()
     }
 
@@ -96,14 +96,14 @@ impl<'n> NodeView<'n> {
         })
     }
 
-    pub fn children_named(&self, name: &str) -> Vec<NodeView<'n>> {
+    pub(crate) fn children_named(&self, name: &str) -> Vec<NodeView<'n>> {
         self.known_children()
             .filter(|c| c.def.name() == name)
             .collect()
     }
 
     /// The last child named `name`.
-    pub fn child(&self, name: &str) -> Option<NodeView<'n>> {
+    pub(crate) fn child(&self, name: &str) -> Option<NodeView<'n>> {
         self.known_children()
             .filter(|c| c.def.name() == name)
             .last()
@@ -156,49 +156,49 @@ impl<'n> NodeView<'n> {
         Spanned::new(v, self.entry_span(e))
     }
 
-    pub fn arg_str(&self, i: usize) -> Option<Spanned<String>> {
+    pub(crate) fn arg_str(&self, i: usize) -> Option<Spanned<String>> {
         let e = self.valid_arg(i)?;
         Some(self.sp(e, e.value().as_string()?.to_string()))
     }
 
     /// All arguments as strings (variadic nodes).
-    pub fn args_str(&self) -> Vec<Spanned<String>> {
+    pub(crate) fn args_str(&self) -> Vec<Spanned<String>> {
         (0..self.args().count())
             .filter_map(|i| self.arg_str(i))
             .collect()
     }
 
-    pub fn arg_u32(&self, i: usize) -> Option<Spanned<u32>> {
+    pub(crate) fn arg_u32(&self, i: usize) -> Option<Spanned<u32>> {
         let e = self.parsed_arg(i, Ty::Int)?;
         Some(self.sp(e, u32::try_from(e.value().as_integer()?).ok()?))
     }
 
-    pub fn arg_bool(&self, i: usize) -> Option<Spanned<bool>> {
+    pub(crate) fn arg_bool(&self, i: usize) -> Option<Spanned<bool>> {
         let e = self.parsed_arg(i, Ty::Bool)?;
         Some(self.sp(e, e.value().as_bool()?))
     }
 
-    pub fn arg_bytes(&self, i: usize) -> Option<Spanned<Bytes>> {
+    pub(crate) fn arg_bytes(&self, i: usize) -> Option<Spanned<Bytes>> {
         let e = self.parsed_arg(i, Ty::Bytes)?;
         Some(self.sp(e, units::parse_bytes(e.value().as_string()?).ok()?))
     }
 
-    pub fn arg_percent(&self, i: usize) -> Option<Spanned<f64>> {
+    pub(crate) fn arg_percent(&self, i: usize) -> Option<Spanned<f64>> {
         let e = self.parsed_arg(i, Ty::Percent)?;
         Some(self.sp(e, units::parse_percent(e.value().as_string()?).ok()?))
     }
 
-    pub fn prop_str(&self, key: &str) -> Option<Spanned<String>> {
+    pub(crate) fn prop_str(&self, key: &str) -> Option<Spanned<String>> {
         let e = self.valid_prop(key)?;
         Some(self.sp(e, e.value().as_string()?.to_string()))
     }
 
-    pub fn prop_u32(&self, key: &str) -> Option<Spanned<u32>> {
+    pub(crate) fn prop_u32(&self, key: &str) -> Option<Spanned<u32>> {
         let e = self.parsed_prop(key, Ty::Int)?;
         Some(self.sp(e, u32::try_from(e.value().as_integer()?).ok()?))
     }
 
-    pub fn prop_f64(&self, key: &str) -> Option<Spanned<f64>> {
+    pub(crate) fn prop_f64(&self, key: &str) -> Option<Spanned<f64>> {
         let e = self.valid_prop(key)?;
         let v = match e.value() {
             KdlValue::Integer(n) => *n as f64,
@@ -208,59 +208,59 @@ impl<'n> NodeView<'n> {
         Some(self.sp(e, v))
     }
 
-    pub fn prop_bool(&self, key: &str) -> Option<Spanned<bool>> {
+    pub(crate) fn prop_bool(&self, key: &str) -> Option<Spanned<bool>> {
         let e = self.parsed_prop(key, Ty::Bool)?;
         Some(self.sp(e, e.value().as_bool()?))
     }
 
-    pub fn prop_bytes(&self, key: &str) -> Option<Spanned<Bytes>> {
+    pub(crate) fn prop_bytes(&self, key: &str) -> Option<Spanned<Bytes>> {
         let e = self.parsed_prop(key, Ty::Bytes)?;
         Some(self.sp(e, units::parse_bytes(e.value().as_string()?).ok()?))
     }
 
-    pub fn prop_duration(&self, key: &str) -> Option<Spanned<Duration>> {
+    pub(crate) fn prop_duration(&self, key: &str) -> Option<Spanned<Duration>> {
         let e = self.parsed_prop(key, Ty::Duration)?;
         Some(self.sp(e, units::parse_duration(e.value().as_string()?).ok()?))
     }
 
-    pub fn prop_bandwidth(&self, key: &str) -> Option<Spanned<Bandwidth>> {
+    pub(crate) fn prop_bandwidth(&self, key: &str) -> Option<Spanned<Bandwidth>> {
         let e = self.parsed_prop(key, Ty::Bandwidth)?;
         Some(self.sp(e, units::parse_bandwidth(e.value().as_string()?).ok()?))
     }
 
-    pub fn prop_percent(&self, key: &str) -> Option<Spanned<f64>> {
+    pub(crate) fn prop_percent(&self, key: &str) -> Option<Spanned<f64>> {
         let e = self.parsed_prop(key, Ty::Percent)?;
         Some(self.sp(e, units::parse_percent(e.value().as_string()?).ok()?))
     }
 
     /// An event rate in events per hour.
-    pub fn prop_rate(&self, key: &str) -> Option<Spanned<f64>> {
+    pub(crate) fn prop_rate(&self, key: &str) -> Option<Spanned<f64>> {
         let e = self.parsed_prop(key, Ty::Rate)?;
         Some(self.sp(e, units::parse_rate(e.value().as_string()?).ok()?))
     }
 
-    pub fn prop_index_set(&self, key: &str) -> Option<Spanned<Vec<u32>>> {
+    pub(crate) fn prop_index_set(&self, key: &str) -> Option<Spanned<Vec<u32>>> {
         let e = self.parsed_prop(key, Ty::IndexSet)?;
         Some(self.sp(e, units::parse_index_set(e.value().as_string()?).ok()?))
     }
 
     /// A name pattern and its expansion.
-    pub fn prop_names(&self, key: &str) -> Option<Spanned<Vec<String>>> {
+    pub(crate) fn prop_names(&self, key: &str) -> Option<Spanned<Vec<String>>> {
         let e = self.parsed_prop(key, Ty::NamePattern)?;
         Some(self.sp(e, units::expand_names(e.value().as_string()?).ok()?))
     }
 
-    pub fn arg_names(&self, i: usize) -> Option<Spanned<Vec<String>>> {
+    pub(crate) fn arg_names(&self, i: usize) -> Option<Spanned<Vec<String>>> {
         let e = self.parsed_arg(i, Ty::NamePattern)?;
         Some(self.sp(e, units::expand_names(e.value().as_string()?).ok()?))
     }
 
-    pub fn arg_version(&self, i: usize) -> Option<Spanned<Vec<u32>>> {
+    pub(crate) fn arg_version(&self, i: usize) -> Option<Spanned<Vec<u32>>> {
         let e = self.parsed_arg(i, Ty::Version)?;
         Some(self.sp(e, parse_version(e.value().as_string()?).ok()?))
     }
 
-    pub fn prop_version(&self, key: &str) -> Option<Spanned<Vec<u32>>> {
+    pub(crate) fn prop_version(&self, key: &str) -> Option<Spanned<Vec<u32>>> {
         let e = self.parsed_prop(key, Ty::Version)?;
         Some(self.sp(e, parse_version(e.value().as_string()?).ok()?))
     }

@@ -1,7 +1,7 @@
 //! GP000: an input path cannot be read.
 use super::prelude::*;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP000",
     name: "input-files",
     severity: Severity::Error,

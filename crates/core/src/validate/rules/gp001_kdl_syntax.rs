@@ -1,7 +1,7 @@
 //! GP001: the file is not valid KDL v2.
 use super::prelude::*;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP001",
     name: "kdl-syntax",
     severity: Severity::Error,

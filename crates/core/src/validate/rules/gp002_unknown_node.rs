@@ -1,7 +1,7 @@
 //! GP002: a node name gpuplan does not know.
 use super::prelude::*;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP002",
     name: "unknown-node",
     severity: Severity::Error,

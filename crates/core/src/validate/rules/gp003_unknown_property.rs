@@ -1,7 +1,7 @@
 //! GP003: a property name gpuplan does not know.
 use super::prelude::*;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP003",
     name: "unknown-property",
     severity: Severity::Error,

@@ -1,7 +1,7 @@
 //! GP004: missing, extra or mistyped arguments and properties.
 use super::prelude::*;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP004",
     name: "wrong-arguments",
     severity: Severity::Error,

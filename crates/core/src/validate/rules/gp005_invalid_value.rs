@@ -1,7 +1,7 @@
 //! GP005: a value of the right type whose content is invalid.
 use super::prelude::*;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP005",
     name: "invalid-value",
     severity: Severity::Error,

@@ -2,7 +2,7 @@
 use super::prelude::*;
 use crate::catalog;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP006",
     name: "unknown-gpu-model",
     severity: Severity::Error,

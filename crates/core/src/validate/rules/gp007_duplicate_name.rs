@@ -3,7 +3,7 @@ use super::prelude::*;
 use crate::spec::ClassDecl;
 use std::collections::BTreeMap;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP007",
     name: "duplicate-name",
     severity: Severity::Error,

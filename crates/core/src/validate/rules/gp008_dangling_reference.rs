@@ -5,7 +5,7 @@ use crate::spec::{NodesDecl, Spec};
 use crate::suggest;
 use std::collections::{BTreeMap, BTreeSet};
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP008",
     name: "dangling-reference",
     severity: Severity::Error,

@@ -1,7 +1,7 @@
 //! GP009: a node cabled to two leaf switches.
 use super::prelude::*;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP009",
     name: "node-in-two-leaves",
     severity: Severity::Error,

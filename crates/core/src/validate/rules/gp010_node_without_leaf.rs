@@ -2,7 +2,7 @@
 use super::prelude::*;
 use std::collections::BTreeMap;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP010",
     name: "node-without-leaf",
     severity: Severity::Error,

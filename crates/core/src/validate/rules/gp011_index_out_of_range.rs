@@ -2,7 +2,7 @@
 use super::prelude::*;
 use crate::spec::ClassDecl;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP011",
     name: "index-out-of-range",
     severity: Severity::Error,

@@ -4,7 +4,7 @@ use crate::model::Cluster;
 use crate::spec::ClassDecl;
 use std::collections::BTreeMap;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP012",
     name: "overlapping-groups",
     severity: Severity::Error,

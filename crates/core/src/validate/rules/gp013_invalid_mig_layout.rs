@@ -3,7 +3,7 @@ use super::prelude::*;
 use crate::catalog::{self, MigProfile};
 use std::collections::BTreeMap;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP013",
     name: "invalid-mig-layout",
     severity: Severity::Error,

@@ -3,7 +3,7 @@ use super::prelude::*;
 use crate::model::GpuModel;
 use std::collections::BTreeSet;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP014",
     name: "unknown-mig-profile",
     severity: Severity::Error,

@@ -6,7 +6,7 @@ use crate::spec::{WorkloadDecl, WorkloadKind};
 use crate::units::Bytes;
 use std::collections::BTreeMap;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP015",
     name: "footprint-too-large",
     severity: Severity::Error,

@@ -5,7 +5,7 @@ use crate::model::{Cluster, Tier, Workload};
 use crate::spec::{WorkloadDecl, WorkloadKind};
 use std::collections::BTreeMap;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP016",
     name: "gang-exceeds-tier",
     severity: Severity::Error,

@@ -3,7 +3,7 @@ use super::prelude::*;
 use crate::model::{Cluster, Team};
 use std::collections::BTreeMap;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP017",
     name: "quota-exceeds-capacity",
     severity: Severity::Warning,

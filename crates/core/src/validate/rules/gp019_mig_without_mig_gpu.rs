@@ -2,7 +2,7 @@
 use super::prelude::*;
 use crate::model::Isolation;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP019",
     name: "mig-without-mig-gpu",
     severity: Severity::Error,

@@ -2,7 +2,7 @@
 use super::prelude::*;
 use crate::spec::WorkloadKind;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP020",
     name: "gang-shape",
     severity: Severity::Error,

@@ -3,7 +3,7 @@ use super::prelude::*;
 use crate::model::Team;
 use crate::spec::{QuotaDecl, TeamDecl};
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP021",
     name: "team-quota-shape",
     severity: Severity::Error,

@@ -2,7 +2,7 @@
 use super::prelude::*;
 use crate::model::Tier;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP022",
     name: "preferred-wider-than-required",
     severity: Severity::Error,

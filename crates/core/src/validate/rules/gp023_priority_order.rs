@@ -1,7 +1,7 @@
 //! GP023: priority classes whose order is ambiguous or contradicted.
 use super::prelude::*;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP023",
     name: "priority-order",
     severity: Severity::Error,

@@ -1,7 +1,7 @@
 //! GP024: teams whose `parent` chain loops.
 use super::prelude::*;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP024",
     name: "team-parent-cycle",
     severity: Severity::Error,

@@ -2,7 +2,7 @@
 use super::prelude::*;
 use crate::spec::{WorkloadDecl, WorkloadKind};
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP025",
     name: "workload-shape",
     severity: Severity::Error,

@@ -4,7 +4,7 @@ use crate::model::{Cluster, NodeIdx};
 use crate::spec::WorkloadKind;
 use std::collections::BTreeMap;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP026",
     name: "training-on-mig",
     severity: Severity::Error,
@@ -80,7 +80,11 @@ pub(crate) struct Candidates {
 }
 
 impl Candidates {
-    pub fn of(&mut self, m: &Cluster, w: &crate::model::Workload) -> std::rc::Rc<Vec<NodeIdx>> {
+    pub(crate) fn of(
+        &mut self,
+        m: &Cluster,
+        w: &crate::model::Workload,
+    ) -> std::rc::Rc<Vec<NodeIdx>> {
         self.seen
             .entry(w.models.clone())
             .or_insert_with(|| std::rc::Rc::new(candidate_nodes(m, |model| w.accepts(model))))

@@ -1,7 +1,7 @@
 //! GP027: a fixed MIG layout on a node pinned to whole GPUs or time-slicing.
 use super::prelude::*;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP027",
     name: "mig-in-whole-gpu-pool",
     severity: Severity::Error,

@@ -2,7 +2,7 @@
 use super::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP028",
     name: "partial-mig-layout",
     severity: Severity::Warning,

@@ -3,7 +3,7 @@ use super::prelude::*;
 use crate::model::Isolation;
 use crate::units::Bytes;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP029",
     name: "shared-gpu-memory",
     severity: Severity::Warning,

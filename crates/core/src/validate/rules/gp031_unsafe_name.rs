@@ -3,7 +3,7 @@ use super::prelude::*;
 use crate::names::{self, CLUSTER_NAME_MAX, DNS_LABEL_MAX};
 use crate::spec::WorkloadKind;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP031",
     name: "unsafe-name",
     severity: Severity::Error,
@@ -139,7 +139,7 @@ fn name(kind: &str, n: &Spanned<String>, max: usize, limit_why: &str, out: &mut 
 }
 
 /// A nearby valid name: lowercased, other characters as `-`, trimmed to `max`.
-pub fn suggest(name: &str, max: usize) -> String {
+pub(crate) fn suggest(name: &str, max: usize) -> String {
     let mut s: String = name
         .chars()
         .map(|c| {

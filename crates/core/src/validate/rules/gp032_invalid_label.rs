@@ -3,7 +3,7 @@ use super::prelude::*;
 use crate::names;
 use crate::spec::{LabelDecl, TaintDecl};
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP032",
     name: "invalid-label",
     severity: Severity::Error,

@@ -1,7 +1,7 @@
 //! GP033: no scheduling authority declared anywhere.
 use super::prelude::*;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP033",
     name: "authority-undeclared",
     severity: Severity::Warning,

@@ -1,7 +1,7 @@
 //! GP034: a node no scheduler owns.
 use super::prelude::*;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP034",
     name: "node-without-authority",
     severity: Severity::Error,

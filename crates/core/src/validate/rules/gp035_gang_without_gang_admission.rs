@@ -2,7 +2,7 @@
 use super::prelude::*;
 use crate::model::{Authority, ClassAuthority, WorkloadKind};
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP035",
     name: "gang-without-gang-admission",
     severity: Severity::Error,

@@ -2,7 +2,7 @@
 use super::prelude::*;
 use crate::model::ClassAuthority;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP036",
     name: "class-authority",
     severity: Severity::Error,

@@ -3,7 +3,7 @@ use super::prelude::*;
 use crate::model::Authority;
 use std::collections::BTreeSet;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP037",
     name: "preemption-across-authorities",
     severity: Severity::Error,

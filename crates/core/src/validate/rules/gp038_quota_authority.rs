@@ -3,7 +3,7 @@ use super::prelude::*;
 use crate::model::{Authority, Cluster, Quota, Team};
 use crate::spec::TeamDecl;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP038",
     name: "quota-authority",
     severity: Severity::Error,

@@ -3,7 +3,7 @@ use super::prelude::*;
 use crate::model::sizing::{self, Usage};
 use crate::model::{Authority, PoolMode};
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP039",
     name: "mode-unsupported-by-authority",
     severity: Severity::Error,

@@ -3,7 +3,7 @@ use super::prelude::*;
 use crate::model::{Cluster, NodeIdx, Tier, Workload, WorkloadKind};
 use std::collections::BTreeSet;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP040",
     name: "gang-fabric",
     severity: Severity::Error,

@@ -1,7 +1,7 @@
 //! GP041: NIC device names that do not match the NICs or are unsafe.
 use super::prelude::*;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP041",
     name: "nic-names",
     severity: Severity::Error,

@@ -3,7 +3,7 @@ use super::prelude::*;
 use crate::model::authority::CudaMisfit;
 use crate::model::{Cluster, NodeIdx, Workload};
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP042",
     name: "cuda-driver",
     severity: Severity::Error,

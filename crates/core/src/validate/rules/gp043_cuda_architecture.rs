@@ -2,7 +2,7 @@
 use super::prelude::*;
 use crate::model::authority::CudaMisfit;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP043",
     name: "cuda-architecture",
     severity: Severity::Error,

@@ -2,7 +2,7 @@
 use super::prelude::*;
 use crate::spec::CapacityDecl;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP044",
     name: "capacity-terms",
     severity: Severity::Error,

@@ -2,7 +2,7 @@
 //! only run on spot nodes it may not use.
 use super::prelude::*;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP045",
     name: "spot-class",
     severity: Severity::Error,

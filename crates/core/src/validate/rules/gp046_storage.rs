@@ -2,7 +2,7 @@
 use super::prelude::*;
 use crate::diag::quoted;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP046",
     name: "storage",
     severity: Severity::Error,

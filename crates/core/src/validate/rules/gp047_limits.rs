@@ -3,7 +3,7 @@ use super::prelude::*;
 use crate::limits::{Limits, MAX_GPUS_PER_NODE};
 use crate::spec::Spec;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP047",
     name: "limits",
     severity: Severity::Error,
@@ -36,7 +36,7 @@ every limit and its default.
 
 /// GP047 diagnostics of a decoded configuration, checked before the model is built
 /// (the names themselves were bounded while decoding, see `spec::budget`).
-pub fn check_spec(spec: &Spec, limits: &Limits) -> Vec<Diagnostic> {
+pub(crate) fn check_spec(spec: &Spec, limits: &Limits) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for c in &spec.classes {
         let mut total = 0u64;

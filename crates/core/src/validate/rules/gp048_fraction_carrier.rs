@@ -1,7 +1,7 @@
 //! GP048: a fraction of a GPU that the class's scheduler cannot carry.
 use super::prelude::*;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP048",
     name: "fraction-carrier",
     severity: Severity::Error,

@@ -4,7 +4,7 @@ use crate::model::sizing::{self, Usage};
 use crate::model::{Authority, NodeIdx};
 use std::collections::BTreeMap;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP049",
     name: "slurm-job-cpus",
     severity: Severity::Error,

@@ -2,7 +2,7 @@
 use super::prelude::*;
 use std::collections::BTreeSet;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP050",
     name: "mixed-gpus-on-kubernetes",
     severity: Severity::Error,

@@ -2,7 +2,7 @@
 //! drivers.
 use super::prelude::*;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP051",
     name: "mixed-gpu-driver",
     severity: Severity::Error,

@@ -2,7 +2,7 @@
 use super::prelude::*;
 use crate::model::allocation::DRA_KUBERNETES;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP052",
     name: "dra-needs-kubernetes-1.34",
     severity: Severity::Error,

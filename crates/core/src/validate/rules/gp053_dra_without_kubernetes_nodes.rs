@@ -3,7 +3,7 @@
 use super::prelude::*;
 use crate::model::{Allocation, Authority};
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP053",
     name: "dra-without-kubernetes-nodes",
     severity: Severity::Error,

@@ -2,7 +2,7 @@
 use super::prelude::*;
 use crate::model::WorkloadKind;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP054",
     name: "gang-across-gpu-allocations",
     severity: Severity::Error,

@@ -3,7 +3,7 @@ use super::prelude::*;
 use crate::model::Allocation;
 use std::collections::BTreeSet;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP055",
     name: "dra-model-without-product-name",
     severity: Severity::Error,

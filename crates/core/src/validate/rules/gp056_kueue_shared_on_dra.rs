@@ -3,7 +3,7 @@ use super::prelude::*;
 use crate::model::sizing::{self, Usage};
 use crate::model::{Allocation, Authority};
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP056",
     name: "kueue-shared-gpus-on-dra",
     severity: Severity::Error,

@@ -2,7 +2,7 @@
 use super::prelude::*;
 use crate::model::Authority;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP058",
     name: "kai-parent-team-class",
     severity: Severity::Error,

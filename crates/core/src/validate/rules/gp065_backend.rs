@@ -3,7 +3,7 @@
 use super::prelude::*;
 use crate::spec::Spec;
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP065",
     name: "backend",
     severity: Severity::Error,

@@ -3,7 +3,7 @@
 use super::prelude::*;
 use crate::model::moved::{self, MoveKind};
 
-pub static RULE: Rule = Rule {
+pub(crate) static RULE: Rule = Rule {
     code: "GP066",
     name: "moved",
     severity: Severity::Error,

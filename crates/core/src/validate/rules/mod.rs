@@ -72,7 +72,7 @@ mod gp067_moved_conflict;
 use super::Rule;
 
 /// Rules that only run on a configuration without errors (advice, not problems).
-pub static ONLY_WHEN_VALID: &[&str] = &["GP033"];
+pub(crate) static ONLY_WHEN_VALID: &[&str] = &["GP033"];
 
 /// Every rule, in code order.
 pub static ALL: &[&Rule] = &[

@@ -46,7 +46,7 @@ impl Connect {
     }
 
     /// The client configuration, or GP961 saying what is missing or wrong.
-    pub fn config(&self) -> Result<postgres::Config, Diagnostic> {
+    pub(crate) fn config(&self) -> Result<postgres::Config, Diagnostic> {
         let mut c = self.base()?;
         if c.get_user().is_none() {
             match &self.user {

@@ -90,14 +90,18 @@ CREATE TABLE IF NOT EXISTS gpuplan_locks (
 COMMIT;";
 
 /// The PostgreSQL store of one workspace.
-pub struct Pg {
+pub(crate) struct Pg {
     config: postgres::Config,
     workspace: String,
     keep: Option<u64>,
 }
 
 impl Pg {
-    pub fn new(connect: Connect, workspace: &str, keep: Option<u64>) -> Result<Pg, Diagnostic> {
+    pub(crate) fn new(
+        connect: Connect,
+        workspace: &str,
+        keep: Option<u64>,
+    ) -> Result<Pg, Diagnostic> {
         Ok(Pg {
             config: connect.config()?,
             workspace: workspace.to_string(),

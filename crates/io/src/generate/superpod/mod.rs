@@ -40,15 +40,15 @@ use std::fmt::Write;
 pub use workloads::mig_equivalent;
 
 /// GPUs per node (DGX H100, HGX A100).
-pub const GPUS_PER_NODE: u64 = 8;
+pub(crate) const GPUS_PER_NODE: u64 = 8;
 /// Nodes per leaf (one scalable unit, eight rail leaves as one rail group).
-pub const NODES_PER_LEAF: u64 = 32;
+pub(crate) const NODES_PER_LEAF: u64 = 32;
 /// Leaves (SUs) per spine group.
-pub const LEAVES_PER_SPINE: usize = 16;
+pub(crate) const LEAVES_PER_SPINE: usize = 16;
 /// The most GPUs a generated cluster may have (a node range expands to at most 100,000
 /// names).
-pub const MAX_GPUS: u64 = 800_000;
-pub const MAX_CLASSES: u32 = 100_000;
+pub(crate) const MAX_GPUS: u64 = 800_000;
+pub(crate) const MAX_CLASSES: u32 = 100_000;
 
 const H100: &str = "h100-sxm5-80gb";
 const A100: &str = "a100-sxm4-80gb";
@@ -105,7 +105,7 @@ impl Default for SuperpodOptions {
 }
 
 impl SuperpodOptions {
-    pub fn class_count(&self) -> u32 {
+    pub(crate) fn class_count(&self) -> u32 {
         self.classes
             .unwrap_or_else(|| (self.gpus / 10).clamp(10, 2000) as u32)
     }

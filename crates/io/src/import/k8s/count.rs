@@ -10,10 +10,10 @@ use super::{COUNT, GPU_RESOURCE, PRODUCT, REPLICAS, mig};
 
 /// What is missing or wrong (the key to point at) when a node's GPU count cannot be
 /// told, and why.
-pub type Unknown = (&'static str, String);
+pub(crate) type Unknown = (&'static str, String);
 
 /// The GPUs (or, single strategy, MIG devices) the node's labels and capacity count.
-pub fn count_of(n: &RawNode) -> Result<u64, Unknown> {
+pub(crate) fn count_of(n: &RawNode) -> Result<u64, Unknown> {
     let num = |v: &String| v.trim().parse::<u64>().ok();
     if let Some(c) = n.labels.get(COUNT).and_then(num) {
         if c == 0 {
@@ -56,7 +56,7 @@ pub fn count_of(n: &RawNode) -> Result<u64, Unknown> {
 
 /// The key a diagnostic about the count points at: the count label, else the capacity,
 /// else the product label (what says the node has GPUs).
-pub fn key_of(n: &RawNode) -> &'static str {
+pub(crate) fn key_of(n: &RawNode) -> &'static str {
     if n.labels.contains_key(COUNT) {
         COUNT
     } else if n.capacity.contains_key(GPU_RESOURCE) {
@@ -69,7 +69,7 @@ pub fn key_of(n: &RawNode) -> &'static str {
 /// The physical GPUs a Node shows at a glance (for the import report): the count, 0 when
 /// it cannot be read or counts MIG devices (single strategy), where only the import can
 /// tell the GPUs.
-pub fn gpus_seen(n: &RawNode) -> u64 {
+pub(crate) fn gpus_seen(n: &RawNode) -> u64 {
     if mig::advertises_devices(n) {
         return 0;
     }

@@ -12,14 +12,14 @@ use crate::import::names::{one_pattern, sanitize, unique};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-pub const CLIQUE: &str = "nvidia.com/gpu.clique";
-pub const ACCELERATOR: &str = "network.topology.kubernetes.io/accelerator";
+pub(crate) const CLIQUE: &str = "nvidia.com/gpu.clique";
+pub(crate) const ACCELERATOR: &str = "network.topology.kubernetes.io/accelerator";
 
 /// Tier names, closest first.
-pub const TIERS: [&str; 3] = ["leaf", "spine", "core"];
+pub(crate) const TIERS: [&str; 3] = ["leaf", "spine", "core"];
 
 /// Known label families and their keys for leaf, spine and core.
-pub const FAMILIES: &[(&str, [Option<&str>; 3])] = &[
+pub(crate) const FAMILIES: &[(&str, [Option<&str>; 3])] = &[
     (
         "Topograph / Kueue TAS",
         [
@@ -81,9 +81,9 @@ pub struct Fabric {
 }
 
 /// The leaf holding the nodes without a leaf label.
-pub const UNLABELLED: &str = "no-leaf-label";
+pub(crate) const UNLABELLED: &str = "no-leaf-label";
 
-pub fn build(
+pub(crate) fn build(
     nodes: &[&RawNode],
     loc: &Locator,
     opts: &Options,

@@ -159,7 +159,7 @@ impl Cx<'_> {
 
 /// The CUDA version the driver supports: `nvidia.com/cuda.runtime-version.full`, else
 /// `.major`/`.minor` of it or of the older `nvidia.com/cuda.runtime`.
-pub fn cuda_runtime(n: &RawNode) -> Option<String> {
+pub(crate) fn cuda_runtime(n: &RawNode) -> Option<String> {
     let l = |k: &str| n.labels.get(k).filter(|s| !s.is_empty());
     if let Some(full) = l("nvidia.com/cuda.runtime-version.full") {
         return Some(full.clone());
@@ -179,7 +179,7 @@ pub fn cuda_runtime(n: &RawNode) -> Option<String> {
 }
 
 /// A Kubernetes quantity (`192`, `191450m`, `2113558232Ki`, `1.5Gi`, `2e3`) as a number.
-pub fn quantity(s: &str) -> Option<f64> {
+pub(crate) fn quantity(s: &str) -> Option<f64> {
     let s = s.trim();
     const SUFFIXES: &[(&str, f64)] = &[
         ("Ki", 1024.0),

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Classes of identical hardware, named `<model short name>-x<gpus>` (deduplicated in
 /// the order of their hardware), and each node's class.
-pub fn classes(nodes: &[GpuNode]) -> (Vec<Class>, BTreeMap<String, String>) {
+pub(crate) fn classes(nodes: &[GpuNode]) -> (Vec<Class>, BTreeMap<String, String>) {
     let mut by_hw: BTreeMap<&Hardware, Vec<&GpuNode>> = BTreeMap::new();
     for g in nodes {
         by_hw.entry(&g.hardware).or_default().push(g);
@@ -59,7 +59,7 @@ pub fn classes(nodes: &[GpuNode]) -> (Vec<Class>, BTreeMap<String, String>) {
 
 /// `nodes` lines: nodes of one class and the same taints, compressed into ranges; the
 /// names no range holds share one line (`gke-pool-a1b2-[0k2d,7qxz]`).
-pub fn ranges(nodes: &[GpuNode], class_of: &BTreeMap<String, String>) -> Vec<Range> {
+pub(crate) fn ranges(nodes: &[GpuNode], class_of: &BTreeMap<String, String>) -> Vec<Range> {
     type Key<'a> = (&'a str, &'a [Taint], Option<&'a String>);
     let mut groups: BTreeMap<Key, Vec<String>> = BTreeMap::new();
     for g in nodes {
@@ -97,7 +97,7 @@ pub fn ranges(nodes: &[GpuNode], class_of: &BTreeMap<String, String>) -> Vec<Ran
 }
 
 /// Pools from the first pool label each node has.
-pub fn pools(
+pub(crate) fn pools(
     nodes: &[GpuNode],
     loc: &Locator,
     opts: &Options,
@@ -147,7 +147,7 @@ pub fn pools(
 }
 
 /// `mig layout ... current=#true` lines: nodes of one layout.
-pub fn mig_lines(nodes: &[GpuNode]) -> Vec<MigLine> {
+pub(crate) fn mig_lines(nodes: &[GpuNode]) -> Vec<MigLine> {
     let mut groups: BTreeMap<(&mig::Layout, Option<&String>), Vec<String>> = BTreeMap::new();
     for g in nodes {
         if let Some(l) = &g.mig {

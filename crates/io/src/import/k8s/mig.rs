@@ -16,14 +16,14 @@ use crate::catalog::{self, GpuSpec, MigProfile, MigSpec};
 use std::collections::BTreeMap;
 
 /// The MIG layout of every GPU of a node, as `mig layout` arguments (`"1g.10gb*7"`).
-pub type Layout = Vec<String>;
+pub(crate) type Layout = Vec<String>;
 
-pub const CONFIG: &str = "nvidia.com/mig.config";
+pub(crate) const CONFIG: &str = "nvidia.com/mig.config";
 const STATE: &str = "nvidia.com/mig.config.state";
 const STRATEGY: &str = "nvidia.com/mig.strategy";
 
 /// The profile of a single-strategy product name (`NVIDIA-A100-SXM4-40GB-MIG-1g.5gb`).
-pub fn single_profile(product: &str) -> Option<&str> {
+pub(crate) fn single_profile(product: &str) -> Option<&str> {
     let lower = product.to_ascii_lowercase();
     let i = lower.find("-mig-")?;
     Some(&product[i + 5..])
@@ -32,20 +32,20 @@ pub fn single_profile(product: &str) -> Option<&str> {
 /// Whether the node's GPUs are advertised as MIG devices of one profile (single strategy
 /// with MIG enabled): its product name ends in `-MIG-<profile>`. The strategy label alone
 /// is not enough (it is set whether MIG is enabled or not).
-pub fn advertises_devices(n: &RawNode) -> bool {
+pub(crate) fn advertises_devices(n: &RawNode) -> bool {
     let product = n.labels.get(super::PRODUCT).map_or("", String::as_str);
     single_profile(product).is_some()
 }
 
 /// Whether the node advertises MIG devices by profile (mixed strategy): `mig-<p>.count`
 /// labels or `nvidia.com/mig-<p>` capacities above 0.
-pub fn has_totals(n: &RawNode) -> bool {
+pub(crate) fn has_totals(n: &RawNode) -> bool {
     !totals(n).is_empty()
 }
 
 /// MIG devices per profile the node advertises: `nvidia.com/mig-<p>.count` labels, else
 /// `nvidia.com/mig-<p>` capacities.
-pub fn totals(n: &RawNode) -> BTreeMap<String, u32> {
+pub(crate) fn totals(n: &RawNode) -> BTreeMap<String, u32> {
     let from_labels: BTreeMap<String, u32> = n
         .labels
         .iter()
@@ -70,7 +70,7 @@ pub fn totals(n: &RawNode) -> BTreeMap<String, u32> {
 
 /// Physical GPUs of a single-strategy node advertising `count` MIG devices of `profile`
 /// (`all-<profile>`: as many per GPU as fit), with the per-GPU layout.
-pub fn single(
+pub(crate) fn single(
     spec: &GpuSpec,
     profile: &str,
     count: u64,
@@ -90,7 +90,7 @@ pub fn single(
 
 /// The per-GPU layout of a mixed-strategy (or unlabelled-strategy) node with `gpus` GPUs;
 /// `None` when MIG is not configured.
-pub fn mixed(
+pub(crate) fn mixed(
     n: &RawNode,
     spec: &GpuSpec,
     gpus: u32,
@@ -228,7 +228,7 @@ fn most_of(mig: &'static MigSpec, p: &'static MigProfile) -> Vec<&'static MigPro
 }
 
 /// `mig layout` arguments in canonical order: `["3g.40gb", "1g.10gb*2"]`.
-pub fn args(layout: &[&'static MigProfile]) -> Layout {
+pub(crate) fn args(layout: &[&'static MigProfile]) -> Layout {
     let mut sorted = layout.to_vec();
     catalog::sort_canonical(&mut sorted);
     let mut out: Vec<(&str, usize)> = Vec::new();

@@ -31,40 +31,40 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// GP723: a node whose GPU count is more than one node holds
 /// ([`crate::limits::MAX_GPUS_PER_NODE`]), left out.
-pub const GP723: &str = "GP723";
+pub(crate) const GP723: &str = "GP723";
 /// GP730: the input is not JSON or YAML.
-pub const GP730: &str = "GP730";
+pub(crate) const GP730: &str = "GP730";
 /// GP731: the document is not a Node or a List of Nodes.
-pub const GP731: &str = "GP731";
+pub(crate) const GP731: &str = "GP731";
 /// GP732: an item of the list is skipped (not a Node, no name, a bad or repeated name).
-pub const GP732: &str = "GP732";
+pub(crate) const GP732: &str = "GP732";
 /// GP733: a node with GPUs but no `nvidia.com/gpu.product` label: its GPUs imported as
 /// the placeholder model `unknown-gpu` (flagged), or, with only MIG devices, left out.
-pub const GP733: &str = "GP733";
+pub(crate) const GP733: &str = "GP733";
 /// GP734: a GPU product neither the catalog nor the labels describe (declared without
 /// memory, for the user to fill in), or a `--model` id that cannot be a model name.
-pub const GP734: &str = "GP734";
+pub(crate) const GP734: &str = "GP734";
 /// GP735: a GPU product the catalog lacks is declared as a `gpu-model` from its labels.
-pub const GP735: &str = "GP735";
+pub(crate) const GP735: &str = "GP735";
 /// GP736: MIG state that cannot be mapped to a layout of the catalog.
-pub const GP736: &str = "GP736";
+pub(crate) const GP736: &str = "GP736";
 /// GP737: a label or capacity value that cannot be read.
-pub const GP737: &str = "GP737";
+pub(crate) const GP737: &str = "GP737";
 /// GP738: topology labels that do not form a tree of switches.
-pub const GP738: &str = "GP738";
+pub(crate) const GP738: &str = "GP738";
 /// GP739: a taint or pool label that cannot be carried over.
-pub const GP739: &str = "GP739";
+pub(crate) const GP739: &str = "GP739";
 
-pub const PRODUCT: &str = "nvidia.com/gpu.product";
-pub const COUNT: &str = "nvidia.com/gpu.count";
-pub const MEMORY: &str = "nvidia.com/gpu.memory";
-pub const FAMILY: &str = "nvidia.com/gpu.family";
-pub const REPLICAS: &str = "nvidia.com/gpu.replicas";
-pub const SHARING: &str = "nvidia.com/gpu.sharing-strategy";
-pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
+pub(crate) const PRODUCT: &str = "nvidia.com/gpu.product";
+pub(crate) const COUNT: &str = "nvidia.com/gpu.count";
+pub(crate) const MEMORY: &str = "nvidia.com/gpu.memory";
+pub(crate) const FAMILY: &str = "nvidia.com/gpu.family";
+pub(crate) const REPLICAS: &str = "nvidia.com/gpu.replicas";
+pub(crate) const SHARING: &str = "nvidia.com/gpu.sharing-strategy";
+pub(crate) const GPU_RESOURCE: &str = "nvidia.com/gpu";
 
 /// Label keys whose value names a node's pool, in the order they are tried.
-pub const DEFAULT_POOL_LABELS: &[&str] = &[
+pub(crate) const DEFAULT_POOL_LABELS: &[&str] = &[
     "cloud.google.com/gke-nodepool",
     "eks.amazonaws.com/nodegroup",
     "karpenter.sh/nodepool",
@@ -390,7 +390,9 @@ mod tests {
         let json = "{\"kind\":\"List\",\"items\":[\n{\"metadata\":{\"labels\":{\"a\":\"1\"},\"name\":\"n1\"}},\n{\"metadata\":{\"labels\":{\"a\":\"2\"},\"name\":\"n2\"}}]}";
         let mut sources = SourceMap::new();
         let file = sources.add("x.json", json);
-        let (nodes, loc, diags) = read::nodes(json, file);
+        let read::Read {
+            nodes, loc, diags, ..
+        } = read::read(json, file);
         assert!(diags.is_empty());
         assert_eq!(nodes.len(), 2);
         let span = loc.key(1, "a", "n2");
@@ -398,7 +400,9 @@ mod tests {
         assert_eq!(sources.snippet(loc.node(0, "n1")), "n1");
         let yaml = "items:\n- metadata:\n    name: n1\n    labels:\n      a: \"1\"\n- metadata:\n    name: n2\n    labels:\n      a: \"2\"\n";
         let file = sources.add("x.yaml", yaml);
-        let (nodes, loc, diags) = read::nodes(yaml, file);
+        let read::Read {
+            nodes, loc, diags, ..
+        } = read::read(yaml, file);
         assert!(diags.is_empty());
         assert_eq!(nodes.len(), 2);
         assert_eq!(sources.snippet(loc.key(1, "a", "n2")), "a: \"2\"");

@@ -121,7 +121,7 @@ fn shown_up_to_200(v: &str) -> String {
 
 /// The GPU of a product name: without GFD's `-SHARED` suffix (time-slicing) and
 /// `-MIG-<profile>` suffix (single strategy).
-pub fn gpu_of(product: &str) -> &str {
+pub(crate) fn gpu_of(product: &str) -> &str {
     let base = base_product(product).unwrap_or(product);
     match base.to_ascii_lowercase().find("-mig-") {
         Some(i) => &base[..i],
@@ -130,7 +130,7 @@ pub fn gpu_of(product: &str) -> &str {
 }
 
 /// The product without GFD's `-SHARED` suffix (time-slicing rename), when it has one.
-pub fn base_product(product: &str) -> Option<&str> {
+pub(crate) fn base_product(product: &str) -> Option<&str> {
     product.strip_suffix("-SHARED")
 }
 

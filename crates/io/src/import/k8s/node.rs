@@ -13,7 +13,7 @@ use crate::limits::MAX_GPUS_PER_NODE;
 use std::collections::BTreeMap;
 
 /// What one GPU node turned into.
-pub struct GpuNode<'a> {
+pub(crate) struct GpuNode<'a> {
     pub raw: &'a RawNode,
     pub hardware: Hardware,
     pub family: Option<String>,
@@ -24,13 +24,13 @@ pub struct GpuNode<'a> {
 }
 
 /// A node's GPU model: a catalog entry or a declared model's name.
-pub enum Model {
+pub(crate) enum Model {
     Catalog(&'static GpuSpec),
     Declared(String),
 }
 
 impl Model {
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             Model::Catalog(s) => s.id,
             Model::Declared(n) => n,
@@ -40,7 +40,7 @@ impl Model {
 
 /// Whether the node shows NVIDIA GPUs at all: a product label, `gpu.present=true`, a
 /// GPU count above 0, or GPU or MIG device capacity.
-pub fn has_gpus(n: &RawNode) -> bool {
+pub(crate) fn has_gpus(n: &RawNode) -> bool {
     let positive = |v: Option<&String>| {
         v.and_then(|v| v.trim().parse::<u64>().ok())
             .is_some_and(|c| c > 0)
@@ -52,7 +52,7 @@ pub fn has_gpus(n: &RawNode) -> bool {
         || mig::has_totals(n)
 }
 
-pub struct Cx<'a> {
+pub(crate) struct Cx<'a> {
     pub loc: &'a Locator,
     pub opts: &'a Options,
     pub diags: &'a mut Vec<Diagnostic>,
@@ -65,13 +65,13 @@ pub struct Cx<'a> {
 
 /// Why a GPU node is left out: the code and the reason (its diagnostic says it too).
 #[derive(Clone, Debug)]
-pub struct Leave {
+pub(crate) struct Leave {
     pub code: &'static str,
     pub reason: String,
 }
 
 impl Leave {
-    pub fn new(code: &'static str, reason: String) -> Self {
+    pub(crate) fn new(code: &'static str, reason: String) -> Self {
         Leave { code, reason }
     }
 }
@@ -95,7 +95,7 @@ impl Cx<'_> {
 
     /// A node without NVIDIA GPUs: its CPUs, memory and taints (an import keeps every
     /// node; CPU-only classes may run there).
-    pub fn cpu_node<'n>(&mut self, n: &'n RawNode) -> GpuNode<'n> {
+    pub(crate) fn cpu_node<'n>(&mut self, n: &'n RawNode) -> GpuNode<'n> {
         GpuNode {
             raw: n,
             hardware: Hardware {
@@ -112,7 +112,7 @@ impl Cx<'_> {
         }
     }
 
-    pub fn gpu_node<'n>(&mut self, n: &'n RawNode) -> Result<GpuNode<'n>, Leave> {
+    pub(crate) fn gpu_node<'n>(&mut self, n: &'n RawNode) -> Result<GpuNode<'n>, Leave> {
         let (model, product) = match n.labels.get(PRODUCT) {
             Some(p) => (self.model(n, p)?, p.as_str()),
             None => (self.unlabelled(n)?, ""),

@@ -17,7 +17,7 @@ pub struct Taint {
 
 /// What gpuplan reads of one Node object.
 #[derive(Clone, Debug, serde::Serialize)]
-pub struct RawNode {
+pub(crate) struct RawNode {
     /// Position among the input's Nodes (for spans).
     #[serde(skip)]
     pub index: usize,
@@ -29,7 +29,7 @@ pub struct RawNode {
 
 /// The Nodes of a document, where they are, what was skipped and how many skipped
 /// items were Nodes (objects of kind `Node`, or of no kind, without a name).
-pub struct Read {
+pub(crate) struct Read {
     pub nodes: Vec<RawNode>,
     pub loc: Locator,
     pub diags: Vec<Diagnostic>,
@@ -38,14 +38,9 @@ pub struct Read {
     pub unreadable: Vec<(usize, String)>,
 }
 
-/// Parses the text and returns the Nodes it holds, with diagnostics for what it skips.
-pub fn nodes(text: &str, file: FileId) -> (Vec<RawNode>, Locator, Vec<Diagnostic>) {
-    let r = read(text, file);
-    (r.nodes, r.loc, r.diags)
-}
-
-/// [`nodes`], and which skipped items were Nodes.
-pub fn read(text: &str, file: FileId) -> Read {
+/// Parses the text: the Nodes it holds, with diagnostics for what it skips, and which
+/// skipped items were Nodes.
+pub(crate) fn read(text: &str, file: FileId) -> Read {
     let (nodes, loc, diags, unreadable) = parse_nodes(text, file);
     Read {
         nodes,
@@ -222,7 +217,7 @@ fn taints(v: Option<&Value>) -> Vec<Taint> {
 /// text, not by the parser (serde keeps no positions). When the scan does not find one
 /// region per item, every item's region is the whole text: spans are then less precise
 /// but still point at a matching key.
-pub struct Locator {
+pub(crate) struct Locator {
     text: String,
     file: FileId,
     regions: Vec<(usize, usize)>,
@@ -266,14 +261,14 @@ impl Locator {
     }
 
     /// The first line of item `i`.
-    pub fn item(&self, i: usize) -> Span {
+    pub(crate) fn item(&self, i: usize) -> Span {
         let (s, e) = self.region(i);
         let len = self.text[s..e].find('\n').unwrap_or(e - s);
         Span::new(self.file, s, len)
     }
 
     /// The node's name (after a `name` key) in item `i`, else its first line.
-    pub fn node(&self, i: usize, name: &str) -> Span {
+    pub(crate) fn node(&self, i: usize, name: &str) -> Span {
         if name.is_empty() {
             return self.item(i);
         }
@@ -294,7 +289,7 @@ impl Locator {
 
     /// A key (`nvidia.com/gpu.product`) followed by `:` in item `i`: the key and the
     /// rest of its line (the value), else the node.
-    pub fn key(&self, i: usize, key: &str, name: &str) -> Span {
+    pub(crate) fn key(&self, i: usize, key: &str, name: &str) -> Span {
         if key.is_empty() {
             // An empty key (a taint's) is found everywhere: point at the node.
             return self.node(i, name);

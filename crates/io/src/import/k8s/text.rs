@@ -2,12 +2,12 @@
 
 /// A label value as a message shows it: at most 64 characters, control characters as
 /// `?` (a hostile value cannot break the terminal or the line).
-pub fn shown(v: &str) -> String {
+pub(crate) fn shown(v: &str) -> String {
     shown_up_to(v, 64)
 }
 
 /// [`shown`], at most `max` characters.
-pub fn shown_up_to(v: &str, max: usize) -> String {
+pub(crate) fn shown_up_to(v: &str, max: usize) -> String {
     let mut out: String = v
         .chars()
         .take(max)

@@ -16,7 +16,7 @@ use crate::import::names::sanitize;
 
 /// The placeholder model of nodes without a product label, and the `--model` key that
 /// maps it (`--model unknown-gpu=h100-sxm5-80gb`).
-pub const UNKNOWN_MODEL: &str = "unknown-gpu";
+pub(crate) const UNKNOWN_MODEL: &str = "unknown-gpu";
 
 const HELP: &str = "deploy GPU Feature Discovery (GPU Operator) and import again, or map the GPUs: `--model unknown-gpu=ID` (`gpuplan explain GP733`)";
 

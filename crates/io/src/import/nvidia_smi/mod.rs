@@ -26,11 +26,11 @@ pub use merge::GP707;
 use merge::{Parsed, apply_instances, apply_topo, base, contradiction, first_line};
 
 /// GP706: a file is none of the `nvidia-smi` outputs `import nvidia-smi` reads.
-pub const GP706: &str = "GP706";
+pub(crate) const GP706: &str = "GP706";
 /// GP708: a file is another `nvidia-smi` output than the specific importer reads.
-pub const GP708: &str = "GP708";
+pub(crate) const GP708: &str = "GP708";
 /// GP716: the files do not describe the node's GPUs (only MIG tables).
-pub const GP716: &str = "GP716";
+pub(crate) const GP716: &str = "GP716";
 
 /// One input and what it was recognised as.
 pub struct Input {
@@ -49,7 +49,7 @@ pub struct Outcome {
 }
 
 /// Recognises each file; GP706 for one that is no `nvidia-smi` output.
-pub fn recognise(sources: &SourceMap, files: &[FileId]) -> (Vec<Input>, Vec<Diagnostic>) {
+pub(crate) fn recognise(sources: &SourceMap, files: &[FileId]) -> (Vec<Input>, Vec<Diagnostic>) {
     let mut inputs = Vec::new();
     let mut diags = Vec::new();
     for &file in files {

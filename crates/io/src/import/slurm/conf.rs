@@ -38,7 +38,7 @@ impl Record {
 }
 
 /// GP740: a line of a Slurm file cannot be read.
-pub const GP740: &str = "GP740";
+pub(crate) const GP740: &str = "GP740";
 
 /// The records of one file; lines that are not `Key=Value` pairs are diagnostics
 /// (GP740) and skipped.
@@ -174,7 +174,7 @@ thread_local! {
 /// Starts an import's budget of hostlist names: the run's `names` limit
 /// ([`crate::limits`]), shared by every hostlist of slurm.conf, gres.conf and
 /// topology.conf.
-pub fn reset_budget(names: u64) {
+pub(crate) fn reset_budget(names: u64) {
     NAMES_LEFT.with(|n| n.set(names));
 }
 

@@ -34,30 +34,30 @@ use crate::source::{FileId, SourceMap, Span};
 use std::collections::BTreeMap;
 
 /// GP741: a value cannot be read (a hostlist, a number, a GRES entry).
-pub const GP741: &str = "GP741";
+pub(crate) const GP741: &str = "GP741";
 /// GP742: a GPU type maps to no catalog model; `--model TYPE=ID` is needed.
-pub const GP742: &str = "GP742";
+pub(crate) const GP742: &str = "GP742";
 /// GP744: an assumption the reader should check (family alias, partitions, leaves).
-pub const GP744: &str = "GP744";
+pub(crate) const GP744: &str = "GP744";
 /// GP745: MIG devices that cannot be told per GPU.
-pub const GP745: &str = "GP745";
+pub(crate) const GP745: &str = "GP745";
 /// GP746: a part of topology.conf gpuplan cannot represent.
-pub const GP746: &str = "GP746";
+pub(crate) const GP746: &str = "GP746";
 /// GP747: no slurm.conf, or it describes no node with GPUs.
-pub const GP747: &str = "GP747";
+pub(crate) const GP747: &str = "GP747";
 /// GP752: nodes without GPU information: imported with CPUs, memory, partitions and
 /// switches; their GPU count is unknown (flagged).
-pub const GP752: &str = "GP752";
+pub(crate) const GP752: &str = "GP752";
 /// GP753: gres.conf and slurm.conf disagree about a node's GPUs.
-pub const GP753: &str = "GP753";
+pub(crate) const GP753: &str = "GP753";
 /// GP754: a hostlist names nodes no NodeName line declares.
-pub const GP754: &str = "GP754";
+pub(crate) const GP754: &str = "GP754";
 /// GP755: topology.conf puts a node under two switches.
-pub const GP755: &str = "GP755";
+pub(crate) const GP755: &str = "GP755";
 /// GP756: every node of slurm.conf is left out.
-pub const GP756: &str = "GP756";
+pub(crate) const GP756: &str = "GP756";
 /// GP749: `--model TYPE=ID` names neither a catalog model nor a valid model name.
-pub const GP749: &str = "GP749";
+pub(crate) const GP749: &str = "GP749";
 
 /// The files of one import, loaded into the source map by the command.
 pub struct Files {

@@ -6,21 +6,21 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Clone, Debug, Default)]
-pub struct Account {
+pub(crate) struct Account {
     pub parent: Option<String>,
     pub grp: BTreeMap<String, u64>,
     pub qos: BTreeSet<String>,
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct Accounting {
+pub(crate) struct Accounting {
     pub accounts: BTreeMap<String, Account>,
     pub qos: BTreeMap<String, BTreeMap<String, u64>>,
 }
 
 /// Words of a shell line: single and double quotes removed, stopping at a redirection,
 /// a pipe, `;`, `&&` or `||`.
-pub fn words(line: &str) -> Result<Vec<String>, String> {
+pub(crate) fn words(line: &str) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut cur: Option<String> = None;
     let mut chars = line.chars().peekable();
@@ -65,7 +65,7 @@ fn tres(v: &str) -> BTreeMap<String, u64> {
 }
 
 /// Parses the sacctmgr script; problems as `line N: ...`.
-pub fn parse(text: &str) -> (Accounting, Vec<String>) {
+pub(crate) fn parse(text: &str) -> (Accounting, Vec<String>) {
     let mut acc = Accounting::default();
     let mut errors = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -158,7 +158,7 @@ fn command(w: &[&str], acc: &mut Accounting) -> Result<(), String> {
 
 impl Accounting {
     /// An account and its parents (cycles stop).
-    pub fn chain(&self, account: &str) -> Vec<&str> {
+    pub(crate) fn chain(&self, account: &str) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
         let mut next = self.accounts.get_key_value(account);
         while let Some((name, a)) = next {
@@ -176,7 +176,7 @@ impl Accounting {
 
     /// The QOS an account may use (its own list, else its nearest parent's); empty:
     /// not restricted here.
-    pub fn allowed_qos(&self, account: &str) -> BTreeSet<String> {
+    pub(crate) fn allowed_qos(&self, account: &str) -> BTreeSet<String> {
         self.chain(account)
             .iter()
             .map(|a| &self.accounts[*a].qos)

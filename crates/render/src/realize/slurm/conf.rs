@@ -9,10 +9,10 @@ use super::super::hostlist;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// (GRES name, type; empty when untyped).
-pub type GresKey = (String, String);
+pub(crate) type GresKey = (String, String);
 
 #[derive(Clone, Debug, Default)]
-pub struct Node {
+pub(crate) struct Node {
     pub cpus: Option<u32>,
     pub threads_per_core: u32,
     pub real_memory: Option<u64>,
@@ -21,7 +21,7 @@ pub struct Node {
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct Partition {
+pub(crate) struct Partition {
     pub nodes: BTreeSet<String>,
     pub default: bool,
     pub def_mem: bool,
@@ -30,7 +30,7 @@ pub struct Partition {
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct Conf {
+pub(crate) struct Conf {
     pub nodes: BTreeMap<String, Node>,
     pub partitions: BTreeMap<String, Partition>,
     pub gres_types: BTreeSet<String>,
@@ -45,7 +45,7 @@ pub struct Conf {
 }
 
 /// Logical lines: comments removed, continuations joined, with their first line number.
-pub fn lines(text: &str) -> Vec<(usize, String)> {
+pub(crate) fn lines(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let mut acc = String::new();
     let mut start = 0;
@@ -72,7 +72,7 @@ pub fn lines(text: &str) -> Vec<(usize, String)> {
 }
 
 /// `key=value` words, keys lowercased (the first key is the line's kind).
-pub fn pairs(line: &str) -> Vec<(String, String)> {
+pub(crate) fn pairs(line: &str) -> Vec<(String, String)> {
     line.split_whitespace()
         .map(|w| match w.split_once('=') {
             Some((k, v)) => (k.to_ascii_lowercase(), v.to_string()),
@@ -82,7 +82,7 @@ pub fn pairs(line: &str) -> Vec<(String, String)> {
 }
 
 /// One `Gres=` item: `gpu:h100:8`, `gpu:2`, `shard:1000`, `gpu:1g.10gb:7`.
-pub fn gres_item(item: &str) -> Result<(GresKey, u64), String> {
+pub(crate) fn gres_item(item: &str) -> Result<(GresKey, u64), String> {
     let parts: Vec<&str> = item.split(':').filter(|p| *p != "no_consume").collect();
     let count = |s: &str| -> Option<u64> {
         let (n, mult) = match s.char_indices().last() {
@@ -106,7 +106,7 @@ pub fn gres_item(item: &str) -> Result<(GresKey, u64), String> {
 }
 
 /// Parses slurm.conf; problems as `line N: ...`.
-pub fn parse(text: &str) -> (Conf, Vec<String>) {
+pub(crate) fn parse(text: &str) -> (Conf, Vec<String>) {
     let mut conf = Conf::default();
     let mut errors = Vec::new();
     let mut defaults = Node::default();
@@ -228,7 +228,7 @@ fn partition_line(
 
 /// One gres.conf line.
 #[derive(Clone, Debug, Default)]
-pub struct GresLine {
+pub(crate) struct GresLine {
     /// `None`: every node.
     pub nodes: Option<BTreeSet<String>>,
     pub key: GresKey,
@@ -240,7 +240,7 @@ pub struct GresLine {
 }
 
 /// Parses gres.conf; problems as `line N: ...`.
-pub fn parse_gres(text: &str) -> (Vec<GresLine>, Vec<String>) {
+pub(crate) fn parse_gres(text: &str) -> (Vec<GresLine>, Vec<String>) {
     let (mut out, mut errors) = (Vec::new(), Vec::new());
     let mut left = hostlist::MAX_NAMES;
     for (n, line) in lines(text) {
@@ -288,12 +288,12 @@ fn gres_line(kv: &[(String, String)], left: &mut usize) -> Result<Option<GresLin
 }
 
 /// The GPU index of a device file (`/dev/nvidia3` -> 3).
-pub fn device_index(file: &str) -> Option<u32> {
+pub(crate) fn device_index(file: &str) -> Option<u32> {
     file.strip_prefix("/dev/nvidia")?.parse().ok()
 }
 
 /// topology.conf: leaf switches (those with `Nodes=`) and their nodes.
-pub fn parse_topology(text: &str) -> (Vec<(String, BTreeSet<String>)>, Vec<String>) {
+pub(crate) fn parse_topology(text: &str) -> (Vec<(String, BTreeSet<String>)>, Vec<String>) {
     let (mut out, mut errors) = (Vec::new(), Vec::new());
     let mut left = hostlist::MAX_NAMES;
     for (n, line) in lines(text) {

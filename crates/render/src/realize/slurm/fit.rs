@@ -13,7 +13,7 @@ use super::nodes::View;
 use crate::model::{Isolation, Workload};
 use std::collections::{BTreeMap, BTreeSet};
 
-pub struct Scope<'a> {
+pub(crate) struct Scope<'a> {
     pub conf: &'a Conf,
     pub views: &'a BTreeMap<String, View>,
     pub leaves: &'a [(String, BTreeSet<String>)],
@@ -26,7 +26,7 @@ fn carried(score: u8, text: String) -> Reason {
 }
 
 /// The partition a job lands in: its own, else the default one.
-pub fn partition<'a>(
+pub(crate) fn partition<'a>(
     conf: &'a Conf,
     j: &Job,
 ) -> Result<(&'a str, &'a super::conf::Partition), String> {
@@ -46,7 +46,7 @@ pub fn partition<'a>(
 }
 
 /// The GRES (shard or MPS name) a shared slot takes, and how many of that GPU's.
-pub fn slot_gres(g: &Gpu, v: &View, gpu: Option<u32>) -> Option<(GresKey, u64)> {
+pub(crate) fn slot_gres(g: &Gpu, v: &View, gpu: Option<u32>) -> Option<(GresKey, u64)> {
     let Gpu::Slot { mode, .. } = g else {
         return None;
     };
@@ -60,7 +60,7 @@ pub fn slot_gres(g: &Gpu, v: &View, gpu: Option<u32>) -> Option<(GresKey, u64)> 
 }
 
 /// What one pod must ask on its node, per GRES.
-pub fn expected(p: &units::Pod, v: &View) -> Vec<(GresKey, u64)> {
+pub(crate) fn expected(p: &units::Pod, v: &View) -> Vec<(GresKey, u64)> {
     match &p.gpu {
         Gpu::None => vec![],
         Gpu::Whole(n) => {
@@ -96,7 +96,7 @@ fn show(g: &[(GresKey, u64)]) -> String {
     parts.join(",")
 }
 
-pub fn carry(s: &Scope, j: &Job, u: &Unit, w: &Workload) -> Result<(), Reason> {
+pub(crate) fn carry(s: &Scope, j: &Job, u: &Unit, w: &Workload) -> Result<(), Reason> {
     let (lo, hi) = j.nodes;
     if lo != hi {
         let text = format!("asks {lo}-{hi} nodes: the gang's size is not fixed");

@@ -8,7 +8,7 @@ use super::super::quantity;
 use super::conf::{GresKey, gres_item};
 
 #[derive(Clone, Debug, Default)]
-pub struct Job {
+pub(crate) struct Job {
     pub file: String,
     pub class: Option<String>,
     pub name: Option<String>,
@@ -34,12 +34,12 @@ pub struct Job {
 
 impl Job {
     /// CPUs one node of the job asks.
-    pub fn cpus(&self) -> u64 {
+    pub(crate) fn cpus(&self) -> u64 {
         self.ntasks_per_node as u64 * self.cpus_per_task as u64
     }
 
     /// Memory one node asks, MiB (`None`: not given).
-    pub fn mem(&self) -> Option<u64> {
+    pub(crate) fn mem(&self) -> Option<u64> {
         self.mem.or_else(|| {
             let gpus: u64 = self
                 .gres
@@ -115,7 +115,7 @@ fn arguments(line: &str) -> Vec<String> {
 }
 
 /// Reads a batch script.
-pub fn parse(file: &str, text: &str) -> Result<Job, String> {
+pub(crate) fn parse(file: &str, text: &str) -> Result<Job, String> {
     let mut j = Job {
         file: file.to_string(),
         nodes: (1, 1),
@@ -192,7 +192,7 @@ fn node_range(v: &str) -> Result<(u32, u32), String> {
 }
 
 /// The number of jobs an `--array` spec submits (`0-7`, `1,3,5`, `0-15:4`, `0-7%2`).
-pub fn array(v: &str) -> Result<u32, String> {
+pub(crate) fn array(v: &str) -> Result<u32, String> {
     let bad = || format!("--array={v} is not an array spec");
     let spec = v.split('%').next().unwrap_or("");
     let mut count: u64 = 0;
@@ -211,7 +211,7 @@ pub fn array(v: &str) -> Result<u32, String> {
 
 /// Whether a node's features satisfy a `--constraint` (`a&b`, `a|b`, `a,b`; brackets
 /// and counts are read as plain ANDs).
-pub fn satisfies(constraint: &str, features: &std::collections::BTreeSet<String>) -> bool {
+pub(crate) fn satisfies(constraint: &str, features: &std::collections::BTreeSet<String>) -> bool {
     let c = constraint.replace(['[', ']', '(', ')'], "");
     c.split('|').any(|alt| {
         alt.split(['&', ','])

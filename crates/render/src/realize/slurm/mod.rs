@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 const T: Target = Target::Slurm;
 
 /// One pod of a planned unit under Slurm: what its node is asked.
-pub struct PodUse {
+pub(crate) struct PodUse {
     pub node: String,
     pub gpus: Vec<u32>,
     pub gres: Vec<(GresKey, u64)>,
@@ -32,7 +32,7 @@ pub struct PodUse {
     pub mem: Option<u64>,
 }
 
-pub struct Use {
+pub(crate) struct Use {
     pub class: String,
     pub job: Option<usize>,
     pub pods: Vec<PodUse>,
@@ -44,7 +44,7 @@ fn parse_errors(sink: &mut Sink, file: &str, errors: Vec<String>) {
     }
 }
 
-pub fn check(
+pub(crate) fn check(
     files: &BTreeMap<String, String>,
     c: &Cluster,
     plan: &Placement,

@@ -14,7 +14,7 @@ use crate::model::Cluster;
 use crate::placement::Placement;
 use std::collections::{BTreeMap, BTreeSet};
 
-pub struct View {
+pub(crate) struct View {
     pub valid: bool,
     pub gres: BTreeMap<GresKey, u64>,
     pub mig_types: BTreeSet<String>,
@@ -29,7 +29,7 @@ pub struct View {
 
 impl View {
     /// Whole-GPU GRES types (not MIG devices).
-    pub fn whole_types(&self) -> BTreeSet<&str> {
+    pub(crate) fn whole_types(&self) -> BTreeSet<&str> {
         self.gres
             .keys()
             .filter(|(n, t)| n == "gpu" && !self.mig_types.contains(t))
@@ -37,7 +37,7 @@ impl View {
             .collect()
     }
 
-    pub fn whole_gpus(&self) -> u64 {
+    pub(crate) fn whole_gpus(&self) -> u64 {
         self.gres
             .iter()
             .filter(|((n, t), _)| n == "gpu" && !self.mig_types.contains(t))
@@ -47,7 +47,7 @@ impl View {
 }
 
 /// Whether a GRES type names a MIG profile (`1g.10gb`, `nvidia_a100_3g.20gb`).
-pub fn is_profile(t: &str) -> bool {
+pub(crate) fn is_profile(t: &str) -> bool {
     let b = t.as_bytes();
     (1..b.len()).any(|i| {
         b[i] == b'g'
@@ -62,7 +62,7 @@ const FILE: &str = "slurm/slurm.conf";
 type Fail<'a> = &'a mut dyn FnMut(Invariant, &str, String);
 
 /// The node views of slurm.conf, each checked against gres.conf and the hardware.
-pub fn views(
+pub(crate) fn views(
     conf: &Conf,
     gres: &[GresLine],
     c: &Cluster,
@@ -270,7 +270,7 @@ fn mig_devices(v: &View, name: &str, plan: &Placement, fail: Fail) {
 }
 
 /// No node asked for more than it has.
-pub fn capacity(conf: &Conf, views: &BTreeMap<String, View>, uses: &[Use], sink: &mut Sink) {
+pub(crate) fn capacity(conf: &Conf, views: &BTreeMap<String, View>, uses: &[Use], sink: &mut Sink) {
     let mut per: BTreeMap<&str, Load> = BTreeMap::new();
     for u in uses {
         for p in &u.pods {

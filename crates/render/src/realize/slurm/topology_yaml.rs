@@ -10,20 +10,20 @@ use std::collections::{BTreeMap, BTreeSet};
 /// One topology's domains: the leaf switches (tree) or the blocks (block), each with
 /// its nodes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Named {
+pub(crate) struct Named {
     pub block: bool,
     pub domains: Vec<(String, BTreeSet<String>)>,
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct Topologies {
+pub(crate) struct Topologies {
     pub by_name: BTreeMap<String, Named>,
     pub default: Option<String>,
 }
 
 impl Topologies {
     /// The topology a partition uses: the one it names, else the cluster default.
-    pub fn of<'a>(&'a self, named: Option<&'a str>) -> Option<(&'a str, &'a Named)> {
+    pub(crate) fn of<'a>(&'a self, named: Option<&'a str>) -> Option<(&'a str, &'a Named)> {
         let name = named.or(self.default.as_deref())?;
         self.by_name
             .get_key_value(name)
@@ -32,7 +32,7 @@ impl Topologies {
 }
 
 /// The topologies of a topology.yaml, and what could not be read.
-pub fn parse(text: &str) -> (Topologies, Vec<String>) {
+pub(crate) fn parse(text: &str) -> (Topologies, Vec<String>) {
     let mut t = Topologies::default();
     let mut errors = Vec::new();
     let doc: serde_yaml::Value = match serde_yaml::from_str(text) {

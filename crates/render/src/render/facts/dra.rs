@@ -32,14 +32,14 @@ use std::collections::BTreeSet;
 
 /// The DRA driver of NVIDIA GPUs (its ResourceSlices, device attributes and opaque
 /// configuration).
-pub const DRIVER: &str = "gpu.nvidia.com";
+pub(crate) const DRIVER: &str = "gpu.nvidia.com";
 /// The NVLink clique GPU Feature Discovery labels a node with (`<cluster UUID>.<clique>`).
-pub const CLIQUE_LABEL: &str = "nvidia.com/gpu.clique";
+pub(crate) const CLIQUE_LABEL: &str = "nvidia.com/gpu.clique";
 pub use crate::names::DEVICE_PLUGIN_DEPLOY_LABEL;
 
 /// A DeviceClass gpuplan writes: the devices of one GPU model, or one MIG profile of it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct DeviceClassFacts {
+pub(crate) struct DeviceClassFacts {
     pub name: String,
     pub model: String,
     /// The MIG profile, as the driver names it (`None`: full GPUs).
@@ -51,7 +51,7 @@ pub struct DeviceClassFacts {
 /// How the pods of a shared claim share its GPU (the driver's `GpuConfig.sharing`).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(tag = "strategy")]
-pub enum DraSharing {
+pub(crate) enum DraSharing {
     TimeSlicing,
     #[serde(rename = "MPS")]
     Mps {
@@ -64,7 +64,7 @@ pub enum DraSharing {
 
 /// What the pods of one group claim on DRA nodes.
 #[derive(Clone, Debug, Serialize)]
-pub struct DraGroup {
+pub(crate) struct DraGroup {
     /// The device classes a pod's GPUs may come from, one per GPU model of the group:
     /// `(model, class)`; several are alternatives (`firstAvailable`).
     pub classes: Vec<(String, String)>,
@@ -85,17 +85,17 @@ pub struct DraGroup {
 /// The first Volcano whose capacity plugin caps DRA devices per queue (`deviceclass/<class>`
 /// keys in `capability`; volcano-sh/volcano docs/design/capacity-dra-support.md, first
 /// released in v1.15.0).
-pub const VOLCANO_DRA_QUOTA: &[u32] = &[1, 15];
+pub(crate) const VOLCANO_DRA_QUOTA: &[u32] = &[1, 15];
 
 /// Whether the declared Volcano caps DRA devices per queue.
-pub fn volcano_counts_dra(c: &Cluster) -> bool {
+pub(crate) fn volcano_counts_dra(c: &Cluster) -> bool {
     c.volcano_version
         .as_deref()
         .is_some_and(|v| v >= VOLCANO_DRA_QUOTA)
 }
 
 /// The DeviceClass of a model's full GPUs (`None`) or of one of its MIG profiles.
-pub fn device_class_name(model: &str, profile: Option<&str>) -> String {
+pub(crate) fn device_class_name(model: &str, profile: Option<&str>) -> String {
     match profile {
         None => format!("{model}.gpuplan.io"),
         Some(p) => format!("{model}-mig-{}.gpuplan.io", p.replace('+', ".")),
@@ -104,7 +104,7 @@ pub fn device_class_name(model: &str, profile: Option<&str>) -> String {
 
 /// The DeviceClass of `m`'s full GPUs or of its MIG `profile` (driver name); `None`
 /// when the model has no product name to select it by (refused by GP055).
-pub fn device_class(m: &GpuModel, profile: Option<&str>) -> Option<DeviceClassFacts> {
+pub(crate) fn device_class(m: &GpuModel, profile: Option<&str>) -> Option<DeviceClassFacts> {
     let attr = |k: &str| format!("device.attributes['{DRIVER}'].{k}");
     let product = m.product_name.as_deref()?;
     let mut terms = vec![
@@ -208,7 +208,7 @@ pub(super) fn group(
 
 /// Whether the nodes (two or more) all sit in one multi-node NVLink domain: a gang
 /// there needs an IMEX channel (a ComputeDomain, or Slurm's `switch/nvidia_imex`).
-pub fn one_domain<'a>(c: &Cluster, nodes: impl Iterator<Item = &'a str>) -> bool {
+pub(crate) fn one_domain<'a>(c: &Cluster, nodes: impl Iterator<Item = &'a str>) -> bool {
     let mut count = 0;
     let mut domains = BTreeSet::new();
     for n in nodes {

@@ -40,12 +40,12 @@ pub use crate::names::{
     CAPACITY_LABEL, LABEL_PREFIX, MIG_CONFIG_LABEL, MODEL_LABEL, PLUGIN_CONFIG_LABEL, POOL_LABEL,
     SCHEDULER_LABEL,
 };
-pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
-pub const SHARED_RESOURCE: &str = "nvidia.com/gpu.shared";
+pub(crate) const GPU_RESOURCE: &str = "nvidia.com/gpu";
+pub(crate) const SHARED_RESOURCE: &str = "nvidia.com/gpu.shared";
 
 /// One fabric tier that exists in this cluster (innermost first).
 #[derive(Clone, Debug, Serialize)]
-pub struct TierFacts {
+pub(crate) struct TierFacts {
     /// `nvlink`, `leaf`, `spine`, `core`.
     pub name: String,
     /// The node label that carries a node's domain of this tier.
@@ -55,7 +55,7 @@ pub struct TierFacts {
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct NodeFacts {
+pub(crate) struct NodeFacts {
     pub name: String,
     /// The scheduler that owns the node (`None`: no authority declared).
     pub authority: Option<Authority>,
@@ -91,13 +91,13 @@ pub struct NodeFacts {
 
 impl NodeFacts {
     /// Whether the device plugin shares the node's GPUs (time-slicing or MPS replicas).
-    pub fn shares_gpus(&self) -> bool {
+    pub(crate) fn shares_gpus(&self) -> bool {
         self.plugin_config.starts_with("time-slicing-") || self.plugin_config.starts_with("mps-")
     }
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct PoolFacts {
+pub(crate) struct PoolFacts {
     pub name: String,
     pub mode: PoolMode,
     pub nodes: Vec<String>,
@@ -112,7 +112,7 @@ pub struct PoolFacts {
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct TeamFacts {
+pub(crate) struct TeamFacts {
     pub name: String,
     pub guarantee: u32,
     pub ceiling: u32,
@@ -134,7 +134,7 @@ pub struct TeamFacts {
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct PriorityFacts {
+pub(crate) struct PriorityFacts {
     pub name: String,
     pub value: i64,
     /// 1 = lowest.
@@ -148,7 +148,7 @@ pub struct PriorityFacts {
 /// What each pod of a placement group asks of its node's GPUs.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Ask {
+pub(crate) enum Ask {
     /// Whole GPUs (`nvidia.com/gpu`; Slurm `gpu:<model>:<n>`).
     Whole { gpus: u32 },
     /// One MIG instance (`nvidia.com/mig-<profile>`; Slurm `gpu:<profile>:1`).
@@ -162,7 +162,7 @@ pub enum Ask {
 
 impl Ask {
     /// The Kubernetes resource a pod asks for (none for a CPU-only replica).
-    pub fn resource(&self) -> Option<String> {
+    pub(crate) fn resource(&self) -> Option<String> {
         match self {
             Ask::Whole { .. } => Some(GPU_RESOURCE.to_string()),
             Ask::Mig { profile } => Some(mig_resource(profile)),
@@ -172,7 +172,7 @@ impl Ask {
     }
 
     /// How many of [`Ask::resource`] a pod asks for.
-    pub fn amount(&self) -> u32 {
+    pub(crate) fn amount(&self) -> u32 {
         match self {
             Ask::Whole { gpus } => *gpus,
             Ask::Mig { .. } | Ask::Shared { .. } => 1,
@@ -183,7 +183,7 @@ impl Ask {
 
 /// The fabric domain a group's gangs are pinned to.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct Pin {
+pub(crate) struct Pin {
     /// `nvlink`, `leaf`, `spine`, `core`.
     pub tier: String,
     /// The node label carrying it.
@@ -193,7 +193,7 @@ pub struct Pin {
 
 /// One placement group of a class: what one rendered object carries.
 #[derive(Clone, Debug, Serialize)]
-pub struct GroupFacts {
+pub(crate) struct GroupFacts {
     /// The object's name (a DNS label; the class's name when it has one group).
     pub name: String,
     /// Pools and GPU models of its nodes.
@@ -234,7 +234,7 @@ pub struct GroupFacts {
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct ClassFacts {
+pub(crate) struct ClassFacts {
     pub name: String,
     /// The scheduler the class runs under (`None`: no authority declared).
     pub scheduler: Option<Authority>,
@@ -263,7 +263,7 @@ pub struct ClassFacts {
 }
 
 #[derive(Clone)]
-pub struct Facts<'a> {
+pub(crate) struct Facts<'a> {
     pub c: &'a Cluster,
     /// The schedulers this target's files serve (empty: every node, no authority).
     pub serves: Vec<Authority>,
@@ -291,14 +291,14 @@ pub struct Facts<'a> {
 type Workloads<'a> = BTreeMap<&'a str, &'a Workload>;
 
 /// `nvidia.com/mig-<profile>` with `+` written as `.` (device plugin naming).
-pub fn mig_resource(profile: &str) -> String {
+pub(crate) fn mig_resource(profile: &str) -> String {
     format!("nvidia.com/mig-{}", profile.replace('+', "."))
 }
 
 pub use crate::names::{is_dns_label, is_label_value};
 
 /// Hostlist ranges of names, comma-joined (`dgx-[001-016,018-032]`).
-pub fn range(names: &[String]) -> String {
+pub(crate) fn range(names: &[String]) -> String {
     compress_names(names).join(",")
 }
 
@@ -323,7 +323,7 @@ impl<'a> Facts<'a> {
     /// Computes every fact of the plan. What a target cannot express (GP910) comes back
     /// all together: node label values first (in the KDL's node order), then team
     /// names, then priorities.
-    pub fn build(
+    pub(crate) fn build(
         c: &'a Cluster,
         plan: &'a Placement,
         opts: &Options,
@@ -383,18 +383,21 @@ impl<'a> Facts<'a> {
     }
 
     /// The facts of the named nodes this target has (in the given order).
-    pub fn nodes_named<'s>(&'s self, names: &'s [String]) -> impl Iterator<Item = &'s NodeFacts> {
+    pub(crate) fn nodes_named<'s>(
+        &'s self,
+        names: &'s [String],
+    ) -> impl Iterator<Item = &'s NodeFacts> {
         names
             .iter()
             .filter_map(|n| self.node_at.get(n).map(|&i| &self.nodes[i]))
     }
 
-    pub fn tier(&self, name: &str) -> Option<&TierFacts> {
+    pub(crate) fn tier(&self, name: &str) -> Option<&TierFacts> {
         self.tiers.iter().find(|t| t.name == name)
     }
 
     /// The header comment every file starts with (naming the schedulers it serves).
-    pub fn header(&self) -> String {
+    pub(crate) fn header(&self) -> String {
         let serves = if self.serves.is_empty() {
             String::new()
         } else {
@@ -430,7 +433,7 @@ impl<'a> Facts<'a> {
     /// namespace, whatever its scheduler). The MIG and fabric targets work below
     /// scheduling: every node, with a header that says so. `None`: no authority is
     /// declared, render everything.
-    pub fn scoped(&self, target: super::Target) -> Option<Facts<'a>> {
+    pub(crate) fn scoped(&self, target: super::Target) -> Option<Facts<'a>> {
         use super::Target;
         if !self.c.authorities_declared() {
             // KAI only where declared: its sharing (a reservation pod on a GPU the

@@ -77,7 +77,7 @@ pub(super) fn gpus_text(milli: u64) -> String {
 }
 
 /// GP951: the declared KAI release predates what gpuplan renders.
-pub const GP951: &str = "GP951";
+pub(crate) const GP951: &str = "GP951";
 /// The first KAI release with the `kai.scheduler/v1alpha1` Topology CRD (before it, KAI
 /// read Kueue's Topology) and PodGroup `preemptibility` (0.10).
 const KAI_TOPOLOGY: [u32; 2] = [0, 12];

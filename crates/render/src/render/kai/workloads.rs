@@ -52,7 +52,7 @@ struct PodGroupCtx<'a> {
 
 impl Workloads<'_> {
     /// The objects of one group, as one file.
-    pub fn object(&self, c: &ClassFacts, g: &GroupFacts) -> Result<String, Diagnostic> {
+    pub(crate) fn object(&self, c: &ClassFacts, g: &GroupFacts) -> Result<String, Diagnostic> {
         let preempt = self.preemptibility(c);
         let mut pod = self.pod(c, g);
         pod.labels

@@ -40,7 +40,7 @@ pub(super) struct CohortCtx {
 }
 
 impl Tree {
-    pub fn new(f: &Facts, root: &str) -> Tree {
+    pub(crate) fn new(f: &Facts, root: &str) -> Tree {
         let names: BTreeSet<&str> = f.teams.iter().map(|t| t.name.as_str()).collect();
         let parent_of: BTreeMap<String, String> = f
             .teams
@@ -67,22 +67,22 @@ impl Tree {
     }
 
     /// Whether the teams form a tree (some team has a child here).
-    pub fn nested(&self) -> bool {
+    pub(crate) fn nested(&self) -> bool {
         !self.parents.is_empty()
     }
 
-    pub fn is_parent(&self, team: &str) -> bool {
+    pub(crate) fn is_parent(&self, team: &str) -> bool {
         self.parents.contains(team)
     }
 
     /// What the quotas need of the tree: the parent teams, and each team's cohort.
-    pub fn for_quotas(&self, f: &Facts) -> (BTreeSet<String>, BTreeMap<String, String>) {
+    pub(crate) fn for_quotas(&self, f: &Facts) -> (BTreeSet<String>, BTreeMap<String, String>) {
         let cohorts = f.teams.iter().map(|t| (t.name.clone(), self.cohort_of(t)));
         (self.parents.clone(), cohorts.collect())
     }
 
     /// Per flavor, what every parent team's cohort holds itself.
-    pub fn held(&self, q: &Quotas) -> BTreeMap<String, u32> {
+    pub(crate) fn held(&self, q: &Quotas) -> BTreeMap<String, u32> {
         let mut out: BTreeMap<String, u32> = BTreeMap::new();
         for t in &q.f.teams {
             for (fl, n) in self.own_of(q, t) {
@@ -94,7 +94,7 @@ impl Tree {
 
     /// The cohort a team's ClusterQueue joins: its own when it is a parent (its own
     /// classes borrow from its subtree's pool), else its parent's, else the root.
-    pub fn cohort_of(&self, t: &TeamFacts) -> String {
+    pub(crate) fn cohort_of(&self, t: &TeamFacts) -> String {
         if self.is_parent(&t.name) {
             return t.name.clone();
         }
@@ -124,7 +124,7 @@ impl Tree {
     /// children's, first on the flavors where its subtree is planned above the quota
     /// below it, the rest where the subtree is planned most (else the first flavor).
     /// Empty for a team that is no parent.
-    pub fn own_of(&self, q: &Quotas, t: &TeamFacts) -> BTreeMap<String, u32> {
+    pub(crate) fn own_of(&self, q: &Quotas, t: &TeamFacts) -> BTreeMap<String, u32> {
         let mut out = BTreeMap::new();
         if !self.is_parent(&t.name) || q.whole.is_empty() {
             return out;
@@ -165,7 +165,7 @@ impl Tree {
 
     /// The Cohort objects: the root (the pool no guarantee covers), then one per
     /// parent team, sorted by name.
-    pub fn cohorts(&self, q: &Quotas, pool: Vec<FlavorQuota>) -> Vec<CohortCtx> {
+    pub(crate) fn cohorts(&self, q: &Quotas, pool: Vec<FlavorQuota>) -> Vec<CohortCtx> {
         let mut out = vec![CohortCtx {
             name: self.root.clone(),
             parent: None,

@@ -15,7 +15,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// GP942: the declared Kueue does not count DRA devices by default.
-pub const GP942: &str = "GP942";
+pub(crate) const GP942: &str = "GP942";
 
 /// The first Kueue that counts ResourceClaimTemplate devices by default.
 const KUEUE_DRA_BETA: &[u32] = &[0, 18];

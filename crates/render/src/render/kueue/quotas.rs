@@ -106,7 +106,7 @@ impl<'a> Quotas<'a> {
     }
 
     /// Team `t`'s whole GPUs planned on each whole-GPU flavor.
-    pub fn whole_of(&self, t: &TeamFacts) -> BTreeMap<String, u64> {
+    pub(crate) fn whole_of(&self, t: &TeamFacts) -> BTreeMap<String, u64> {
         self.whole
             .iter()
             .map(|fl| {
@@ -170,7 +170,7 @@ impl<'a> Quotas<'a> {
     /// A team's ClusterQueue `nominalQuota` of whole GPUs per whole-GPU flavor: its
     /// guarantee split over them, or none for a parent team (its quota is its cohort's,
     /// shared by its subtree).
-    pub fn nominal_of(&self, t: &TeamFacts) -> BTreeMap<String, u32> {
+    pub(crate) fn nominal_of(&self, t: &TeamFacts) -> BTreeMap<String, u32> {
         if self.parents.contains(&t.name) {
             return self.whole.iter().map(|fl| (fl.name.clone(), 0)).collect();
         }

@@ -10,9 +10,9 @@ use std::collections::BTreeSet;
 /// Where a node's class files are installed (hostPath-mounted into pods).
 pub const NCCL_DIR: &str = "/etc/gpuplan/nccl";
 /// `NCCL_TOPO_FILE` on every node: its own class's topology file.
-pub const TOPO_FILE: &str = "/etc/gpuplan/nccl/topo.xml";
+pub(crate) const TOPO_FILE: &str = "/etc/gpuplan/nccl/topo.xml";
 /// RoCE v2 over IPv4 on ConnectX NICs with the default GID table.
-pub const DEFAULT_GID_INDEX: u32 = 3;
+pub(crate) const DEFAULT_GID_INDEX: u32 = 3;
 
 /// The NCCL settings of one node class.
 pub fn settings(c: &Cluster, k: &NodeClass) -> NcclEnv {

@@ -134,12 +134,12 @@ pub struct NicTopo {
 }
 
 /// The NVSwitch target NCCL's dumps use a bus id for; any id works (one NVS node).
-pub const NVSWITCH_BUS_ID: &str = "0000:ff:00.0";
+pub(crate) const NVSWITCH_BUS_ID: &str = "0000:ff:00.0";
 
 pub use crate::units::normalize_bus_id;
 
 /// Whether every GPU and NIC has a declared bus id (the file then matches the node).
-pub fn bus_ids_declared(t: &NodeTopo) -> bool {
+pub(crate) fn bus_ids_declared(t: &NodeTopo) -> bool {
     (!t.gpus.is_empty() || !t.nics.is_empty())
         && t.gpus.iter().all(|g| g.bus_id.is_some())
         && t.nics.iter().all(|n| n.bus_id.is_some())
@@ -428,13 +428,13 @@ pub struct NcclEnv {
 
 /// `NCCL_IB_HCA` for these devices: `=` (exact names, not prefixes: `mlx5_1` must not
 /// also select `mlx5_10`), comma-separated.
-pub fn ib_hca_value(names: &[String]) -> String {
+pub(crate) fn ib_hca_value(names: &[String]) -> String {
     format!("={}", names.join(","))
 }
 
 impl NcclEnv {
     /// The variables, sorted by name.
-    pub fn vars(&self) -> Vec<(String, String)> {
+    pub(crate) fn vars(&self) -> Vec<(String, String)> {
         let mut v = Vec::new();
         if !self.ib_hca.is_empty() {
             v.push(("NCCL_IB_HCA".to_string(), ib_hca_value(&self.ib_hca)));
@@ -455,7 +455,7 @@ impl NcclEnv {
 
 /// An environment file: `# ` header lines, notes, then `KEY=VALUE` lines (values
 /// shell-quoted when needed: readable by `sh` and by systemd's `EnvironmentFile=`).
-pub fn env_file(header: &str, notes: &[String], e: &NcclEnv) -> String {
+pub(crate) fn env_file(header: &str, notes: &[String], e: &NcclEnv) -> String {
     let mut s = String::new();
     for l in header.lines().chain(notes.iter().flat_map(|n| n.lines())) {
         let _ = writeln!(s, "# {l}");

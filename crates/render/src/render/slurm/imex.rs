@@ -12,9 +12,9 @@ pub(super) use crate::render::facts::dra::one_domain;
 use crate::render::facts::{ClassFacts, Facts};
 
 /// GP940: the declared Slurm has no `switch/nvidia_imex`.
-pub const GP940: &str = "GP940";
+pub(crate) const GP940: &str = "GP940";
 /// The first Slurm with `switch/nvidia_imex`.
-pub const SLURM_IMEX: &[u32] = &[24, 5];
+pub(crate) const SLURM_IMEX: &[u32] = &[24, 5];
 
 /// Whether some gang of class `c` is on several nodes of one multi-node NVLink domain.
 pub(super) fn class_needs_imex(f: &Facts, c: &ClassFacts) -> bool {

@@ -23,11 +23,11 @@ use super::relax::Solved;
 use super::seed::{self, Replicas};
 use crate::model::NodeIdx;
 use crate::model::ledger::Ledger;
-use crate::solve::pack::{self, Bins, Policy};
+use crate::solve::pack::{self, Bins};
 use std::collections::BTreeMap;
 
 /// Whether the dive applies to the master (its demand is all packed).
-pub fn applies(m: &Master) -> bool {
+pub(crate) fn applies(m: &Master) -> bool {
     // DRA nodes keep one class's fractions per GPU, which the relaxation's fills ignore.
     m.p.groups.iter().all(|g| !g.shape.dra)
         && m.p.shapes.is_empty()
@@ -76,7 +76,7 @@ impl Left {
 }
 
 /// The dive's solution of the master, when it applies and holds.
-pub fn dive(m: &mut Master, s: &Solved) -> Option<Vec<f64>> {
+pub(crate) fn dive(m: &mut Master, s: &Solved) -> Option<Vec<f64>> {
     if !applies(m) {
         return None;
     }
@@ -672,7 +672,7 @@ fn rest(m: &Master, on: &mut Replicas, ledger: &mut Ledger, best_fit: bool) {
             let placed = if best_fit {
                 bins.place_best_fit_in(c, w, |n| candidates.binary_search(&n).is_ok())
             } else {
-                bins.place(c, w, &candidates, Policy::Aligned)
+                bins.place(c, w, &candidates)
             };
             let Some((n, gpus)) = placed else {
                 break;

@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 const ITEM_SHARE: f64 = 0.5;
 
 /// Adds the keep variables of `prev` to the master.
-pub fn add(m: &mut Master, prev: &Previous) {
+pub(crate) fn add(m: &mut Master, prev: &Previous) {
     let mut group_of: BTreeMap<NodeIdx, usize> = BTreeMap::new();
     for (gi, g) in m.p.groups.iter().enumerate() {
         for &n in &g.nodes {

@@ -12,12 +12,12 @@ use std::ffi::CString;
 use std::os::raw::c_void;
 
 /// A column's index in the program.
-pub type ColId = usize;
+pub(crate) type ColId = usize;
 /// A row's index in the program.
-pub type RowId = usize;
+pub(crate) type RowId = usize;
 
 #[derive(Clone, Debug, Default)]
-pub struct Lp {
+pub(crate) struct Lp {
     pub cost: Vec<f64>,
     pub lo: Vec<f64>,
     pub hi: Vec<f64>,
@@ -31,7 +31,7 @@ pub struct Lp {
 }
 
 impl Lp {
-    pub fn col(&mut self, cost: f64, lo: f64, hi: f64, integer: bool) -> ColId {
+    pub(crate) fn col(&mut self, cost: f64, lo: f64, hi: f64, integer: bool) -> ColId {
         self.cost.push(cost);
         self.lo.push(lo);
         self.hi.push(hi);
@@ -42,14 +42,14 @@ impl Lp {
 
     /// A row `lo <= sum <= hi` (use infinities for one-sided rows); coefficients are
     /// set with [`Lp::set`].
-    pub fn row(&mut self, lo: f64, hi: f64) -> RowId {
+    pub(crate) fn row(&mut self, lo: f64, hi: f64) -> RowId {
         self.row_lo.push(lo);
         self.row_hi.push(hi);
         self.row_lo.len() - 1
     }
 
     /// Adds `value` to the coefficient of `col` in `row`.
-    pub fn set(&mut self, row: RowId, col: ColId, value: f64) {
+    pub(crate) fn set(&mut self, row: RowId, col: ColId, value: f64) {
         if value == 0.0 {
             return;
         }
@@ -60,16 +60,16 @@ impl Lp {
         }
     }
 
-    pub fn cols(&self) -> usize {
+    pub(crate) fn cols(&self) -> usize {
         self.cost.len()
     }
 
-    pub fn rows(&self) -> usize {
+    pub(crate) fn rows(&self) -> usize {
         self.row_lo.len()
     }
 
     /// The row activities of `x`.
-    pub fn activity(&self, x: &[f64]) -> Vec<f64> {
+    pub(crate) fn activity(&self, x: &[f64]) -> Vec<f64> {
         let mut act = vec![0.0; self.rows()];
         for (j, e) in self.entries.iter().enumerate() {
             let v = x.get(j).copied().unwrap_or(0.0);
@@ -83,7 +83,7 @@ impl Lp {
     }
 
     /// Whether `x` satisfies every bound and row within `tol`.
-    pub fn feasible(&self, x: &[f64], tol: f64) -> bool {
+    pub(crate) fn feasible(&self, x: &[f64], tol: f64) -> bool {
         x.len() == self.cols()
             && x.iter()
                 .enumerate()
@@ -95,14 +95,14 @@ impl Lp {
                 .all(|(r, a)| *a >= self.row_lo[r] - tol && *a <= self.row_hi[r] + tol)
     }
 
-    pub fn objective(&self, x: &[f64]) -> f64 {
+    pub(crate) fn objective(&self, x: &[f64]) -> f64 {
         self.cost.iter().zip(x).map(|(c, v)| c * v).sum()
     }
 }
 
 /// How a solve ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
+pub(crate) enum Status {
     Optimal,
     /// Stopped by a limit with a feasible solution.
     Limit,
@@ -113,7 +113,7 @@ pub enum Status {
 
 /// A solve's result.
 #[derive(Clone, Debug)]
-pub struct Solution {
+pub(crate) struct Solution {
     pub status: Status,
     pub x: Vec<f64>,
     /// Row duals (LP solves only): the reduced cost of a column is
@@ -126,7 +126,7 @@ pub struct Solution {
 }
 
 /// One HiGHS instance.
-pub struct Live {
+pub(crate) struct Live {
     ptr: *mut c_void,
     cols: usize,
     rows: usize,
@@ -154,7 +154,7 @@ fn clamp_inf(v: f64) -> f64 {
 impl Live {
     /// A HiGHS instance holding `lp` (integrality as `lp.integer` when `mip`, else all
     /// continuous), quiet, one thread.
-    pub fn new(lp: &Lp, mip: bool) -> Live {
+    pub(crate) fn new(lp: &Lp, mip: bool) -> Live {
         // SAFETY: Highs_create returns a fresh instance owned by `Live`.
         let ptr = unsafe { highs_sys::Highs_create() };
         let mut live = Live {
@@ -188,25 +188,25 @@ impl Live {
         live
     }
 
-    pub fn option_bool(&mut self, name: &str, v: bool) {
+    pub(crate) fn option_bool(&mut self, name: &str, v: bool) {
         let n = CString::new(name).expect("option name");
         // SAFETY: valid instance and NUL-terminated name.
         unsafe { highs_sys::Highs_setBoolOptionValue(self.ptr, n.as_ptr(), v as i32) };
     }
 
-    pub fn option_int(&mut self, name: &str, v: i32) {
+    pub(crate) fn option_int(&mut self, name: &str, v: i32) {
         let n = CString::new(name).expect("option name");
         // SAFETY: as above.
         unsafe { highs_sys::Highs_setIntOptionValue(self.ptr, n.as_ptr(), v as _) };
     }
 
-    pub fn option_f64(&mut self, name: &str, v: f64) {
+    pub(crate) fn option_f64(&mut self, name: &str, v: f64) {
         let n = CString::new(name).expect("option name");
         // SAFETY: as above.
         unsafe { highs_sys::Highs_setDoubleOptionValue(self.ptr, n.as_ptr(), v) };
     }
 
-    pub fn option_str(&mut self, name: &str, v: &str) {
+    pub(crate) fn option_str(&mut self, name: &str, v: &str) {
         let n = CString::new(name).expect("option name");
         let v = CString::new(v).expect("option value");
         // SAFETY: as above.
@@ -237,7 +237,7 @@ impl Live {
     }
 
     /// Adds a column (continuous; see [`Live::integrality`]).
-    pub fn add_col(&mut self, cost: f64, lo: f64, hi: f64, entries: &[(RowId, f64)]) {
+    pub(crate) fn add_col(&mut self, cost: f64, lo: f64, hi: f64, entries: &[(RowId, f64)]) {
         let idx: Vec<highs_sys::HighsInt> = entries.iter().map(|(r, _)| *r as _).collect();
         let val: Vec<f64> = entries.iter().map(|(_, v)| *v).collect();
         // SAFETY: index/value arrays of equal length, rows exist.
@@ -256,7 +256,7 @@ impl Live {
     }
 
     /// Sets the integrality of every column (`true` = integer).
-    pub fn integrality(&mut self, integer: &[bool]) {
+    pub(crate) fn integrality(&mut self, integer: &[bool]) {
         if integer.is_empty() {
             return;
         }
@@ -273,7 +273,7 @@ impl Live {
     }
 
     /// A starting point for the MIP (a feasible integer solution speeds it up).
-    pub fn start(&mut self, x: &[f64]) {
+    pub(crate) fn start(&mut self, x: &[f64]) {
         if x.len() != self.cols {
             return;
         }
@@ -290,7 +290,7 @@ impl Live {
     }
 
     /// Runs HiGHS; `mip` says whether integrality is set (for the bound's meaning).
-    pub fn run(&mut self, mip: bool) -> Solution {
+    pub(crate) fn run(&mut self, mip: bool) -> Solution {
         // SAFETY: valid instance.
         unsafe { highs_sys::Highs_run(self.ptr) };
         // SAFETY: valid instance.

@@ -43,7 +43,7 @@ const ENUMERATE_PER_GROUP: usize = 2_000;
 const ENUMERATE_TOTAL: usize = 5_000;
 
 /// Solves the placement; `Err` when HiGHS fails (the caller falls back to greedy).
-pub fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), String> {
+pub(crate) fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), String> {
     let start = Instant::now();
     let no_layouts = std::collections::BTreeMap::new();
     let previous_layouts = opts

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 /// What one replica-level unit on a whole-GPU node is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Item {
+pub(crate) enum Item {
     /// One node's share of a multi-node gang of shape `s` in mode `m`; `partial` for the
     /// one smaller share of a gang whose size is not a multiple of its GPUs per node.
     Share { s: u32, m: u32, partial: bool },
@@ -28,7 +28,7 @@ pub enum Item {
 
 /// What one instance of an item takes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Need {
+pub(crate) struct Need {
     /// Whole GPUs.
     pub gpus: u32,
     /// The whole GPUs must sit in one NVLink domain of the node.
@@ -48,7 +48,7 @@ pub struct Need {
 
 /// The part of a node that whole-GPU work can use; equal on every node of a group.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct NodeShape {
+pub(crate) struct NodeShape {
     /// Usable GPUs per NVLink domain of the node, largest first.
     pub domains: Vec<u32>,
     /// CPU in 1/1000 cores, when the class declares it.
@@ -64,7 +64,7 @@ impl NodeShape {
     /// declares none, nor when it takes at most one CPU per whole GPU and the node has
     /// a CPU per GPU (a Slurm job's CPU beside whole-GPU work only: the GPUs run out
     /// first).
-    pub fn cpu_binds(&self, need: &Need) -> bool {
+    pub(crate) fn cpu_binds(&self, need: &Need) -> bool {
         match self.cpu {
             None => false,
             Some(_) if need.cpu == 0 => false,
@@ -78,7 +78,7 @@ impl NodeShape {
         }
     }
 
-    pub fn of(c: &Cluster, n: NodeIdx) -> NodeShape {
+    pub(crate) fn of(c: &Cluster, n: NodeIdx) -> NodeShape {
         NodeShape {
             domains: domains(c, n).iter().map(|d| d.len() as u32).collect(),
             cpu: c.node_cpu_milli(n),
@@ -87,7 +87,7 @@ impl NodeShape {
         }
     }
 
-    pub fn gpus(&self) -> u32 {
+    pub(crate) fn gpus(&self) -> u32 {
         self.domains.iter().sum()
     }
 
@@ -130,20 +130,20 @@ fn domains(c: &Cluster, n: NodeIdx) -> Vec<Vec<u32>> {
 }
 
 /// GPU index of every position of a node (canonical order, see [`NodeShape`]).
-pub fn positions(c: &Cluster, n: NodeIdx) -> Vec<u32> {
+pub(crate) fn positions(c: &Cluster, n: NodeIdx) -> Vec<u32> {
     domains(c, n).into_iter().flatten().collect()
 }
 
 /// A pattern: item counts (sorted, all positive) and the GPU positions of every
 /// instance (in `items` order, `count` instances each).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pattern {
+pub(crate) struct Pattern {
     pub items: Vec<(Item, u32)>,
     pub places: Vec<Vec<u16>>,
 }
 
 impl Pattern {
-    pub fn empty() -> Pattern {
+    pub(crate) fn empty() -> Pattern {
         Pattern {
             items: Vec::new(),
             places: Vec::new(),
@@ -155,7 +155,7 @@ impl Pattern {
 /// item's requirement. Exact for what gpuplan's nodes hold (a handful of items per
 /// node): NVLink-bound gangs and fractional shares are searched exhaustively, up to a
 /// node limit past which the multiset is treated as not fitting.
-pub fn fit(
+pub(crate) fn fit(
     shape: &NodeShape,
     counts: &[(Item, u32)],
     need: &impl Fn(Item) -> Need,
@@ -182,7 +182,7 @@ pub fn fit(
 /// Free GPU positions of a node, by NVLink domain, the fractional load (and replicas)
 /// already on some positions, and what the node's device plugin must then do.
 #[derive(Clone, Debug, Default)]
-pub struct Slots {
+pub(crate) struct Slots {
     pub free: Vec<Vec<u16>>,
     pub frac: BTreeMap<u16, u32>,
     /// Fractional replicas per position holding fractions.
@@ -200,7 +200,7 @@ pub struct Slots {
 
 impl Slots {
     /// Every position of `shape` free.
-    pub fn all(shape: &NodeShape) -> Slots {
+    pub(crate) fn all(shape: &NodeShape) -> Slots {
         let starts = shape.starts();
         Slots {
             free: shape
@@ -216,7 +216,7 @@ impl Slots {
 
     /// Takes `positions` out of the free ones for whole-GPU work, if they are all free
     /// and the node is not shared by the device plugin.
-    pub fn take(&mut self, positions: &[u16]) -> bool {
+    pub(crate) fn take(&mut self, positions: &[u16]) -> bool {
         if self.shared.is_some() || !self.take_free(positions) {
             return false;
         }
@@ -240,7 +240,7 @@ impl Slots {
     /// The node's sharing once fractions needing `slots` join it, if they may: a node
     /// shared by the device plugin holds no whole-GPU work, one strategy, at most the
     /// smallest `per_gpu` of its fractions on any GPU, and no share of another carrier.
-    pub fn sharing_with(&self, slots: Option<Sharing>) -> Option<Option<Sharing>> {
+    pub(crate) fn sharing_with(&self, slots: Option<Sharing>) -> Option<Option<Sharing>> {
         match (self.shared, slots) {
             (None, None) => Some(None),
             (Some(_), None) => None,
@@ -261,7 +261,7 @@ impl Slots {
     }
 
     /// Adds a fraction to `position` (free, or already holding fractions) if it fits.
-    pub fn add_fraction(&mut self, position: u16, need: &Need) -> bool {
+    pub(crate) fn add_fraction(&mut self, position: u16, need: &Need) -> bool {
         let Some(shared) = self.sharing_with(need.slots) else {
             return false;
         };
@@ -294,7 +294,7 @@ impl Slots {
 
 /// Places instances (CPU and memory already checked) into `slots`; returns each
 /// instance's positions.
-pub fn fit_in(mut slots: Slots, inst: &[Need]) -> Option<Vec<Vec<u16>>> {
+pub(crate) fn fit_in(mut slots: Slots, inst: &[Need]) -> Option<Vec<Vec<u16>>> {
     let whole: u32 = inst.iter().map(|n| n.gpus).sum();
     // The node's sharing once every fraction is on it (no whole-GPU work beside a node
     // the device plugin shares).

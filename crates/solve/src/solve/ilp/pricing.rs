@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 /// Item values on one group under the current duals.
 #[derive(Clone, Debug, Default)]
-pub struct Values {
+pub(crate) struct Values {
     /// Net value of one unit of each item (duals of its rows minus its cost).
     pub net: BTreeMap<Item, f64>,
     /// Per (shape, mode) of share items: the dual of "at least j gangs" by `j`.
@@ -27,7 +27,7 @@ pub struct Values {
 
 impl Values {
     /// The value of a multiset of items.
-    pub fn of(&self, items: &[(Item, u32)]) -> f64 {
+    pub(crate) fn of(&self, items: &[(Item, u32)]) -> f64 {
         let mut v = 0.0;
         let mut shares: BTreeMap<(u32, u32), u32> = BTreeMap::new();
         for (i, k) in items {
@@ -50,7 +50,7 @@ impl Values {
 /// The best pattern found, its value, and an upper bound on the best value of any
 /// pattern of the group (equal to the value when the search was exact).
 #[derive(Clone, Debug)]
-pub struct Priced {
+pub(crate) struct Priced {
     pub pattern: Option<Pattern>,
     pub value: f64,
     pub bound: f64,
@@ -58,7 +58,7 @@ pub struct Priced {
 
 /// Every feasible pattern of `items` on `shape`, or `None` when there are more than
 /// `cap`.
-pub fn enumerate(
+pub(crate) fn enumerate(
     shape: &NodeShape,
     items: &[Item],
     need: &impl Fn(Item) -> Need,
@@ -104,7 +104,7 @@ pub fn enumerate(
 
 /// Whether the DP is exact for these items: whole GPUs only, no CPU or memory request
 /// the node limits.
-pub fn dp_exact(shape: &NodeShape, items: &[Item], need: &impl Fn(Item) -> Need) -> bool {
+pub(crate) fn dp_exact(shape: &NodeShape, items: &[Item], need: &impl Fn(Item) -> Need) -> bool {
     items.iter().all(|i| {
         let n = need(*i);
         n.milli == 0 && !shape.cpu_binds(&n) && (n.mem == 0 || shape.mem.is_none())
@@ -121,7 +121,7 @@ type Best = (f64, Vec<(Item, u32)>);
 /// the unbound items and shares over any GPUs ([`fill_any`]), NVLink-bound gangs per
 /// domain ([`fill_nvlink`], [`fill_domains`]), and the best split of the node's GPUs
 /// between the two.
-pub fn dp(
+pub(crate) fn dp(
     shape: &NodeShape,
     items: &[Item],
     vals: &Values,
@@ -326,7 +326,7 @@ fn merge(mut counts: Vec<(Item, u32)>) -> Vec<(Item, u32)> {
 }
 
 /// A quick feasible pattern: items by net value, each added as many times as fits.
-pub fn greedy(
+pub(crate) fn greedy(
     shape: &NodeShape,
     items: &[Item],
     vals: &Values,
@@ -387,7 +387,7 @@ pub fn greedy(
 
 /// Exact pricing by a small MIP over the node: counts of whole-GPU items, NVLink-bound
 /// gangs per domain, fractional replicas per GPU, CPU and memory ([`NodeMip`]).
-pub fn mip(
+pub(crate) fn mip(
     shape: &NodeShape,
     items: &[Item],
     vals: &Values,
@@ -716,7 +716,7 @@ fn add_cpu_mem(lp: &mut Lp, cpu: Option<usize>, mem: Option<usize>, x: usize, n:
 /// are searched coordinate-wise (the bound is convex in them). Also returns a pattern
 /// built from the relaxation's best packing at the final multipliers, trimmed to the
 /// node's CPU and memory (a column candidate), when one fits.
-pub fn lagrangian(
+pub(crate) fn lagrangian(
     shape: &NodeShape,
     items: &[Item],
     vals: &Values,

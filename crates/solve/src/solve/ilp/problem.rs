@@ -32,7 +32,7 @@ type GroupKey = (
 );
 
 #[derive(Clone, Debug)]
-pub struct Group {
+pub(crate) struct Group {
     /// Member nodes, name order.
     pub nodes: Vec<NodeIdx>,
     pub model: String,
@@ -56,7 +56,7 @@ pub struct Group {
 
 /// One way to place gangs of a shape: inside one domain of `tier`.
 #[derive(Clone, Debug)]
-pub struct Mode {
+pub(crate) struct Mode {
     pub tier: Tier,
     /// Gangs fit inside one node (node tier, or a node-local NVLink domain).
     pub node_local: bool,
@@ -68,7 +68,7 @@ pub struct Mode {
 }
 
 #[derive(Clone, Debug)]
-pub struct Shape {
+pub(crate) struct Shape {
     pub gpus: u32,
     pub per_node: u32,
     /// Shares (nodes) per gang.
@@ -87,7 +87,7 @@ pub struct Shape {
 }
 
 #[derive(Clone, Debug)]
-pub struct Problem {
+pub(crate) struct Problem {
     pub groups: Vec<Group>,
     pub shapes: Vec<Shape>,
     /// MIG demand: workload -> (model -> profile).
@@ -189,7 +189,7 @@ impl Problem {
     }
 
     /// The shape of each gang workload: workload -> index into `shapes`.
-    pub fn shape_of(&self) -> BTreeMap<usize, usize> {
+    pub(crate) fn shape_of(&self) -> BTreeMap<usize, usize> {
         self.shapes
             .iter()
             .enumerate()
@@ -198,7 +198,7 @@ impl Problem {
     }
 
     /// Groups a mode of a shape may use, with their domain key (`None` = node-local).
-    pub fn domain_of(&self, g: &Group, mode: &Mode) -> Option<String> {
+    pub(crate) fn domain_of(&self, g: &Group, mode: &Mode) -> Option<String> {
         if mode.node_local {
             None
         } else {
@@ -356,7 +356,7 @@ fn gang_shape(
 }
 
 /// Whether a group can hold gangs of `gpus` in `mode`.
-pub fn group_fits(g: &Group, mode: &Mode, gpus: u32, per_node: u32) -> bool {
+pub(crate) fn group_fits(g: &Group, mode: &Mode, gpus: u32, per_node: u32) -> bool {
     if g.gpus < per_node.min(gpus) {
         return false;
     }
@@ -524,7 +524,7 @@ fn largest_nvlink_domain(node: &crate::model::Node) -> u32 {
 
 /// Valid layouts of a model using only allowed profiles that nothing else fits into
 /// (maximal): enough for covering constraints, since any layout is contained in one.
-pub fn maximal_layouts(
+pub(crate) fn maximal_layouts(
     c: &Cluster,
     model: &crate::model::GpuModel,
 ) -> Vec<Vec<&'static MigProfile>> {

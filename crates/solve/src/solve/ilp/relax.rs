@@ -19,7 +19,7 @@ const INF: f64 = f64::INFINITY;
 
 /// The fills found so far, per group (kept between stages).
 #[derive(Clone, Debug, Default)]
-pub struct Pool {
+pub(crate) struct Pool {
     pub fills: BTreeMap<usize, Vec<Vec<(Item, u32)>>>,
     /// Node patterns priced for the groups kept as patterns, per group.
     pub patterns: BTreeMap<usize, Vec<Pattern>>,
@@ -38,7 +38,7 @@ fn fractional(m: &Master) -> Vec<usize> {
 
 /// The groups the relaxation replaces by fills: fractional groups whose nodes are not
 /// priced exactly as patterns ([`small`]).
-pub fn groups(m: &Master) -> Vec<usize> {
+pub(crate) fn groups(m: &Master) -> Vec<usize> {
     fractional(m)
         .into_iter()
         .filter(|g| !small::applies(&m.p.groups[*g].shape, &m.items[*g]))
@@ -56,13 +56,13 @@ struct Caps {
 }
 
 /// The replicas one fill puts on a GPU: (item, count), sorted.
-pub type FillItems = Vec<(Item, u32)>;
+pub(crate) type FillItems = Vec<(Item, u32)>;
 
 /// The relaxation's solution, read by [`super::dive`]: per relaxed group, how many GPUs
 /// take each fill and how many units of each whole-GPU item it holds; and the relaxed
 /// program's values of the master's own columns (pattern and volume groups).
 #[derive(Clone, Debug, Default)]
-pub struct Solved {
+pub(crate) struct Solved {
     pub fills: BTreeMap<usize, Vec<(FillItems, f64)>>,
     pub whole: BTreeMap<usize, Vec<(Item, f64)>>,
     /// Per group kept as patterns: how many of its nodes take each pattern.
@@ -70,7 +70,7 @@ pub struct Solved {
 }
 
 /// The relaxation of a stage: its bound, and its solution when it was solved.
-pub struct Relaxed {
+pub(crate) struct Relaxed {
     /// A valid lower bound (minimisation) on the stage's optimum (`NEG_INFINITY`: none).
     pub bound: f64,
     pub solved: Option<Solved>,
@@ -83,7 +83,7 @@ pub struct Relaxed {
 /// Groups kept as patterns are priced too (small ones exactly by [`small`], the others
 /// as the stage prices them), so the bound holds over all patterns; `complete` says
 /// which groups already have every pattern as a column.
-pub fn relax(
+pub(crate) fn relax(
     m: &Master,
     obj: &Objective,
     pool: &mut Pool,

@@ -9,13 +9,13 @@ use super::master::{Master, Objective};
 use super::pattern::{self, Item, Pattern};
 use crate::model::NodeIdx;
 use crate::model::ledger::{Charge, Ledger};
-use crate::solve::pack::{self, Bins, Policy};
+use crate::solve::pack::{self, Bins};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// Adds the seed's patterns; returns a solution of the master holding it (`None` when
 /// there are no packed classes or it does not satisfy the master's rows).
-pub fn packed(m: &mut Master, deadline: Instant) -> Option<Vec<f64>> {
+pub(crate) fn packed(m: &mut Master, deadline: Instant) -> Option<Vec<f64>> {
     if m.p.packed.is_empty() {
         return None;
     }
@@ -25,11 +25,11 @@ pub fn packed(m: &mut Master, deadline: Instant) -> Option<Vec<f64>> {
 }
 
 /// Packed replicas on nodes: (workload, node, GPU indexes), one entry per replica.
-pub type Replicas = Vec<(usize, NodeIdx, Vec<u32>)>;
+pub(crate) type Replicas = Vec<(usize, NodeIdx, Vec<u32>)>;
 
 /// Whole-GPU nodes of groups that hold packed items (and are not packed by volume),
 /// with their group.
-pub fn packed_nodes(m: &Master) -> BTreeMap<NodeIdx, usize> {
+pub(crate) fn packed_nodes(m: &Master) -> BTreeMap<NodeIdx, usize> {
     let mut group_of: BTreeMap<NodeIdx, usize> = BTreeMap::new();
     for (g, items) in m.items.iter().enumerate() {
         if items.iter().any(|i| matches!(i, Item::Packed { .. })) && !m.volume.contains_key(&g) {
@@ -63,7 +63,7 @@ fn place(m: &Master, group_of: &BTreeMap<NodeIdx, usize>, deadline: Instant) -> 
             if r % 64 == 0 && Instant::now() > deadline {
                 return on;
             }
-            let Some((n, gpus)) = bins.place(c, w, &candidates, Policy::Aligned) else {
+            let Some((n, gpus)) = bins.place(c, w, &candidates) else {
                 break;
             };
             let model = p.groups[group_of[&n]].model.clone();
@@ -130,7 +130,7 @@ fn node_pattern(m: &Master, g: usize, n: NodeIdx, on: &[(usize, &[u32])]) -> Opt
 /// the rest of every group on the empty pattern (or another mode), and the packed and
 /// admitted replicas. A node whose layout does not hold is left empty. `None` when the
 /// result does not satisfy the master's rows.
-pub fn solution_of(
+pub(crate) fn solution_of(
     m: &mut Master,
     on: &[(usize, NodeIdx, Vec<u32>)],
     group_of: &BTreeMap<NodeIdx, usize>,
@@ -198,16 +198,16 @@ fn charge<'a>(m: &Master, w: usize, model: &'a str) -> [Charge<'a>; 1] {
 }
 
 /// Whether the team's ceilings and quotas admit one more replica of `w` on `model`.
-pub fn admits(ledger: &Ledger, m: &Master, w: usize, model: &str) -> bool {
+pub(crate) fn admits(ledger: &Ledger, m: &Master, w: usize, model: &str) -> bool {
     ledger.admits(m.c, &m.c.workloads[w].team, &charge(m, w, model))
 }
 
 /// Counts one replica of `w` on `model`.
-pub fn add(ledger: &mut Ledger, m: &Master, w: usize, model: &str) {
+pub(crate) fn add(ledger: &mut Ledger, m: &Master, w: usize, model: &str) {
     ledger.add(m.c, &m.c.workloads[w].team, &charge(m, w, model));
 }
 
 /// Takes back one replica of `w` on `model` that [`add`] counted.
-pub fn remove(ledger: &mut Ledger, m: &Master, w: usize, model: &str) {
+pub(crate) fn remove(ledger: &mut Ledger, m: &Master, w: usize, model: &str) {
     ledger.remove(m.c, &m.c.workloads[w].team, &charge(m, w, model));
 }

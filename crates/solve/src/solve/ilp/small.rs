@@ -17,7 +17,7 @@ const BUDGET: u32 = 50_000;
 
 /// Whether a group's nodes are priced here: at most two usable GPUs, every item a
 /// packed replica.
-pub fn applies(shape: &NodeShape, items: &[Item]) -> bool {
+pub(crate) fn applies(shape: &NodeShape, items: &[Item]) -> bool {
     let g = shape.gpus();
     // A DRA node keeps one class's fractions per GPU, a rule this search does not know:
     // such groups are priced by the node MIP, which does.
@@ -56,7 +56,7 @@ struct It {
 }
 
 /// The best node pattern under `vals` (see the module docs).
-pub fn price(
+pub(crate) fn price(
     shape: &NodeShape,
     items: &[Item],
     vals: &Values,

@@ -6,11 +6,11 @@ use super::Ctx;
 use crate::model::NodeIdx;
 use crate::model::PoolMode;
 use crate::solve::Assignment;
-use crate::solve::pack::{self, Bins, Policy};
+use crate::solve::pack::{self, Bins};
 
 /// The CPU-only packed classes (largest first) onto the whole-GPU nodes, each replica
 /// first where it was.
-pub fn place(cx: &Ctx, a: &mut Assignment) {
+pub(crate) fn place(cx: &Ctx, a: &mut Assignment) {
     let (c, p, prev) = (cx.m.c, cx.m.p, cx.prev);
     let classes: Vec<usize> = pack::largest_first(
         c,
@@ -48,7 +48,7 @@ pub fn place(cx: &Ctx, a: &mut Assignment) {
             }
         }
         while placed < wl.replicas {
-            let Some((n, gs)) = bins.place(c, w, &whole, Policy::Aligned) else {
+            let Some((n, gs)) = bins.place(c, w, &whole) else {
                 break;
             };
             pack::record(a, w, n, gs, false);

@@ -16,7 +16,7 @@ type Slots = BTreeMap<&'static str, Vec<Gpu>>;
 /// MIG layouts onto the MIG nodes' GPUs (fixed ones, kept current ones, then the
 /// chosen layouts on free GPUs first), and instances onto the layouts (each class first
 /// on the GPUs it had).
-pub fn place(cx: &Ctx, a: &mut Assignment) {
+pub(crate) fn place(cx: &Ctx, a: &mut Assignment) {
     let p = cx.m.p;
     for (&w, per) in &p.mig {
         for (m, q) in per {

@@ -23,7 +23,7 @@ use crate::solve::previous::Previous;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Nodes of each (group, pool mode).
-pub type ByMode = BTreeMap<(usize, PoolMode), Vec<NodeIdx>>;
+pub(crate) type ByMode = BTreeMap<(usize, PoolMode), Vec<NodeIdx>>;
 
 /// A solution value as a count.
 fn val(x: &[f64], col: usize) -> u64 {
@@ -47,7 +47,7 @@ impl Ctx<'_> {
 }
 
 /// Workloads in admission order: higher priority first, then name.
-pub fn order(c: &Cluster, ws: impl IntoIterator<Item = usize>) -> Vec<usize> {
+pub(crate) fn order(c: &Cluster, ws: impl IntoIterator<Item = usize>) -> Vec<usize> {
     let mut v: Vec<usize> = ws.into_iter().collect();
     v.sort_by_key(|w| {
         (
@@ -64,7 +64,7 @@ pub fn order(c: &Cluster, ws: impl IntoIterator<Item = usize>) -> Vec<usize> {
 }
 
 /// The concrete assignment of the master's solution `x`.
-pub fn assignment(m: &Master, x: &[f64], prev: Option<&Previous>) -> Assignment {
+pub(crate) fn assignment(m: &Master, x: &[f64], prev: Option<&Previous>) -> Assignment {
     let c = m.c;
     let mut a = Assignment {
         node_mode: vec![None; c.nodes.len()],

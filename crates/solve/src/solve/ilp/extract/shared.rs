@@ -16,7 +16,7 @@ type Gpus = BTreeMap<(String, PoolMode), Vec<(NodeIdx, Vec<u32>)>>;
 
 /// Shared replicas onto the GPUs of time-slice and MPS nodes, each class first on the
 /// GPUs it had, every node serving one sharing factor.
-pub fn place(cx: &Ctx, a: &mut Assignment) {
+pub(crate) fn place(cx: &Ctx, a: &mut Assignment) {
     let (c, p) = (cx.m.c, cx.m.p);
     let mut gpus = shared_gpus(cx);
     // With a previous placement, each class first takes back the GPUs it shared

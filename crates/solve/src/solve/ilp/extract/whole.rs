@@ -78,7 +78,7 @@ fn previous_contents(cx: &Ctx, pv: &Previous) -> Held {
 }
 
 /// Places the whole-GPU part of the solution into `a`.
-pub fn place(cx: &Ctx, a: &mut Assignment) {
+pub(crate) fn place(cx: &Ctx, a: &mut Assignment) {
     let m = cx.m;
     let before = cx
         .prev

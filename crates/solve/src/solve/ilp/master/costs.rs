@@ -11,11 +11,11 @@ use super::{Master, Objective};
 /// before it touches configured ones, and among configured GPUs changes the fewest; 0.45
 /// is below the 0.5 price ceiling and far above the 0.01 node-mode term, so keeping never
 /// buys a worse topology and a configured node stays MIG unless admission needs it.
-pub const RECONFIGURE: f64 = 0.45;
+pub(crate) const RECONFIGURE: f64 = 0.45;
 
 impl Master<'_> {
     /// The stage cost of one unit of `item` on group `g`.
-    pub fn item_cost(&self, g: usize, item: Item, obj: &Objective) -> f64 {
+    pub(crate) fn item_cost(&self, g: usize, item: Item, obj: &Objective) -> f64 {
         let Objective::Compact = obj else {
             return 0.0;
         };
@@ -30,7 +30,7 @@ impl Master<'_> {
         }
     }
 
-    pub fn pattern_cost(&self, g: usize, pat: &Pattern, obj: &Objective) -> f64 {
+    pub(crate) fn pattern_cost(&self, g: usize, pat: &Pattern, obj: &Objective) -> f64 {
         let items: f64 = pat
             .items
             .iter()
@@ -60,7 +60,7 @@ impl Master<'_> {
     }
 
     /// A model's price relative to the dearest model, times 0.5 (0 without prices).
-    pub fn price_rel(&self, model: &str) -> f64 {
+    pub(crate) fn price_rel(&self, model: &str) -> f64 {
         let max_price = self
             .c
             .models
@@ -80,7 +80,7 @@ impl Master<'_> {
     }
 
     /// Column costs of the current columns under `obj` (minimisation).
-    pub fn costs(&self, obj: &Objective) -> Vec<f64> {
+    pub(crate) fn costs(&self, obj: &Objective) -> Vec<f64> {
         let mut cost = vec![0.0; self.lp.cols()];
         match obj {
             Objective::Admit {

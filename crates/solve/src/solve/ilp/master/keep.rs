@@ -8,7 +8,7 @@ use super::{INF, KeepKey, Master, Objective, need};
 impl Master<'_> {
     /// A keep variable `0 <= v <= held`, `v <= sum(terms)`, rewarded `reward` per unit in
     /// the compaction stage.
-    pub fn add_keep(&mut self, held: f64, reward: f64, terms: &[(f64, ColId)]) -> RowId {
+    pub(crate) fn add_keep(&mut self, held: f64, reward: f64, terms: &[(f64, ColId)]) -> RowId {
         let v = self.lp.col(0.0, 0.0, held, false);
         let row = self.lp.row(-INF, 0.0);
         self.lp.set(row, v, 1.0);
@@ -24,7 +24,7 @@ impl Master<'_> {
     /// group's patterns hold (now and when generated later), and per workload at most
     /// `per_replica` units per admitted replica. So a class that loses replicas loses
     /// them where its keep is cheapest, and the nodes of the replicas it keeps stay.
-    pub fn add_item_keep(
+    pub(crate) fn add_item_keep(
         &mut self,
         g: usize,
         key: KeepKey,
@@ -72,7 +72,7 @@ impl Master<'_> {
 
     /// A keep variable for the whole-GPU nodes of group `g`: at most `held`, at most the
     /// nodes on pattern columns (those generated later enter the row too).
-    pub fn add_whole_keep(&mut self, g: usize, held: f64, reward: f64) {
+    pub(crate) fn add_whole_keep(&mut self, g: usize, held: f64, reward: f64) {
         let v = self.lp.col(0.0, 0.0, held, false);
         let row = self.lp.row(-INF, 0.0);
         self.lp.set(row, v, 1.0);
@@ -88,7 +88,7 @@ impl Master<'_> {
 
     /// A keep variable for `held` nodes of group `g` that held pattern `q`: at most the
     /// nodes on `q`'s column (added when it fits, as the previous placement shows).
-    pub fn add_pattern_keep(&mut self, g: usize, q: &[(Item, u32)], held: f64, reward: f64) {
+    pub(crate) fn add_pattern_keep(&mut self, g: usize, q: &[(Item, u32)], held: f64, reward: f64) {
         if self.volume.contains_key(&g) {
             return; // no patterns: the item keep rows and the extraction keep nodes
         }

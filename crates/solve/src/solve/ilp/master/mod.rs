@@ -50,7 +50,7 @@ const INF: f64 = f64::INFINITY;
 
 /// What a stage optimises (always as a minimisation of the column costs).
 #[derive(Clone, Debug)]
-pub enum Objective {
+pub(crate) enum Objective {
     /// Maximise admitted GPU-equivalents of `ws` (one priority level), plus `weight`
     /// times those of `lower` and `guarantee` times guaranteed team usage.
     Admit {
@@ -65,12 +65,12 @@ pub enum Objective {
 
 /// A pattern column of a group.
 #[derive(Clone, Debug)]
-pub struct PatternCol {
+pub(crate) struct PatternCol {
     pub pattern: Pattern,
     pub col: ColId,
 }
 
-pub struct Master<'a> {
+pub(crate) struct Master<'a> {
     pub c: &'a Cluster,
     pub p: &'a Problem,
     pub lp: Lp,
@@ -118,7 +118,7 @@ pub struct Master<'a> {
 
 /// The columns of a group packed by volume.
 #[derive(Clone, Debug, Default)]
-pub struct VolumeCols {
+pub(crate) struct VolumeCols {
     /// Nodes in whole-GPU mode.
     pub nodes: ColId,
     /// Units of each item on the group.
@@ -132,17 +132,17 @@ fn domain(p: &Problem, g: usize, s: usize, m: usize) -> Option<String> {
 
 impl<'a> Master<'a> {
     /// The need of one instance of `item` on a node.
-    pub fn need(&self, item: Item) -> Need {
+    pub(crate) fn need(&self, item: Item) -> Need {
         need(self.c, self.p, item)
     }
 
-    pub fn group_shape(&self, g: usize) -> &NodeShape {
+    pub(crate) fn group_shape(&self, g: usize) -> &NodeShape {
         &self.p.groups[g].shape
     }
 
     /// Builds every column and row except the patterns beyond the initial ones, the
     /// stage objective and the stage locks.
-    pub fn new(c: &'a Cluster, p: &'a Problem) -> Master<'a> {
+    pub(crate) fn new(c: &'a Cluster, p: &'a Problem) -> Master<'a> {
         let mut m = Master {
             c,
             p,
@@ -189,17 +189,17 @@ impl<'a> Master<'a> {
     }
 
     /// The convexity row of group `g` (absent when its nodes cannot be whole-GPU).
-    pub fn conv_row(&self, g: usize) -> Option<RowId> {
+    pub(crate) fn conv_row(&self, g: usize) -> Option<RowId> {
         self.conv[g]
     }
 
     /// The keep row of group `g`'s whole-GPU nodes, if any.
-    pub fn whole_keep_row(&self, g: usize) -> Option<RowId> {
+    pub(crate) fn whole_keep_row(&self, g: usize) -> Option<RowId> {
         self.whole_keep_row.get(&g).copied()
     }
 
     /// The workloads an item can serve.
-    pub fn item_workloads(&self, item: Item) -> Vec<usize> {
+    pub(crate) fn item_workloads(&self, item: Item) -> Vec<usize> {
         match item {
             Item::Share { s, .. } | Item::Local { s, .. } => {
                 self.p.shapes[s as usize].workloads.clone()
@@ -209,7 +209,7 @@ impl<'a> Master<'a> {
     }
 
     /// Nodes of group `g` in whole-GPU mode, as terms (its pattern columns).
-    pub fn whole_nodes(&self, g: usize) -> Vec<(f64, ColId)> {
+    pub(crate) fn whole_nodes(&self, g: usize) -> Vec<(f64, ColId)> {
         if let Some(v) = self.volume.get(&g) {
             return vec![(1.0, v.nodes)];
         }
@@ -220,13 +220,13 @@ impl<'a> Master<'a> {
 /// What a keep row counts on a node: the items of a gang shape (any mode, shares or
 /// whole gangs), or the replicas of a packed class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum KeepKey {
+pub(crate) enum KeepKey {
     Shape(u32),
     Packed(u32),
 }
 
 impl KeepKey {
-    pub fn of(item: Item) -> KeepKey {
+    pub(crate) fn of(item: Item) -> KeepKey {
         match item {
             Item::Share { s, .. } | Item::Local { s, .. } => KeepKey::Shape(s),
             Item::Packed { w } => KeepKey::Packed(w),
@@ -236,7 +236,7 @@ impl KeepKey {
 
 /// The size of the one smaller share of a gang whose size is not a multiple of its
 /// GPUs per node.
-pub fn partial_size(s: &super::problem::Shape) -> Option<u32> {
+pub(crate) fn partial_size(s: &super::problem::Shape) -> Option<u32> {
     let per = s.per_node.min(s.gpus).max(1);
     (s.gpus % per != 0 && s.shares > 1).then_some(s.gpus % per)
 }
@@ -246,7 +246,7 @@ fn need_nvlink(mode: &super::problem::Mode) -> bool {
 }
 
 /// What one instance of `item` takes on a node.
-pub fn need(c: &Cluster, p: &Problem, item: Item) -> Need {
+pub(crate) fn need(c: &Cluster, p: &Problem, item: Item) -> Need {
     match item {
         Item::Share { s, partial, .. } => {
             let sh = &p.shapes[s as usize];

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 impl Master<'_> {
     /// Rows (other than the group's convexity row and the "at least j gangs" rows) one
     /// unit of `item` adds to on a node of group `g`, with their coefficients.
-    pub fn item_rows(&self, g: usize, item: Item) -> Vec<(RowId, f64)> {
+    pub(crate) fn item_rows(&self, g: usize, item: Item) -> Vec<(RowId, f64)> {
         let mut out = Vec::with_capacity(2);
         match item {
             Item::Share { s, m, partial } => {
@@ -47,7 +47,7 @@ impl Master<'_> {
 
     /// The part of a pattern column's reduced cost that does not depend on its items:
     /// `rc(p) = constant - value(p)` with [`pricing::Values::of`].
-    pub fn pattern_constant(&self, g: usize, duals: &[f64]) -> f64 {
+    pub(crate) fn pattern_constant(&self, g: usize, duals: &[f64]) -> f64 {
         let mut c0 = 0.0;
         if let Some(r) = self.conv[g] {
             c0 -= duals[r];
@@ -59,7 +59,7 @@ impl Master<'_> {
     }
 
     /// Item values on group `g` under `duals` (row duals minus the stage cost).
-    pub fn values(&self, g: usize, duals: &[f64], obj: &Objective) -> pricing::Values {
+    pub(crate) fn values(&self, g: usize, duals: &[f64], obj: &Objective) -> pricing::Values {
         let mut v = pricing::Values::default();
         for &i in &self.items[g] {
             let dual: f64 = self
@@ -81,7 +81,7 @@ impl Master<'_> {
     }
 
     /// The "at least j gangs" rows of the shares of (shape, mode) on group `g`, by `j`.
-    pub fn gr_rows(&self, g: usize, s: u32, m: u32) -> Vec<(u32, RowId)> {
+    pub(crate) fn gr_rows(&self, g: usize, s: u32, m: u32) -> Vec<(u32, RowId)> {
         let Some(d) = domain(self.p, g, s as usize, m as usize) else {
             return Vec::new();
         };
@@ -92,7 +92,7 @@ impl Master<'_> {
     }
 
     /// Every coefficient of a pattern column of group `g`.
-    pub fn pattern_entries(&self, g: usize, pat: &Pattern) -> Vec<(RowId, f64)> {
+    pub(crate) fn pattern_entries(&self, g: usize, pat: &Pattern) -> Vec<(RowId, f64)> {
         let mut e: Vec<(RowId, f64)> = Vec::new();
         if let Some(r) = self.conv[g] {
             e.push((r, 1.0));
@@ -121,7 +121,7 @@ impl Master<'_> {
 
     /// Adds a pattern column to group `g` unless the same item counts exist; returns
     /// whether it was new.
-    pub fn add_pattern(&mut self, g: usize, pat: Pattern, obj: &Objective) -> Option<ColId> {
+    pub(crate) fn add_pattern(&mut self, g: usize, pat: Pattern, obj: &Objective) -> Option<ColId> {
         if self.seen[g].contains_key(&pat.items) {
             return None;
         }
@@ -137,7 +137,7 @@ impl Master<'_> {
     }
 
     /// The column of group `g`'s pattern with these item counts, if it exists.
-    pub fn pattern_col(&self, g: usize, items: &[(Item, u32)]) -> Option<ColId> {
+    pub(crate) fn pattern_col(&self, g: usize, items: &[(Item, u32)]) -> Option<ColId> {
         self.seen[g].get(items).map(|&i| self.patterns[g][i].col)
     }
 
@@ -145,7 +145,7 @@ impl Master<'_> {
     /// not fully admit (one more, two more, ... while they fit), and those items alone:
     /// the integer program over generated columns can then admit what the LP's columns
     /// could only admit fractionally. Returns how many were added.
-    pub fn enrich(&mut self, x: &[f64], obj: &Objective) -> usize {
+    pub(crate) fn enrich(&mut self, x: &[f64], obj: &Objective) -> usize {
         let (c, p) = (self.c, self.p);
         let short: BTreeSet<usize> = self
             .a
@@ -203,7 +203,12 @@ impl Master<'_> {
     /// Initial patterns of group `g`: empty, then each item alone at its largest count,
     /// then (when few) every feasible pattern, so small clusters are solved exactly.
     /// Returns whether every pattern of the group is now a column.
-    pub fn seed_patterns(&mut self, g: usize, obj: &Objective, enumerate_up_to: usize) -> bool {
+    pub(crate) fn seed_patterns(
+        &mut self,
+        g: usize,
+        obj: &Objective,
+        enumerate_up_to: usize,
+    ) -> bool {
         if self.conv[g].is_none() || self.volume.contains_key(&g) {
             return true;
         }

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 impl Master<'_> {
     /// GPU-equivalents admitted for workload `w` (on one model, or all) as terms.
-    pub fn usage(&self, w: usize, only_model: Option<&str>) -> Vec<(f64, ColId)> {
+    pub(crate) fn usage(&self, w: usize, only_model: Option<&str>) -> Vec<(f64, ColId)> {
         let (c, p) = (self.c, self.p);
         let wl = &c.workloads[w];
         if p.shapes.iter().any(|s| s.workloads.contains(&w)) {

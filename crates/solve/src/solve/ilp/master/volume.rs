@@ -14,7 +14,7 @@ impl Master<'_> {
     /// one gang shape. Then any item counts whose GPUs add up to at most the nodes' GPUs
     /// fit the nodes (largest first, buddy style), as the old aggregated model assumed,
     /// and counts per group replace patterns.
-    pub fn volume_exact(&self, g: usize) -> bool {
+    pub(crate) fn volume_exact(&self, g: usize) -> bool {
         let shape = &self.p.groups[g].shape;
         let total = shape.gpus();
         if total == 0 || !total.is_power_of_two() || self.items[g].is_empty() {
