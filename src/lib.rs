@@ -3,7 +3,9 @@
 //! # Architecture
 //!
 //! Layers, lowest first; a module uses only modules above it in this table (enforced
-//! by `tests/it/architecture.rs`; docs/architecture.md says where new work goes). Only
+//! by the crates of the workspace, `crates/core` <- `crates/solve` <- `crates/render` <-
+//! `crates/io` <- this one, and inside each by `tests/it/architecture.rs`;
+//! docs/architecture.md says where new work goes). Only
 //! `load` (the user's files), `apply` (the output folder and the state), `state`'s
 //! readers, `discover::nvml` (NVML at run time) and `commands` touch the outside world;
 //! only `commands` prints or reads the environment.
