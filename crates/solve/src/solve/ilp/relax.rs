@@ -482,21 +482,13 @@ fn best_fill(
 ) -> (f64, Vec<(f64, FillItems)>) {
     let frac = priced_items(m, g, cp, duals, obj);
     let unit = frac.iter().fold(1000u32, |a, f| gcd(a, f.milli));
-    let ub = share_knapsack(&frac, unit);
+    let ub = small::share_table(&frac, unit, |x| (x.milli, x.value));
     let shape = &m.p.groups[g].shape;
-    let ratio = |f: fn(&FillItem) -> u64| {
-        frac.iter()
-            .map(|x| match f(x) {
-                0 => f64::INFINITY,
-                r => x.value / r as f64,
-            })
-            .fold(0.0, f64::max)
-    };
     let mut search = Fill {
         items: &frac,
         ub: &ub,
-        per_cpu: ratio(|x| x.cpu),
-        per_mem: ratio(|x| x.mem),
+        per_cpu: small::best_ratio(&frac, |x| x.cpu, |x| x.value),
+        per_mem: small::best_ratio(&frac, |x| x.mem, |x| x.value),
         unit,
         best: 0.0,
         found: Vec::new(),
@@ -616,24 +608,7 @@ struct FillItem {
     value: f64,
 }
 
-/// `ub[c]`: the best value of GPU shares adding up to at most `c` units of `unit`
-/// thousandths, CPU and memory left out (an unbounded knapsack).
-fn share_knapsack(frac: &[FillItem], unit: u32) -> Vec<f64> {
-    let cap = (1000 / unit.max(1)) as usize;
-    let mut best = vec![0.0f64; cap + 1];
-    for c in 1..=cap {
-        best[c] = best[c - 1];
-        for f in frac {
-            let s = (f.milli / unit) as usize;
-            if s <= c && best[c - s] + f.value > best[c] + 1e-12 {
-                best[c] = best[c - s] + f.value;
-            }
-        }
-    }
-    best
-}
-
-/// The counts of the fill [`share_knapsack`] found for a whole GPU (`ub`: its table).
+/// The counts of the fill [`small::share_table`] found for a whole GPU (`ub`: its table).
 fn knapsack_fill(frac: &[FillItem], ub: &[f64], unit: u32) -> Vec<u32> {
     let mut counts = vec![0u32; frac.len()];
     let mut c = ub.len() - 1;
@@ -655,7 +630,7 @@ fn knapsack_fill(frac: &[FillItem], ub: &[f64], unit: u32) -> Vec<u32> {
 }
 
 /// The exact search of one fill: items in order, each taken as often as fits, then
-/// fewer times, pruned by [`share_knapsack`] on the share left.
+/// fewer times, pruned by [`small::share_table`] on the share left.
 struct Fill<'a> {
     items: &'a [FillItem],
     ub: &'a [f64],

@@ -90,21 +90,13 @@ pub(crate) fn price(
             .then(a.item.cmp(&b.item))
     });
     let unit = frac.iter().fold(1000u32, |a, x| gcd(a, x.need.milli));
-    let ub = shares(&frac, unit);
+    let ub = share_table(&frac, unit, |x| (x.need.milli, x.value));
     // The most value per unit of CPU and of memory any fraction gives.
-    let ratio = |f: fn(&Need) -> u64| {
-        frac.iter()
-            .map(|x| match f(&x.need) {
-                0 => f64::INFINITY,
-                r => x.value / r as f64,
-            })
-            .fold(0.0, f64::max)
-    };
     let mut s = Search {
         frac: &frac,
         ub: &ub,
-        per_cpu: ratio(|n| n.cpu),
-        per_mem: ratio(|n| n.mem),
+        per_cpu: best_ratio(&frac, |x| x.need.cpu, |x| x.value),
+        per_mem: best_ratio(&frac, |x| x.need.mem, |x| x.value),
         unit,
         best: 0.0,
         best_counts: Vec::new(),
@@ -314,20 +306,40 @@ fn whole_choices(whole: &[It], gpus: u32) -> Vec<Vec<It>> {
 }
 
 /// `ub[c]`: the best value of GPU shares adding up to at most `c` units of `unit`
-/// thousandths (an unbounded knapsack, CPU and memory left out).
-fn shares(frac: &[It], unit: u32) -> Vec<f64> {
+/// thousandths (an unbounded knapsack, CPU and memory left out); `item` gives each
+/// item's share in thousandths and its value. Used by both exact fill searches (the
+/// 1-2 GPU patterns here and the per-GPU fills of `relax`).
+pub(super) fn share_table<T>(items: &[T], unit: u32, item: impl Fn(&T) -> (u32, f64)) -> Vec<f64> {
     let cap = (1000 / unit.max(1)) as usize;
     let mut best = vec![0.0f64; cap + 1];
     for c in 1..=cap {
         best[c] = best[c - 1];
-        for x in frac {
-            let s = (x.need.milli / unit) as usize;
-            if s <= c && best[c - s] + x.value > best[c] + 1e-12 {
-                best[c] = best[c - s] + x.value;
+        for x in items {
+            let (milli, value) = item(x);
+            let s = (milli / unit) as usize;
+            if s <= c && best[c - s] + value > best[c] + 1e-12 {
+                best[c] = best[c - s] + value;
             }
         }
     }
     best
+}
+
+/// The most value per unit of one resource (`amount`: the item's use of it, `value` its
+/// value) of any item; infinite when an item of value uses none. A bound on what that
+/// resource's remainder can add to a search.
+pub(super) fn best_ratio<T>(
+    items: &[T],
+    amount: impl Fn(&T) -> u64,
+    value: impl Fn(&T) -> f64,
+) -> f64 {
+    items
+        .iter()
+        .map(|x| match amount(x) {
+            0 => f64::INFINITY,
+            r => value(x) / r as f64,
+        })
+        .fold(0.0, f64::max)
 }
 
 /// The branch and bound: `counts` holds (item, GPU 0/1 for a fraction, count); whole
