@@ -69,9 +69,7 @@ fn binary() -> (PathBuf, f64, u32) {
         "CI must run this test on an optimised binary: the dev profile's opt-level is 0 here; \
          restore Cargo.toml's or set GPUPLAN_BOUNDED_BIN to a --release build"
     );
-    eprintln!(
-        "bounded: unoptimised binary; it gets {DEBUG_FACTOR}x the CPU bound and 12 cases"
-    );
+    eprintln!("bounded: unoptimised binary; it gets {DEBUG_FACTOR}x the CPU bound and 12 cases");
     (own, MAX_CPU_S * DEBUG_FACTOR, 12)
 }
 
