@@ -150,6 +150,28 @@ training "ft" team="t" priority="high" {
 }
 "#;
 
+/// A gang near u32::MAX GPUs: GP020's suggestion of the next whole number of nodes
+/// overflowed (panic with overflow checks, a wrong number without; found by
+/// tests/it/bounded.rs once it ran on a binary with overflow checks).
+#[test]
+fn gp020_gang_near_u32_max_suggests_a_size_that_fits() {
+    let mut sources = gpuplan::source::SourceMap::new();
+    sources.add(
+        "t.kdl",
+        format!(
+            "{BASE}training \"ft\" team=\"t\" priority=\"high\" {{ gang gpus=4294967295 gpus-per-node=2 }}\n"
+        ),
+    );
+    let outcome = validate::validate(&sources);
+    let d = outcome
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "GP020")
+        .expect("GP020");
+    let help = d.help.as_deref().unwrap_or_default();
+    assert!(help.contains("use gpus=4294967294,"), "{help}");
+}
+
 #[test]
 fn gp026_training_only_on_mig_nodes() {
     let all_mig = r#"pool "m" mode="mig" nodes="n-[01-04]""#;

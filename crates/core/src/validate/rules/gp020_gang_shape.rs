@@ -70,7 +70,12 @@ fn check(cx: &Ctx, out: &mut Diagnostics) {
             continue;
         }
         if gpus.value % gpn.value != 0 {
-            let up = gpus.value.div_ceil(gpn.value) * gpn.value;
+            // The next whole number of nodes, else (past u32) the one below: in u64, as
+            // a gang near u32::MAX GPUs overflowed here (found by tests/it/bounded.rs).
+            let (g, n) = (u64::from(gpus.value), u64::from(gpn.value));
+            let up = Some(g.div_ceil(n) * n)
+                .filter(|&u| u <= u64::from(u32::MAX))
+                .unwrap_or(g / n * n);
             out.push(
                 Diagnostic::error(
                     RULE.code,
