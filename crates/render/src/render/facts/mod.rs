@@ -319,6 +319,29 @@ fn switch_tier_name(t: SwitchTier) -> &'static str {
     }
 }
 
+impl Facts<'_> {
+    /// The node label of the innermost level at or above `tier` among a family's fabric
+    /// tiers (`family`: tier names), the hostname counting as the `node` tier (just above
+    /// `nvlink`: a node outside any multi-node NVLink domain is its own NVLink domain, as
+    /// the planner has it). The level a KAI or Kueue topology constraint names.
+    pub(crate) fn level_label(&self, family: &[String], tier: &str) -> Option<String> {
+        use crate::model::Tier;
+        let want = Tier::parse(tier)?;
+        let mut levels: Vec<(Tier, String)> = self
+            .tiers
+            .iter()
+            .filter(|t| family.contains(&t.name))
+            .filter_map(|t| Some((Tier::parse(&t.name)?, t.label.clone())))
+            .collect();
+        levels.push((Tier::Node, "kubernetes.io/hostname".to_string()));
+        levels
+            .into_iter()
+            .filter(|(t, _)| *t >= want)
+            .min_by_key(|(t, _)| *t)
+            .map(|(_, l)| l)
+    }
+}
+
 impl<'a> Facts<'a> {
     /// Computes every fact of the plan. What a target cannot express (GP910) comes back
     /// all together: node label values first (in the KDL's node order), then team

@@ -27,7 +27,6 @@ mod workloads;
 use super::facts::{Ask, ClassFacts, Facts, NodeFacts, TeamFacts};
 use super::{Files, run};
 use crate::diag::Diagnostic;
-use crate::model::Tier;
 use minijinja::Environment;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -251,21 +250,7 @@ pub(super) fn constraint(
 ) -> Option<(String, Option<String>, Option<String>)> {
     let tiers = common_tiers(f, nodes);
     let topo = topologies.iter().find(|t| t.tiers == tiers)?;
-    let level = |tier: &str| -> Option<String> {
-        let want = Tier::parse(tier)?;
-        let mut levels: Vec<(Tier, String)> = f
-            .tiers
-            .iter()
-            .filter(|t| topo.tiers.contains(&t.name))
-            .filter_map(|t| Some((Tier::parse(&t.name)?, t.label.clone())))
-            .collect();
-        levels.push((Tier::Node, "kubernetes.io/hostname".to_string()));
-        levels
-            .into_iter()
-            .filter(|(t, _)| *t >= want)
-            .min_by_key(|(t, _)| *t)
-            .map(|(_, l)| l)
-    };
+    let level = |tier: &str| f.level_label(&topo.tiers, tier);
     let required = c.required.as_deref().and_then(level);
     let preferred = c
         .preferred

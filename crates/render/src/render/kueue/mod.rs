@@ -279,26 +279,7 @@ fn topology_annotation(
     let family: Option<&TopologyCtx> = flavor
         .and_then(|fl| fl.topology.as_ref())
         .and_then(|name| ctx.topologies.iter().find(|t| &t.name == name));
-    // The innermost level of the family at or above the tier, the hostname counting as
-    // the `node` tier (just above `nvlink`: a node outside any multi-node NVLink domain
-    // is its own NVLink domain, as the planner has it).
-    let label_of = |tier: &str| -> Option<String> {
-        use crate::model::Tier;
-        let fam = family?;
-        let want = Tier::parse(tier)?;
-        let mut levels: Vec<(Tier, String)> = f
-            .tiers
-            .iter()
-            .filter(|t| fam.tiers.contains(&t.name))
-            .filter_map(|t| Some((Tier::parse(&t.name)?, t.label.clone())))
-            .collect();
-        levels.push((Tier::Node, "kubernetes.io/hostname".to_string()));
-        levels
-            .into_iter()
-            .filter(|(t, _)| *t >= want)
-            .min_by_key(|(t, _)| *t)
-            .map(|(_, l)| l)
-    };
+    let label_of = |tier: &str| f.level_label(&family?.tiers, tier);
     if let Some(r) = c.required.as_deref().and_then(label_of) {
         Some(("kueue.x-k8s.io/podset-required-topology".to_string(), r))
     } else {

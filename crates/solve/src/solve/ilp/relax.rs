@@ -481,15 +481,11 @@ fn best_fill(
     obj: &Objective,
 ) -> (f64, Vec<(f64, FillItems)>) {
     let frac = priced_items(m, g, cp, duals, obj);
-    let unit = frac.iter().fold(1000u32, |a, f| gcd(a, f.milli));
-    let ub = small::share_table(&frac, unit, |x| (x.milli, x.value));
+    let reach = small::Reach::of(&frac, |x| x.milli, |x| x.cpu, |x| x.mem, |x| x.value);
     let shape = &m.p.groups[g].shape;
     let mut search = Fill {
         items: &frac,
-        ub: &ub,
-        per_cpu: small::best_ratio(&frac, |x| x.cpu, |x| x.value),
-        per_mem: small::best_ratio(&frac, |x| x.mem, |x| x.value),
-        unit,
+        reach: &reach,
         best: 0.0,
         found: Vec::new(),
         counts: vec![0; frac.len()],
@@ -497,7 +493,7 @@ fn best_fill(
     };
     // The share knapsack's own best fill, when the node's CPU and memory hold it, is
     // the best fill: the search would only prove it.
-    let top = knapsack_fill(&frac, &ub, unit);
+    let top = knapsack_fill(&frac, &reach.ub, reach.unit);
     let fits = |resource: fn(&FillItem) -> u64, cap: Option<u64>| {
         let used: u64 = frac
             .iter()
@@ -511,7 +507,7 @@ fn best_fill(
         .zip(&top)
         .map(|(f, k)| f.value * *k as f64)
         .sum();
-    let exact = top_value >= ub[ub.len() - 1] - 1e-9;
+    let exact = top_value >= reach.ub[reach.ub.len() - 1] - 1e-9;
     if exact && fits(|f| f.cpu, shape.cpu) && fits(|f| f.mem, shape.mem) && top_value > 0.0 {
         search.best = top_value;
         search.found.push((top_value, top));
@@ -525,7 +521,7 @@ fn best_fill(
         );
     }
     let bound = if search.budget == 0 {
-        ub[(1000 / unit) as usize]
+        reach.share(1000)
     } else {
         search.best
     };
@@ -633,12 +629,7 @@ fn knapsack_fill(frac: &[FillItem], ub: &[f64], unit: u32) -> Vec<u32> {
 /// fewer times, pruned by [`small::share_table`] on the share left.
 struct Fill<'a> {
     items: &'a [FillItem],
-    ub: &'a [f64],
-    /// The most value per unit of CPU and of memory of any item (a bound on what the
-    /// CPU and memory left can add).
-    per_cpu: f64,
-    per_mem: f64,
-    unit: u32,
+    reach: &'a small::Reach,
     best: f64,
     /// Every incumbent the search found, in order (the last is the best).
     found: Vec<(f64, Vec<u32>)>,
@@ -655,10 +646,7 @@ impl Fill<'_> {
         if i == self.items.len() || self.budget == 0 {
             return;
         }
-        let reach = self.ub[(share / self.unit) as usize]
-            .min(self.per_cpu * cpu as f64)
-            .min(self.per_mem * mem as f64);
-        if value + reach <= self.best + 1e-12 {
+        if value + self.reach.at(&[share], cpu, mem) <= self.best + 1e-12 {
             return;
         }
         self.budget -= 1;
@@ -678,8 +666,4 @@ impl Fill<'_> {
         }
         self.counts[i] = 0;
     }
-}
-
-fn gcd(a: u32, b: u32) -> u32 {
-    if b == 0 { a } else { gcd(b, a % b) }
 }

@@ -89,15 +89,15 @@ pub(crate) fn price(
             .total_cmp(&(a.value / a.need.milli as f64))
             .then(a.item.cmp(&b.item))
     });
-    let unit = frac.iter().fold(1000u32, |a, x| gcd(a, x.need.milli));
-    let ub = share_table(&frac, unit, |x| (x.need.milli, x.value));
-    // The most value per unit of CPU and of memory any fraction gives.
     let mut s = Search {
         frac: &frac,
-        ub: &ub,
-        per_cpu: best_ratio(&frac, |x| x.need.cpu, |x| x.value),
-        per_mem: best_ratio(&frac, |x| x.need.mem, |x| x.value),
-        unit,
+        reach: Reach::of(
+            &frac,
+            |x| x.need.milli,
+            |x| x.need.cpu,
+            |x| x.need.mem,
+            |x| x.value,
+        ),
         best: 0.0,
         best_counts: Vec::new(),
         counts: Vec::new(),
@@ -129,7 +129,7 @@ pub(crate) fn price(
     } else {
         // Past its budget: the CPU-bucketed dynamic program bounds every pattern (and
         // may find a better one); so does the Lagrangian relaxation of CPU and memory.
-        let grid = Grid::new(shape, &whole, &frac, unit);
+        let grid = Grid::new(shape, &whole, &frac, s.reach.unit);
         let (lagrangian, _) = super::pricing::lagrangian(shape, items, vals, need);
         if let Some((v, counts)) = grid
             .best(false)
@@ -342,15 +342,57 @@ pub(super) fn best_ratio<T>(
         .fold(0.0, f64::max)
 }
 
+/// What the rest of an exact fill search can add at most, the bound both searches (the
+/// 1-2 GPU patterns here and the per-GPU fills of `relax`) prune with: the share table
+/// ([`share_table`]) on each GPU's room, capped by the best value per unit of CPU and of
+/// memory times what is left of each.
+pub(super) struct Reach {
+    /// The share table, per `unit` thousandths of a GPU.
+    pub ub: Vec<f64>,
+    /// The greatest common divisor of the items' shares and 1000.
+    pub unit: u32,
+    per_cpu: f64,
+    per_mem: f64,
+}
+
+impl Reach {
+    /// The bound of `items`: `milli` gives an item's GPU share, `cpu` and `mem` its
+    /// use of the node's CPU and memory, `value` its value.
+    pub(super) fn of<T>(
+        items: &[T],
+        milli: impl Fn(&T) -> u32,
+        cpu: impl Fn(&T) -> u64,
+        mem: impl Fn(&T) -> u64,
+        value: impl Fn(&T) -> f64,
+    ) -> Reach {
+        let unit = items.iter().fold(1000u32, |a, x| gcd(a, milli(x)));
+        Reach {
+            ub: share_table(items, unit, |x| (milli(x), value(x))),
+            unit,
+            per_cpu: best_ratio(items, cpu, &value),
+            per_mem: best_ratio(items, mem, &value),
+        }
+    }
+
+    /// The share table's best for `share` thousandths of one GPU.
+    pub(super) fn share(&self, share: u32) -> f64 {
+        self.ub[(share / self.unit) as usize]
+    }
+
+    /// At most what GPUs with `rooms` thousandths free and `cpu`, `mem` left can add.
+    pub(super) fn at(&self, rooms: &[u32], cpu: u64, mem: u64) -> f64 {
+        let by_share: f64 = rooms.iter().map(|r| self.share(*r)).sum();
+        by_share
+            .min(self.per_cpu * cpu as f64)
+            .min(self.per_mem * mem as f64)
+    }
+}
+
 /// The branch and bound: `counts` holds (item, GPU 0/1 for a fraction, count); whole
 /// items are entered with GPU 0 and laid out before the fractions.
 struct Search<'a> {
     frac: &'a [It],
-    ub: &'a [f64],
-    /// The most value per unit of CPU and of memory of any fraction.
-    per_cpu: f64,
-    per_mem: f64,
-    unit: u32,
+    reach: Reach,
     best: f64,
     best_counts: Vec<(Item, u8, u32)>,
     counts: Vec<(Item, u8, u32)>,
@@ -366,12 +408,7 @@ impl Search<'_> {
         if i == self.frac.len() || self.budget == 0 {
             return;
         }
-        let by_share =
-            self.ub[(room[0] / self.unit) as usize] + self.ub[(room[1] / self.unit) as usize];
-        let by_cpu = self.per_cpu * cpu as f64;
-        let by_mem = self.per_mem * mem as f64;
-        let reach = value + by_share.min(by_cpu).min(by_mem);
-        if reach <= self.best + 1e-12 {
+        if value + self.reach.at(&room, cpu, mem) <= self.best + 1e-12 {
             return;
         }
         self.budget -= 1;
@@ -467,6 +504,6 @@ fn lay_out(
     })
 }
 
-fn gcd(a: u32, b: u32) -> u32 {
+pub(super) fn gcd(a: u32, b: u32) -> u32 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
