@@ -590,6 +590,11 @@ impl Search<'_> {
     }
 }
 
+/// The greatest common divisor (of GPU shares in thousandths: the unit of a share table).
+pub(super) fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -880,7 +880,7 @@ fn node_best(gpus: usize, list: &[(Item, Need, f64)], lc: f64, lm: f64) -> (f64,
     let unit = list
         .iter()
         .filter(|(_, n, _)| n.milli > 0)
-        .fold(1000u32, |g, (_, n, _)| super::small::gcd(g, n.milli)) as usize;
+        .fold(1000u32, |g, (_, n, _)| pattern::gcd(g, n.milli)) as usize;
     let cap = 1000 / unit.max(1);
     // fill[c] = (value, item chosen last) for capacity c.
     let mut fill: Vec<(f64, Option<usize>)> = vec![(0.0, None); cap + 1];

@@ -9,7 +9,7 @@
 //! memory, pruned by the unbounded knapsack over GPU shares alone. Past its budget the
 //! search still returns a valid bound (CPU and memory left out).
 
-use super::pattern::{Item, Need, NodeShape, Pattern, Slots};
+use super::pattern::{Item, Need, NodeShape, Pattern, Slots, gcd};
 use super::pricing::{Priced, Values};
 
 /// Steps of the branch and bound per pricing call.
@@ -502,8 +502,4 @@ fn lay_out(
         items,
         places: places.into_iter().map(|(_, p)| p).collect(),
     })
-}
-
-pub(super) fn gcd(a: u32, b: u32) -> u32 {
-    if b == 0 { a } else { gcd(b, a % b) }
 }
