@@ -360,7 +360,8 @@ pub(crate) struct ApplyArgs {
 /// Arguments of `gpuplan drift`.
 #[derive(clap::Args, Debug, Clone)]
 pub(crate) struct DriftArgs {
-    /// KDL files, or folders whose `*.kdl` files form one configuration.
+    /// KDL files, or folders whose `*.kdl` files form one configuration; or a saved plan
+    /// (`plan -o`), checked as `apply` checks it, to compare with what it planned.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Folder of observations, one file per node: `NODE.json` (`gpuplan discover

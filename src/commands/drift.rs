@@ -4,6 +4,8 @@
 
 use super::Output;
 use super::output::Progress;
+use super::support::planning::saved_and_state;
+use crate::state::Loaded;
 use crate::cli::Format;
 use crate::diag::Diagnostic;
 use crate::drift::{self, GP926, ObservedNode};
@@ -79,36 +81,48 @@ fn read_observed(dir: &Path) -> Result<Vec<ObservedNode>, Vec<Diagnostic>> {
     }
 }
 
-pub(crate) fn run(s: &Settings, out: &Output) -> u8 {
-    let observed = match read_observed(&s.observed) {
-        Ok(o) => o,
-        Err(d) => return out.fail(&d),
-    };
+/// The planned model and placement (a saved plan, reopened through the library's one
+/// check, or a plan of the configuration) and the applied state; on failure the exit code.
+fn planned(s: &Settings, out: &Output) -> Result<(Planned, Option<Loaded>), u8> {
+    if let Some(saved) = crate::saved::split(&s.paths) {
+        return saved_and_state(saved, &s.backend, &s.state, out)
+            .map(|(r, prior)| ((r.model, r.plan.placement), prior))
+            .map_err(|d| out.fail(&d));
+    }
     let loaded = Inputs::load(&s.paths);
-    let prior = match super::support::backend::store(&s.backend, &s.state, Some(&loaded.sources))
+    let prior = super::support::backend::store(&s.backend, &s.state, Some(&loaded.sources))
         .and_then(|store| store.read().map_err(|d| vec![d]))
-    {
-        Ok(p) => p,
-        Err(d) => return out.fail(&d),
-    };
+        .map_err(|d| out.fail(&d))?;
     let inputs = Inputs {
         previous: prior.as_ref().map(|l| &l.state.placement),
         ..loaded
     };
     let mut progress = Progress::new(out);
-    let checked = match pipeline::check(inputs, &super::settings(&s.solve), &mut |e| {
+    let checked = pipeline::check(inputs, &super::settings(&s.solve), &mut |e| {
         progress.event(e)
-    }) {
+    })
+    .map_err(|f| out.failed(&f))?;
+    Ok(((checked.model, checked.placement), prior))
+}
+
+type Planned = (crate::model::Cluster, crate::placement::Placement);
+
+pub(crate) fn run(s: &Settings, out: &Output) -> u8 {
+    let observed = match read_observed(&s.observed) {
+        Ok(o) => o,
+        Err(d) => return out.fail(&d),
+    };
+    let (checked, prior) = match planned(s, out) {
         Ok(x) => x,
-        Err(f) => return out.failed(&f),
+        Err(code) => return code,
     };
     // The last applied layouts under this configuration's names (`moved`).
     let applied = prior
         .as_ref()
-        .map(|l| crate::placement::moved::renamed(&l.state.placement, &checked.model.moves));
+        .map(|l| crate::placement::moved::renamed(&l.state.placement, &checked.0.moves));
     let report = drift::compare(
-        &checked.model,
-        &checked.placement.mig_layouts,
+        &checked.0,
+        &checked.1.mig_layouts,
         applied.as_ref().map(|p| p.mig_layouts.as_slice()),
         &observed,
     );

@@ -268,6 +268,18 @@ fn drift_from_recorded_observations() {
     let j: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(j["drift"], true);
     assert_eq!(j["differences"][0]["gpu"], 1);
+    // A saved plan is reopened through the library's one check and compared alike.
+    let mut save = plan_args(&["-o", "saved.json", "--quiet"]);
+    save.retain(|a| *a != "--detailed-exitcode");
+    assert_eq!(s.run(&save).0, 0);
+    let from_saved = s.run(&["drift", "saved.json", "--observed", obs]);
+    assert_eq!((from_saved.0, &from_saved.1), (2, &r.1), "{}", from_saved.2);
+    // ... and refused once its inputs changed since it was made (GP922).
+    use_config(&s, "v2");
+    let stale = s.run(&["drift", "saved.json", "--observed", obs]);
+    assert_eq!(stale.0, 1, "{}", stale.2);
+    assert!(stale.2.contains("GP922"), "{}", stale.2);
+    use_config(&s, "v1");
     // An unreadable observation is a diagnostic, not a panic.
     std::fs::create_dir_all(s.path("obs")).unwrap();
     std::fs::write(s.path("obs/x.json"), "{").unwrap();

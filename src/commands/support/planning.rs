@@ -108,15 +108,24 @@ pub(crate) fn read_previous(path: &Path) -> Result<placement::Placement, Diagnos
 /// folder (GP935) or when it is not what its inputs give (GP928); a warning when the
 /// state moved on since, so that its changes cannot be rebuilt.
 pub(crate) fn from_saved(
-    (path, config): (&Path, &[PathBuf]),
+    saved: (&Path, &[PathBuf]),
     state: &Path,
     out: &Output,
 ) -> Result<crate::saved::Reopened, Vec<Diagnostic>> {
-    // The state from the backend the plan's configuration declares (`backend`), else
-    // the local file at `--state`.
+    saved_and_state(saved, &Default::default(), state, out).map(|(r, _)| r)
+}
+
+/// [`from_saved`] with the state it was checked against: from the backend `backend`
+/// chooses or the plan's configuration declares, else the local file at `state`.
+pub(crate) fn saved_and_state(
+    (path, config): (&Path, &[PathBuf]),
+    backend: &crate::cli::BackendArgs,
+    state: &Path,
+    out: &Output,
+) -> Result<(crate::saved::Reopened, Option<crate::state::Loaded>), Vec<Diagnostic>> {
     let (plan, _) = crate::saved::read(path).map_err(|d| vec![d])?;
     let sources = crate::saved::inputs(path, &plan, config)?;
-    let store = super::backend::store(&Default::default(), state, Some(&sources))?;
+    let store = super::backend::store(backend, state, Some(&sources))?;
     let prior = store.read().map_err(|d| vec![d])?;
     let (r, note) = crate::saved::reopen_to_display(path, config, prior.as_ref())?;
     if let Some(n) = note {
@@ -126,7 +135,7 @@ pub(crate) fn from_saved(
             crate::cli::Format::Human,
         );
     }
-    Ok(r)
+    Ok((r, prior))
 }
 
 /// The model and placement of a saved plan, or the ones `plan` would make from KDL.
