@@ -129,19 +129,6 @@ fn main() {
     let bound = mem
         .div_ceil(spec.memory_slices as u64)
         .max(compute.div_ceil(spec.compute_slices as u64));
-    let stock = |offer: &[(&str, u32)]| -> (u64, Vec<String>) {
-        let mut gpus = 0u64;
-        let mut unserved = Vec::new();
-        for (p, n) in &per_profile {
-            match offer.iter().find(|(q, _)| q == p) {
-                Some((_, k)) => gpus = gpus.max((*n as u64).div_ceil(*k as u64)),
-                None => unserved.push(format!("{p} x{n}")),
-            }
-        }
-        (gpus, unserved)
-    };
-    let (all_1g, un_1g) = stock(&[("1g.10gb", 7)]);
-    let (balanced, un_bal) = stock(&[("1g.10gb", 2), ("2g.20gb", 1), ("3g.40gb", 1)]);
     println!(
         "MIG packing, {} H100 GPUs, {} classes, {replicas} replicas",
         nodes * 8,
@@ -155,21 +142,34 @@ fn main() {
         gap * 100.0
     );
     println!("| LP lower bound | {bound} | - |");
-    println!(
-        "| mig-parted all-1g.10gb | {all_1g} | unserved: {} |",
-        if un_1g.is_empty() {
-            "none".into()
+    for (name, offer) in [
+        ("mig-parted all-1g.10gb", &[("1g.10gb", 7)][..]),
+        (
+            "mig-parted all-balanced",
+            &[("1g.10gb", 2), ("2g.20gb", 1), ("3g.40gb", 1)][..],
+        ),
+    ] {
+        let (gpus, unserved) = stock(&per_profile, offer);
+        let unserved = if unserved.is_empty() {
+            "none".to_string()
         } else {
-            un_1g.join(", ")
-        }
-    );
-    println!(
-        "| mig-parted all-balanced | {balanced} | unserved: {} |",
-        if un_bal.is_empty() {
-            "none".into()
-        } else {
-            un_bal.join(", ")
-        }
-    );
+            unserved.join(", ")
+        };
+        println!("| {name} | {gpus} | unserved: {unserved} |");
+    }
     println!("| one whole GPU per replica | {replicas} | all (if that many GPUs) |");
+}
+
+/// GPUs a fixed mig-parted layout (`offer`: profile and instances per GPU) needs for
+/// the replicas per profile, and the profiles it does not offer.
+fn stock(per_profile: &BTreeMap<String, u32>, offer: &[(&str, u32)]) -> (u64, Vec<String>) {
+    let mut gpus = 0u64;
+    let mut unserved = Vec::new();
+    for (p, n) in per_profile {
+        match offer.iter().find(|(q, _)| q == p) {
+            Some((_, k)) => gpus = gpus.max((*n as u64).div_ceil(*k as u64)),
+            None => unserved.push(format!("{p} x{n}")),
+        }
+    }
+    (gpus, unserved)
 }

@@ -109,14 +109,9 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn main() {
-    // The 100,000-GPU scenario is past the default limits (a CI job's bounds on
-    // untrusted input): raised as `--limit gpus=150000 --limit nodes=20000` would.
-    gpuplan::limits::set(gpuplan::limits::Limits {
-        gpus: 150_000,
-        nodes: 20_000,
-        ..Default::default()
-    });
+/// The scenarios: every example, the 1,024-GPU superpods and (`GPUPLAN_BENCH_LARGE`)
+/// the 100,000-GPU one.
+fn scenarios() -> Vec<Scenario> {
     // `cargo bench` passes `--bench`; nothing else is accepted.
     let runs: usize = std::env::var("GPUPLAN_BENCH_RUNS")
         .ok()
@@ -157,6 +152,42 @@ fn main() {
         .expect("generator");
         scenarios.push(("superpod 100,000 GPUs, mixed".into(), files, 1));
     }
+    scenarios
+}
+
+/// Lexicographic comparison of admission per priority level: the first level that
+/// differs decides; true (and a message) when the ILP admits less than greedy.
+fn ilp_admits_less(name: &str, levels: &BTreeMap<&str, Vec<(i64, f64)>>) -> bool {
+    let ilp = &levels["ilp"];
+    let greedy = &levels["greedy"];
+    let keys: BTreeSet<i64> = ilp.iter().chain(greedy).map(|x| x.0).collect();
+    for k in keys.iter().rev() {
+        let a = ilp.iter().find(|x| x.0 == *k).map(|x| x.1).unwrap_or(0.0);
+        let b = greedy
+            .iter()
+            .find(|x| x.0 == *k)
+            .map(|x| x.1)
+            .unwrap_or(0.0);
+        if (a - b).abs() > 1e-6 {
+            if a < b {
+                eprintln!("{name}: the ILP admits less than greedy at priority {k}");
+                return true;
+            }
+            break;
+        }
+    }
+    false
+}
+
+fn main() {
+    // The 100,000-GPU scenario is past the default limits (a CI job's bounds on
+    // untrusted input): raised as `--limit gpus=150000 --limit nodes=20000` would.
+    gpuplan::limits::set(gpuplan::limits::Limits {
+        gpus: 150_000,
+        nodes: 20_000,
+        ..Default::default()
+    });
+    let scenarios = scenarios();
     println!(
         "| scenario | solver | runs | median wall s | status | gap | GPUs allocated | admitted per priority level (high to low) | leaves per multi-node gang |"
     );
@@ -192,25 +223,7 @@ fn main() {
             );
             levels.insert(label, lv);
         }
-        // Lexicographic comparison: the first level that differs decides.
-        let ilp = &levels["ilp"];
-        let greedy = &levels["greedy"];
-        let keys: BTreeSet<i64> = ilp.iter().chain(greedy).map(|x| x.0).collect();
-        for k in keys.iter().rev() {
-            let a = ilp.iter().find(|x| x.0 == *k).map(|x| x.1).unwrap_or(0.0);
-            let b = greedy
-                .iter()
-                .find(|x| x.0 == *k)
-                .map(|x| x.1)
-                .unwrap_or(0.0);
-            if (a - b).abs() > 1e-6 {
-                if a < b {
-                    eprintln!("{name}: the ILP admits less than greedy at priority {k}");
-                    failed = true;
-                }
-                break;
-            }
-        }
+        failed |= ilp_admits_less(name, &levels);
     }
     if failed {
         std::process::exit(1);

@@ -5,11 +5,11 @@
 use super::Output;
 use super::output::Progress;
 use super::support::planning::saved_and_state;
-use crate::state::Loaded;
 use crate::cli::Format;
 use crate::diag::Diagnostic;
 use crate::drift::{self, GP926, ObservedNode};
 use crate::pipeline::{self, Inputs};
+use crate::state::Loaded;
 use std::path::{Path, PathBuf};
 
 /// The command line's arguments, as they are.
