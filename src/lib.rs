@@ -33,7 +33,7 @@
 //! | output | [`render`] | Placement + Cluster -> files per target (templates in `templates/`) |
 //! | change | [`state`], [`plan`] | the state file; artifacts + placement vs state -> `Plan` |
 //! | operation | [`pipeline`] | the one planning operation: settings in, plan, timings and diagnostics out |
-//! | effects | [`apply`], [`backend`], [`saved`], [`discover`], [`drift`], [`generate`], [`import`] | atomic writes and the lock; where the state lives and its lock (local file, PostgreSQL); reopening a saved plan; NVML and `nvidia-smi` importers; drift; synthetic clusters and the openb import; `kubectl get nodes` |
+//! | effects | [`apply`], [`backend`], [`saved`], [`discover`], [`generate`], [`import`], [`drift`] | atomic writes and the lock; where the state lives and its lock (local file, PostgreSQL); reopening a saved plan; NVML and `nvidia-smi` importers; drift; synthetic clusters and the openb import; `kubectl get nodes` |
 //! | interface | [`cli`], [`commands`] | clap types and value parsers; one file per subcommand: arguments -> operation -> print -> exit code |
 
 pub use gpuplan_core::{

@@ -21,7 +21,7 @@
 
 pub mod conf;
 mod describe;
-mod emit;
+mod doc;
 mod gres;
 mod models;
 mod nodes;
@@ -175,7 +175,7 @@ fn read_all(
     );
     ledger.left.append(&mut fabric.left_out);
     let declared: Vec<models::Declared> = resolver.declared.into_values().collect();
-    let out = emit::render(
+    let out = doc::render(
         header,
         cluster.as_deref(),
         &declared,

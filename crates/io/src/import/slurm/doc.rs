@@ -5,7 +5,7 @@ use super::models::Declared;
 use super::partitions::Pools;
 use super::topology::Fabric;
 use crate::catalog;
-use crate::discover::kdl::quote;
+use crate::fmt::quote;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 

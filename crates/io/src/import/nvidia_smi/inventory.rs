@@ -1,25 +1,17 @@
-//! Renders an [`Inventory`] as gpuplan KDL: a `gpu-model` when the catalog lacks the
+//! Renders one machine's [`Inventory`] (NVML `discover`, or the `nvidia-smi` importers)
+//! as gpuplan KDL: a `gpu-model` when the catalog lacks the
 //! model or the driver renames MIG profiles, one `node-class`, one `nodes` line, and the
 //! observed MIG state as a `mig` block of `layout ... current=#true` lines (what the GPUs
 //! have now, which the planner keeps where it serves the plan: observed state is not a
 //! requirement; placements and instance ids are in the comments and in the JSON output).
 //! The text is in `gpuplan fmt`'s layout ([`crate::fmt::generated`]).
 
-use super::{GpuFacts, Inventory};
+use crate::discover::{GpuFacts, Inventory};
 use crate::units::format_index_set;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// A KDL string literal (the one quoting of gpuplan's KDL writers: [`crate::fmt::quote`];
-/// control characters are escaped, never dropped).
-pub(crate) fn quote(s: &str) -> String {
-    crate::fmt::quote(s)
-}
-
-/// Text for a `//` comment ([`crate::fmt::comment`]).
-pub(crate) fn comment(s: &str) -> String {
-    crate::fmt::comment(s)
-}
+use crate::fmt::{comment, quote};
 
 fn set(v: &[u32]) -> String {
     quote(&format_index_set(v))

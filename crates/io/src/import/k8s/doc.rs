@@ -2,7 +2,7 @@
 
 use super::fabric::{Fabric, Switch};
 use super::{Class, DeclaredModel, Import};
-use crate::discover::kdl::{comment, quote};
+use crate::fmt::{comment, quote};
 use std::fmt::Write;
 
 /// The whole KDL document.

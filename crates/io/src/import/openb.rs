@@ -13,7 +13,7 @@
 //! 63 characters, else shortened with a hash of what it names ([`dns_name`]), and no
 //! two classes share one. Pure: CSV text in, KDL files out.
 
-use super::Rng;
+use crate::generate::Rng;
 use crate::limits::{MAX_GPUS_PER_NODE, MAX_NUMBER};
 use crate::names;
 use std::collections::BTreeMap;
