@@ -5,7 +5,7 @@
 //! ```text
 //! NVML (nvml.rs, behind GpuSource) --collect--> Snapshot --inventory--> Inventory --serde--> JSON
 //! nvidia-smi outputs (import::nvidia_smi) ---------------------------/      \
-//!                         import::nvidia_smi::inventory --> KDL text
+//!                         import::nvidia_smi::inventory --> import::doc --> KDL text
 //! MIG profiles, driver's names (profiles.rs) --catalog check--> `gpu-model` pins
 //! ```
 //!

@@ -1,5 +1,7 @@
 //! The home of the importers: what a cluster or a machine already says, in gpuplan's
-//! language.
+//! language. Every importer reads its input into its own facts, builds one [`doc`]
+//! document (the model of what a cluster has) and writes it with the one KDL writer
+//! ([`doc::kdl::write`]).
 //!
 //! [`k8s`]: `kubectl get nodes`; [`slurm`]: Slurm's slurm.conf, gres.conf and
 //! topology.conf; [`nvidia_smi`]: one machine from its `nvidia-smi` outputs (the parsers
@@ -10,6 +12,7 @@
 //! [`names`]: name patterns and DNS-label names shared by importers.
 
 pub mod contract;
+pub mod doc;
 pub mod k8s;
 pub mod memory;
 pub mod names;

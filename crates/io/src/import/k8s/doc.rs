@@ -1,85 +1,93 @@
-//! Renders an [`Import`] as gpuplan KDL.
+//! An [`Import`] as a [`Document`]: what the Node objects say, and comments where they
+//! say nothing (wiring inside a node, models outside the catalog, missing topology).
 
 use super::fabric::{Fabric, Switch};
 use super::{Class, DeclaredModel, Import};
-use crate::fmt::{comment, quote};
-use std::fmt::Write;
+use crate::import::doc::{
+    self, Cpu, Document, GpuModel, Gpus, Item, Layout, Memory, NodeClass, NodeDomain, Nodes, Pool,
+    Taint,
+};
 
-/// The whole KDL document.
-pub fn render(imp: &Import, header: &str) -> String {
-    let mut s = String::new();
-    for line in header.lines() {
-        let _ = writeln!(s, "// {}", comment(line));
-    }
-    s.push_str("//\n");
-    s.push_str(
-        "// A Node object does not say how GPUs, NICs and CPUs are wired: NUMA nodes, PCIe\n",
+/// The whole document.
+pub fn document(imp: &Import, header: &str) -> Document {
+    let mut d = Document::default();
+    d.comments(header);
+    d.comment("");
+    d.comments(
+        "A Node object does not say how GPUs, NICs and CPUs are wired: NUMA nodes, PCIe
+switches, compute NICs and NVLink inside a node are left out. `gpuplan import
+nvidia-smi-topo` (or `gpuplan discover` on one node of each class) fills them in.
+These nodes are Kubernetes': unless another file says so, declare
+`cluster \"NAME\" { scheduler \"kubernetes\" }` (or kueue, volcano).",
     );
-    s.push_str(
-        "// switches, compute NICs and NVLink inside a node are left out. `gpuplan import\n",
-    );
-    s.push_str(
-        "// nvidia-smi-topo` (or `gpuplan discover` on one node of each class) fills them in.\n",
-    );
-    s.push_str("// These nodes are Kubernetes': unless another file says so, declare\n");
-    s.push_str("// `cluster \"NAME\" { scheduler \"kubernetes\" }` (or kueue, volcano).\n");
     if !imp.without_gpus.is_empty() {
-        let _ = writeln!(
-            s,
-            "// {} node(s) without NVIDIA GPUs are CPU-only classes: {}",
+        d.comment(format!(
+            "{} node(s) without NVIDIA GPUs are CPU-only classes: {}",
             imp.without_gpus.len(),
-            comment(&crate::units::compress_names(&imp.without_gpus).join(", "))
-        );
+            crate::units::compress_names(&imp.without_gpus).join(", ")
+        ));
     }
-    s.push('\n');
+    d.blank();
     for m in &imp.models {
-        model(m, &mut s);
+        d.push(Item::GpuModel(model(m)));
+        d.blank();
     }
     for c in &imp.classes {
-        class(c, &mut s);
+        d.push(Item::NodeClass(class(c)));
+        d.blank();
     }
-    ranges(imp, &mut s);
-    pools(imp, &mut s);
-    fabric(&imp.fabric, &mut s);
-    mig(imp, &mut s);
-    s
+    ranges(imp, &mut d);
+    pools(imp, &mut d);
+    fabric(&imp.fabric, &mut d);
+    mig(imp, &mut d);
+    d
 }
+
+/// The KDL text ([`doc::kdl::write`]).
+pub fn render(imp: &Import, header: &str) -> String {
+    doc::kdl::write(&document(imp, header))
+}
+
+/// The placeholder comment of a model whose memory is unknown.
+const MEMORY_UNKNOWN: &str = "memory unknown: set memory=\"...\" (or base=\"...\")";
 
 /// A declared `gpu-model`: with its memory from `nvidia.com/gpu.memory`, or without it
 /// and a comment saying what to fill in (`validate` refuses it until then: GP006).
-fn model(m: &DeclaredModel, s: &mut String) {
+fn model(m: &DeclaredModel) -> GpuModel {
+    let lines = |t: &str| t.lines().map(String::from).collect::<Vec<_>>();
     match m.memory_mib {
-        Some(mib) => {
-            let _ = writeln!(
-                s,
-                "// Not in the catalog: memory from nvidia.com/gpu.memory; add nvlink-gen, price-per-hour.\ngpu-model {} memory={} product-name={}\n",
-                quote(&m.name),
-                quote(&format!("{mib}MiB")),
-                quote(&m.product)
-            );
-        }
-        None if m.product.is_empty() => {
-            let _ = writeln!(
-                s,
-                "// GPUs of nodes without a nvidia.com/gpu.product label (GPU Feature Discovery not\n// deployed): the model is unknown. `gpuplan validate` refuses it (GP006) until its memory\n// is filled in, or import again with `--model unknown-gpu=ID`.\ngpu-model {}   // memory unknown: set memory=\"...\" (or base=\"...\")\n",
-                quote(&m.name)
-            );
-        }
-        None => {
-            let _ = writeln!(
-                s,
-                "// Not in the catalog, and no nvidia.com/gpu.memory label: `gpuplan validate` refuses\n// this model (GP006) until its memory is filled in.\ngpu-model {} product-name={}   // memory unknown: set memory=\"...\" (or base=\"...\")\n",
-                quote(&m.name),
-                quote(&m.product)
-            );
-        }
+        Some(mib) => GpuModel {
+            notes: lines(
+                "Not in the catalog: memory from nvidia.com/gpu.memory; add nvlink-gen, price-per-hour.",
+            ),
+            name: m.name.clone(),
+            memory: Some(format!("{mib}MiB")),
+            product_name: Some(m.product.clone()),
+            ..GpuModel::default()
+        },
+        None if m.product.is_empty() => GpuModel {
+            notes: lines(
+                "GPUs of nodes without a nvidia.com/gpu.product label (GPU Feature Discovery not\ndeployed): the model is unknown. `gpuplan validate` refuses it (GP006) until its memory\nis filled in, or import again with `--model unknown-gpu=ID`.",
+            ),
+            name: m.name.clone(),
+            comment: Some(MEMORY_UNKNOWN.into()),
+            ..GpuModel::default()
+        },
+        None => GpuModel {
+            notes: lines(
+                "Not in the catalog, and no nvidia.com/gpu.memory label: `gpuplan validate` refuses\nthis model (GP006) until its memory is filled in.",
+            ),
+            name: m.name.clone(),
+            product_name: Some(m.product.clone()),
+            comment: Some(MEMORY_UNKNOWN.into()),
+            ..GpuModel::default()
+        },
     }
 }
 
-fn class(c: &Class, s: &mut String) {
+fn class(c: &Class) -> NodeClass {
     let hw = &c.hardware;
     let products: Vec<&str> = c.products.iter().map(String::as_str).collect();
-    let _ = writeln!(s, "node-class {} {{", quote(&c.name));
     let family = c
         .family
         .as_deref()
@@ -97,161 +105,138 @@ fn class(c: &Class, s: &mut String) {
     } else {
         format!("{}{family}{cuda}", products.join(", "))
     };
-    let _ = writeln!(s, "    // {} node(s): {}", c.nodes, comment(&what));
-    if let Some(cpus) = hw.cpus {
-        let _ = writeln!(
-            s,
-            "    cpu sockets=1 cores-per-socket={cpus} threads-per-core=1   // {cpus} CPUs (status.capacity.cpu); sockets and SMT are not in a Node object"
-        );
+    NodeClass {
+        name: c.name.clone(),
+        notes: vec![format!("{} node(s): {what}", c.nodes)],
+        cpu: hw.cpus.map(|cpus| Cpu {
+            sockets: 1,
+            cores_per_socket: u64::from(cpus),
+            threads_per_core: Some(1),
+            comment: Some(format!(
+                "{cpus} CPUs (status.capacity.cpu); sockets and SMT are not in a Node object"
+            )),
+        }),
+        memory: hw.memory_gib.map(|gib| Memory {
+            size: format!("{gib}GiB"),
+            comment: Some("status.capacity.memory".into()),
+        }),
+        gpus: (hw.gpus > 0)
+            .then(|| Gpus {
+                count: u64::from(hw.gpus),
+                model: hw.model.clone(),
+                driver: hw.driver.clone(),
+                bus_ids: None,
+            })
+            .into_iter()
+            .collect(),
+        ..NodeClass::default()
     }
-    if let Some(gib) = hw.memory_gib {
-        let _ = writeln!(
-            s,
-            "    memory {}   // status.capacity.memory",
-            quote(&format!("{gib}GiB"))
-        );
-    }
-    let driver = hw
-        .driver
-        .as_deref()
-        .map(|d| format!(" driver={}", quote(d)))
-        .unwrap_or_default();
-    if hw.gpus > 0 {
-        let _ = writeln!(s, "    gpus {} model={}{driver}", hw.gpus, quote(&hw.model));
-    }
-    s.push_str("}\n\n");
 }
 
-fn ranges(imp: &Import, s: &mut String) {
+fn ranges(imp: &Import, d: &mut Document) {
     for r in &imp.ranges {
-        let _ = write!(s, "nodes {} class={}", quote(&r.pattern), quote(&r.class));
-        if r.taints.is_empty() && r.labels.is_empty() {
-            s.push('\n');
-            continue;
-        }
-        s.push_str(" {\n");
-        for (k, v) in &r.labels {
-            let _ = writeln!(s, "    label {} {}", quote(k), quote(v));
-        }
-        for t in &r.taints {
-            let value = t
-                .value
-                .as_deref()
-                .map(|v| format!(" {}", quote(v)))
-                .unwrap_or_default();
-            let _ = writeln!(
-                s,
-                "    taint {}{value} effect={}",
-                quote(&t.key),
-                quote(&t.effect)
-            );
-        }
-        s.push_str("}\n");
+        d.push(Item::Nodes(Nodes {
+            pattern: r.pattern.clone(),
+            class: r.class.clone(),
+            labels: r.labels.clone(),
+            taints: r
+                .taints
+                .iter()
+                .map(|t| Taint {
+                    key: t.key.clone(),
+                    value: t.value.clone(),
+                    effect: t.effect.clone(),
+                })
+                .collect(),
+            down: Vec::new(),
+        }));
     }
     if !imp.ranges.is_empty() {
-        s.push('\n');
+        d.blank();
     }
 }
 
-fn pools(imp: &Import, s: &mut String) {
+fn pools(imp: &Import, d: &mut Document) {
     if imp.pools.is_empty() {
         return;
     }
-    s.push_str("// Node pools as the cluster has them (mode: how their GPUs are used now).\n");
+    d.comment("Node pools as the cluster has them (mode: how their GPUs are used now).");
     for p in &imp.pools {
-        let _ = writeln!(
-            s,
-            "pool {} mode={} nodes={}   // {}",
-            quote(&p.name),
-            quote(p.mode),
-            quote(&p.nodes),
-            comment(&p.label)
-        );
+        d.push(Item::Pool(Pool {
+            name: p.name.clone(),
+            mode: p.mode.to_string(),
+            nodes: p.nodes.clone(),
+            comment: Some(p.label.clone()),
+        }));
     }
-    s.push('\n');
+    d.blank();
 }
 
-fn fabric(f: &Fabric, s: &mut String) {
+fn fabric(f: &Fabric, d: &mut Document) {
     if f.nvlink.is_empty() && f.switches.is_empty() {
-        s.push_str(
-            "// No topology labels: the fabric is left out (`--tier leaf=KEY` names one).\n\n",
-        );
+        d.comment("No topology labels: the fabric is left out (`--tier leaf=KEY` names one).");
+        d.blank();
         return;
     }
-    s.push_str("fabric {\n");
-    for d in &f.nvlink {
-        let _ = writeln!(
-            s,
-            "    nvlink-domain {} nodes={}   // {}",
-            quote(&d.name),
-            quote(&d.nodes),
-            comment(&d.label)
-        );
-    }
+    let mut notes = Vec::new();
     if !f.tiers.is_empty() {
         let keys: Vec<String> = f.tiers.iter().map(|(t, k)| format!("{t}={k}")).collect();
         let from = f
             .family
             .map(|fam| format!(" ({fam} labels)"))
             .unwrap_or_default();
-        let _ = writeln!(
-            s,
-            "    // Switch tiers{}: {}; link speeds are not in a Node object.",
-            comment(&from),
-            comment(&keys.join(", "))
-        );
+        notes.push(format!(
+            "Switch tiers{from}: {}; link speeds are not in a Node object.",
+            keys.join(", ")
+        ));
     }
     if !f.outside.is_empty() {
-        let _ = writeln!(
-            s,
-            "    // Without a leaf label, under a leaf of their own: {}",
-            comment(&crate::units::compress_names(&f.outside).join(", "))
-        );
+        notes.push(format!(
+            "Without a leaf label, under a leaf of their own: {}",
+            crate::units::compress_names(&f.outside).join(", ")
+        ));
     }
-    for sw in &f.switches {
-        switch(sw, 1, s);
-    }
-    s.push_str("}\n\n");
+    d.push(Item::Fabric(doc::Fabric {
+        notes: Vec::new(),
+        nvlink: f
+            .nvlink
+            .iter()
+            .map(|n| NodeDomain {
+                name: n.name.clone(),
+                nodes: n.nodes.clone(),
+                comment: Some(n.label.clone()),
+            })
+            .collect(),
+        switch_notes: notes,
+        switches: f.switches.iter().map(switch).collect(),
+    }));
+    d.blank();
 }
 
-fn switch(sw: &Switch, depth: usize, s: &mut String) {
-    let pad = "    ".repeat(depth);
-    let _ = write!(s, "{pad}{} {}", sw.tier, quote(&sw.name));
-    if let Some(n) = &sw.nodes {
-        let _ = write!(s, " nodes={}", quote(n));
+fn switch(sw: &Switch) -> doc::Switch {
+    doc::Switch {
+        tier: sw.tier.to_string(),
+        name: sw.name.clone(),
+        nodes: sw.nodes.clone(),
+        comment: Some(sw.label.clone()),
+        children: sw.children.iter().map(switch).collect(),
     }
-    if sw.children.is_empty() {
-        let _ = writeln!(s, "   // {}", comment(&sw.label));
-        return;
-    }
-    let _ = writeln!(s, " {{   // {}", comment(&sw.label));
-    for c in &sw.children {
-        switch(c, depth + 1, s);
-    }
-    let _ = writeln!(s, "{pad}}}");
 }
 
-fn mig(imp: &Import, s: &mut String) {
+fn mig(imp: &Import, d: &mut Document) {
     if imp.mig.is_empty() {
         return;
     }
-    s.push_str(
-        "// MIG layouts the GPUs have now (nvidia.com/mig.config and the MIG device counts):\n",
-    );
-    s.push_str("mig {\n");
-    for m in &imp.mig {
-        let args: Vec<String> = m.layout.iter().map(|a| quote(a)).collect();
-        let config = m
-            .config
-            .as_deref()
-            .map(|c| format!("   // {}", comment(c)))
-            .unwrap_or_default();
-        let _ = writeln!(
-            s,
-            "    layout {} nodes={} current=#true{config}",
-            args.join(" "),
-            quote(&m.nodes)
-        );
-    }
-    s.push_str("}\n");
+    d.comment("MIG layouts the GPUs have now (nvidia.com/mig.config and the MIG device counts):");
+    d.push(Item::Mig(
+        imp.mig
+            .iter()
+            .map(|m| Layout {
+                profiles: m.layout.clone(),
+                nodes: m.nodes.clone(),
+                gpus: None,
+                comment: m.config.clone(),
+            })
+            .collect(),
+    ));
 }

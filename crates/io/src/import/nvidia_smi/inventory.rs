@@ -1,145 +1,149 @@
-//! Renders one machine's [`Inventory`] (NVML `discover`, or the `nvidia-smi` importers)
-//! as gpuplan KDL: a `gpu-model` when the catalog lacks the
-//! model or the driver renames MIG profiles, one `node-class`, one `nodes` line, and the
-//! observed MIG state as a `mig` block of `layout ... current=#true` lines (what the GPUs
-//! have now, which the planner keeps where it serves the plan: observed state is not a
-//! requirement; placements and instance ids are in the comments and in the JSON output).
-//! The text is in `gpuplan fmt`'s layout ([`crate::fmt::generated`]).
+//! One machine's [`Inventory`] (NVML `discover`, or the `nvidia-smi` importers) as a
+//! [`Document`]: a `gpu-model` when the catalog lacks the model or the driver renames MIG
+//! profiles, one `node-class`, one `nodes` line, and the observed MIG state as a `mig`
+//! block of `layout ... current=#true` lines (what the GPUs have now, which the planner
+//! keeps where it serves the plan: observed state is not a requirement; placements and
+//! instance ids are in the comments and in the JSON output).
 
 use crate::discover::{GpuFacts, Inventory};
+use crate::import::doc::{
+    Document, GpuDomain, GpuModel, Gpus, Item, Layout, Nics, NodeClass, Nodes, Numa, PcieSwitch,
+};
 use crate::units::format_index_set;
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
-use crate::fmt::{comment, quote};
-
-fn set(v: &[u32]) -> String {
-    quote(&format_index_set(v))
+/// An index set as the text writes it, `None` when empty.
+fn set(v: &[u32]) -> Option<String> {
+    (!v.is_empty()).then(|| format_index_set(v))
 }
 
-/// The whole KDL document.
-pub fn render(inv: &Inventory, header: &str) -> String {
-    let mut s = String::new();
-    for line in header.lines() {
-        let _ = writeln!(s, "// {}", comment(line));
-    }
+/// The whole document.
+pub fn document(inv: &Inventory, header: &str) -> Document {
+    let mut d = Document::default();
+    d.comments(header);
     for n in &inv.notes {
-        let _ = writeln!(s, "// note: {}", comment(n));
+        d.comment(format!("note: {n}"));
     }
-    s.push('\n');
-    render_model(inv, &mut s);
-    render_class(inv, &mut s);
-    let _ = writeln!(s, "nodes {} class={}", quote(&inv.node), quote(&inv.class));
-    render_mig(inv, &mut s);
-    // Trailing comments aligned as `gpuplan fmt` aligns them (issue 30).
-    crate::fmt::generated(&s).unwrap_or(s)
+    d.blank();
+    model(inv, &mut d);
+    d.push(Item::NodeClass(class(inv)));
+    d.blank();
+    d.push(Item::Nodes(Nodes {
+        pattern: inv.node.clone(),
+        class: inv.class.clone(),
+        ..Nodes::default()
+    }));
+    mig(inv, &mut d);
+    d
 }
 
-fn render_model(inv: &Inventory, s: &mut String) {
+/// The KDL text ([`crate::import::doc::kdl::write`]).
+pub fn render(inv: &Inventory, header: &str) -> String {
+    crate::import::doc::kdl::write(&document(inv, header))
+}
+
+fn model(inv: &Inventory, d: &mut Document) {
     let m = &inv.model;
     if m.catalog.is_none() {
         if let Some(mib) = m.memory_mib {
-            let _ = write!(
-                s,
-                "gpu-model {} memory={}",
-                quote(&m.name),
-                quote(&format!("{mib}MiB"))
-            );
-            // Without NVLink the generation is known (0); with it, it is not.
-            if inv.nvlink_domains.is_empty() {
-                s.push_str(" nvlink-gen=0");
-            }
-            if let Some(p) = &m.product_name {
-                let _ = write!(s, " product-name={}", quote(p));
-            }
-            s.push_str("\n\n");
+            d.push(Item::GpuModel(GpuModel {
+                name: m.name.clone(),
+                memory: Some(format!("{mib}MiB")),
+                // Without NVLink the generation is known (0); with it, it is not.
+                nvlink_gen: inv.nvlink_domains.is_empty().then_some(0),
+                product_name: m.product_name.clone(),
+                ..GpuModel::default()
+            }));
+            d.blank();
         }
         return;
     }
     if !inv.mig_names.is_empty() {
-        let _ = writeln!(
-            s,
-            "// The driver advertises these MIG profiles under other names:"
-        );
-        let _ = writeln!(s, "gpu-model {} {{", quote(&m.name));
-        for (cat, drv) in &inv.mig_names {
-            let _ = writeln!(s, "    mig-name {} driver={}", quote(cat), quote(drv));
-        }
-        s.push_str("}\n\n");
+        d.push(Item::GpuModel(GpuModel {
+            notes: vec!["The driver advertises these MIG profiles under other names:".into()],
+            name: m.name.clone(),
+            mig_names: inv.mig_names.clone(),
+            ..GpuModel::default()
+        }));
+        d.blank();
     }
 }
 
-fn render_class(inv: &Inventory, s: &mut String) {
-    let _ = writeln!(s, "node-class {} {{", quote(&inv.class));
+fn class(inv: &Inventory) -> NodeClass {
     // PCI bus ids (nvidia-smi -q -x, NVML) let NCCL's topology file match the GPUs.
     let bus_ids: Option<Vec<String>> = inv
         .gpus
         .iter()
         .map(|g| g.bus_id.as_deref().and_then(crate::units::normalize_bus_id))
         .collect();
-    let bus = bus_ids
-        .filter(|b| !b.is_empty())
-        .map(|b| format!(" bus-ids={}", quote(&b.join(","))))
-        .unwrap_or_default();
-    let _ = writeln!(
-        s,
-        "    gpus {} model={}{bus}",
-        inv.gpus.len(),
-        quote(&inv.model.name)
-    );
-    for d in &inv.nvlink_domains {
-        let links = inv
-            .nvlink_links
-            .map(|n| format!("   // NV{n} between every pair"))
-            .unwrap_or_default();
-        let _ = writeln!(s, "    nvlink-domain gpus={}{links}", set(d));
-    }
-    for n in &inv.numa {
-        let _ = write!(s, "    numa {}", n.id);
-        if !n.gpus.is_empty() {
-            let _ = write!(s, " gpus={}", set(&n.gpus));
-        }
-        if !n.nics.is_empty() {
-            let _ = write!(s, " nics={}", set(&n.nics));
-        }
-        if let Some(c) = &n.cpus {
-            let _ = write!(s, "   // CPU affinity {c} (logical CPUs, not core ids)");
-        }
-        s.push('\n');
-    }
-    for p in &inv.pcie_switches {
-        let _ = write!(s, "    pcie-switch {}", quote(&p.name));
-        if !p.gpus.is_empty() {
-            let _ = write!(s, " gpus={}", set(&p.gpus));
-        }
-        if !p.nics.is_empty() {
-            let _ = write!(s, " nics={}", set(&p.nics));
-        }
-        s.push('\n');
-    }
-    if !inv.nics.is_empty() {
-        let names = inv
-            .nics
+    NodeClass {
+        name: inv.class.clone(),
+        gpus: vec![Gpus {
+            count: inv.gpus.len() as u64,
+            model: inv.model.name.clone(),
+            bus_ids: bus_ids.filter(|b| !b.is_empty()).map(|b| b.join(",")),
+            ..Gpus::default()
+        }],
+        nvlink_domains: inv
+            .nvlink_domains
             .iter()
-            .map(|n| match &n.device {
-                Some(d) => format!("{}={d}", n.name),
-                None => n.name.clone(),
+            .map(|d| GpuDomain {
+                gpus: format_index_set(d),
+                comment: inv
+                    .nvlink_links
+                    .map(|n| format!("NV{n} between every pair")),
             })
-            .collect::<Vec<_>>()
-            .join(" ");
-        // The legend's RDMA device names, in NIC order, feed NCCL_IB_HCA (render fabric/).
-        let devices: Option<Vec<&str>> = inv.nics.iter().map(|n| n.device.as_deref()).collect();
-        let names_prop = devices
-            .filter(|d| !d.is_empty())
-            .map(|d| format!(" names=\"{}\"", d.join(",")))
-            .unwrap_or_default();
-        let _ = writeln!(
-            s,
-            "    nics {}{names_prop}   // {names}; NIC i is rail i: drop storage/management NICs",
-            inv.nics.len()
-        );
+            .collect(),
+        numa: inv
+            .numa
+            .iter()
+            .map(|n| Numa {
+                id: n.id,
+                gpus: set(&n.gpus),
+                nics: set(&n.nics),
+                comment: n
+                    .cpus
+                    .as_ref()
+                    .map(|c| format!("CPU affinity {c} (logical CPUs, not core ids)")),
+                ..Numa::default()
+            })
+            .collect(),
+        pcie_switches: inv
+            .pcie_switches
+            .iter()
+            .map(|p| PcieSwitch {
+                name: p.name.clone(),
+                gpus: set(&p.gpus),
+                nics: set(&p.nics),
+            })
+            .collect(),
+        nics: nics(inv),
+        ..NodeClass::default()
     }
-    s.push_str("}\n\n");
+}
+
+fn nics(inv: &Inventory) -> Option<Nics> {
+    if inv.nics.is_empty() {
+        return None;
+    }
+    let names = inv
+        .nics
+        .iter()
+        .map(|n| match &n.device {
+            Some(d) => format!("{}={d}", n.name),
+            None => n.name.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    // The legend's RDMA device names, in NIC order, feed NCCL_IB_HCA (render fabric/).
+    let devices: Option<Vec<&str>> = inv.nics.iter().map(|n| n.device.as_deref()).collect();
+    Some(Nics {
+        count: inv.nics.len(),
+        names: devices.filter(|d| !d.is_empty()).map(|d| d.join(",")),
+        comment: Some(format!(
+            "{names}; NIC i is rail i: drop storage/management NICs"
+        )),
+    })
 }
 
 /// Profile names of one GPU's instances, largest first, as `mig layout` arguments.
@@ -185,7 +189,40 @@ fn placements(g: &GpuFacts) -> String {
         .join(", ")
 }
 
-fn render_mig(inv: &Inventory, s: &mut String) {
+/// What one GPU's MIG state says, as comment lines.
+fn mig_comments(g: &GpuFacts, layout: Option<&Vec<String>>, out: &mut Vec<String>) {
+    let mig = g.mig.as_ref().expect("filtered");
+    if mig.current != mig.pending {
+        out.push(format!(
+            "GPU {}: MIG mode {} now, {} after the next reset",
+            g.index,
+            on_off(mig.current),
+            on_off(mig.pending)
+        ));
+    }
+    match layout {
+        Some(_) => out.push(format!("GPU {}: {}", g.index, placements(g))),
+        None if mig.current && mig.gpu_instances.is_empty() => {
+            out.push(format!("GPU {}: MIG enabled, no GPU instances", g.index));
+        }
+        None if mig.current => out.push(format!(
+            "GPU {}: {} GPU instance(s) of unknown profile ({})",
+            g.index,
+            mig.gpu_instances.len(),
+            mig.gpu_instances
+                .iter()
+                .map(|gi| match gi.memory_mib {
+                    Some(m) => format!("GI {} {m} MiB", gi.id),
+                    None => format!("GI {}", gi.id),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        None => {}
+    }
+}
+
+fn mig(inv: &Inventory, d: &mut Document) {
     let mig_gpus: Vec<&GpuFacts> = inv
         .gpus
         .iter()
@@ -197,64 +234,30 @@ fn render_mig(inv: &Inventory, s: &mut String) {
     let mut by_layout: BTreeMap<Vec<String>, Vec<u32>> = BTreeMap::new();
     let mut comments = Vec::new();
     for g in &mig_gpus {
-        let mig = g.mig.as_ref().expect("filtered");
-        if mig.current != mig.pending {
-            comments.push(format!(
-                "GPU {}: MIG mode {} now, {} after the next reset",
-                g.index,
-                on_off(mig.current),
-                on_off(mig.pending)
-            ));
-        }
-        match layout_of(g) {
-            Some(l) => {
-                by_layout.entry(l).or_default().push(g.index);
-                comments.push(format!("GPU {}: {}", g.index, placements(g)));
-            }
-            None if mig.current && mig.gpu_instances.is_empty() => {
-                comments.push(format!("GPU {}: MIG enabled, no GPU instances", g.index));
-            }
-            None if mig.current => comments.push(format!(
-                "GPU {}: {} GPU instance(s) of unknown profile ({})",
-                g.index,
-                mig.gpu_instances.len(),
-                mig.gpu_instances
-                    .iter()
-                    .map(|gi| match gi.memory_mib {
-                        Some(m) => format!("GI {} {m} MiB", gi.id),
-                        None => format!("GI {}", gi.id),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-            None => {}
+        let layout = layout_of(g);
+        mig_comments(g, layout.as_ref(), &mut comments);
+        if let Some(l) = layout {
+            by_layout.entry(l).or_default().push(g.index);
         }
     }
-    let _ = writeln!(
-        s,
-        "\n// Observed MIG state (what the drift check compares with):"
-    );
-    for c in &comments {
-        let _ = writeln!(s, "//   {c}");
+    d.blank();
+    d.comment("Observed MIG state (what the drift check compares with):");
+    for c in comments {
+        d.comment(format!("  {c}"));
     }
     if by_layout.is_empty() {
         return;
     }
-    s.push_str("mig {\n");
-    for (layout, gpus) in &by_layout {
-        let args = layout
-            .iter()
-            .map(|a| quote(a))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let _ = writeln!(
-            s,
-            "    layout {args} nodes={} gpus={} current=#true",
-            quote(&inv.node),
-            set(gpus)
-        );
-    }
-    s.push_str("}\n");
+    let layouts = by_layout
+        .into_iter()
+        .map(|(profiles, gpus)| Layout {
+            profiles,
+            nodes: inv.node.clone(),
+            gpus: Some(format_index_set(&gpus)),
+            comment: None,
+        })
+        .collect();
+    d.push(Item::Mig(layouts));
 }
 
 fn on_off(b: bool) -> &'static str {

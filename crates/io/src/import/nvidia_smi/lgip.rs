@@ -1,6 +1,6 @@
 //! `gpuplan import mig-lgip FILE`: the `nvidia-smi mig -lgip` table of GPU-instance
 //! profiles ([`super::mig`] reads it) checked against the catalog
-//! ([`crate::discover::profiles`], shared with `discover`), as KDL.
+//! ([`crate::discover::profiles`], shared with `discover`), as a [`Document`].
 //!
 //! A profile row is `| GPU  MIG <name>  <ID>  <free>/<total>  <memory GiB>  ... |`; the
 //! second line of each profile (CE, JPEG, OFA) and the borders are skipped. A row that
@@ -18,9 +18,9 @@ use crate::catalog::{self, GpuSpec};
 use crate::diag::Diagnostic;
 use crate::discover::profiles::{ObservedProfile, compare};
 use crate::discover::{GP714, GP722};
+use crate::import::doc::{Document, GpuModel, Item};
 use crate::source::{FileId, SourceMap};
 use serde::Serialize;
-use std::fmt::Write;
 
 /// One profile of the table compared with the catalog.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -145,16 +145,13 @@ pub fn import(
     (Some(report), diags)
 }
 
-/// KDL: the comparison as comments, then one `gpu-model` per candidate model with the
+/// The comparison as comments, then one `gpu-model` per candidate model with the
 /// `mig-name` pins (a `gpu-model` with a catalog id refines that model).
-pub fn render(r: &LgipReport, header: &str) -> String {
-    let mut s = String::new();
-    for line in header.lines() {
-        let _ = writeln!(s, "// {}", crate::fmt::comment(line));
-    }
-    let _ = writeln!(
-        s,
-        "// {} profile row(s){}; compared with {}",
+pub fn document(r: &LgipReport, header: &str) -> Document {
+    let mut d = Document::default();
+    d.comments(header);
+    d.comment(format!(
+        "{} profile row(s){}; compared with {}",
         r.profiles.len(),
         if r.complete {
             ""
@@ -162,14 +159,12 @@ pub fn render(r: &LgipReport, header: &str) -> String {
             " (the table is cut)"
         },
         r.models.join(" and ")
-    );
+    ));
     if r.models.len() > 1 {
-        let _ = writeln!(
-            s,
-            "// (these models have the same profiles; pass --model to keep one)"
-        );
+        d.comment("(these models have the same profiles; pass --model to keep one)");
     }
-    let _ = writeln!(s, "//\n// GPU  profile       ID  GiB      catalog");
+    d.comment("");
+    d.comment("GPU  profile       ID  GiB      catalog");
     for p in &r.profiles {
         let status = match (p.catalog_name, p.catalog_memory_gib) {
             (None, _) => "unknown ID".to_string(),
@@ -179,9 +174,8 @@ pub fn render(r: &LgipReport, header: &str) -> String {
             }
             _ => "same".into(),
         };
-        let _ = writeln!(
-            s,
-            "// {:<4} {:<13} {:<3} {:<8} {status}",
+        d.comment(format!(
+            "{:<4} {:<13} {:<3} {:<8} {status}",
             p.gpu,
             crate::fmt::comment(&p.observed.name),
             p.observed.id,
@@ -189,24 +183,20 @@ pub fn render(r: &LgipReport, header: &str) -> String {
                 .memory_gib
                 .map(|m| format!("{m:.2}"))
                 .unwrap_or_default()
-        );
+        ));
     }
-    s.push('\n');
+    d.blank();
     for m in &r.models {
-        if r.mig_names.is_empty() {
-            let _ = writeln!(s, "gpu-model {}", crate::fmt::quote(m));
-            continue;
-        }
-        let _ = writeln!(s, "gpu-model {} {{", crate::fmt::quote(m));
-        for (c, d) in &r.mig_names {
-            let _ = writeln!(
-                s,
-                "    mig-name {} driver={}",
-                crate::fmt::quote(c),
-                crate::fmt::quote(d)
-            );
-        }
-        s.push_str("}\n");
+        d.push(Item::GpuModel(GpuModel {
+            name: m.to_string(),
+            mig_names: r.mig_names.clone(),
+            ..GpuModel::default()
+        }));
     }
-    crate::fmt::generated(&s).unwrap_or(s)
+    d
+}
+
+/// The document as KDL ([`crate::import::doc::kdl::write`]).
+pub fn render(r: &LgipReport, header: &str) -> String {
+    crate::import::doc::kdl::write(&document(r, header))
 }

@@ -1,7 +1,8 @@
 //! The `nvidia-smi` outputs of one machine: their parsers ([`topo`]: `topo -m`, [`xml`]:
 //! `-q -x`, [`qtext`]: `-q`, [`mig`]: the `mig -lgip`, `-lgi` and `-lci` tables, [`sniff`]:
 //! which output a text is), the `mig-lgip` profile check ([`lgip`]), and [`inventory`]:
-//! one machine's [`Inventory`] (from these outputs or from NVML, `discover`) as KDL.
+//! one machine's [`Inventory`] (from these outputs or from NVML, `discover`) as a
+//! [`crate::import::doc::Document`].
 //!
 //! `gpuplan import nvidia-smi FILE...`: the outputs in any order, each recognised from
 //! its text ([`sniff`]), merged into one node; and [`other_output`], the check of the
@@ -34,7 +35,7 @@ pub mod sniff;
 pub mod topo;
 pub mod xml;
 
-pub use inventory::render;
+pub use inventory::{document, render};
 use sniff::Kind;
 
 pub use merge::GP707;

@@ -175,14 +175,14 @@ fn read_all(
     );
     ledger.left.append(&mut fabric.left_out);
     let declared: Vec<models::Declared> = resolver.declared.into_values().collect();
-    let out = doc::render(
+    let out = crate::import::doc::kdl::write(&doc::document(
         header,
         cluster.as_deref(),
         &declared,
         &described,
         &partitions,
         &fabric,
-    );
+    ));
     (Some(out), diags, imported)
 }
 
