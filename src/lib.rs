@@ -17,7 +17,8 @@
 //! files + Cluster + Placement --realize::check--> Report (is the plan carried out?)
 //! files + Placement + State --plan::build--> Plan --apply--> output folder + State
 //! pipeline: check() = validate, solve, build, check; plan() = check, render, compare
-//! NVML / nvidia-smi outputs --discover--> Inventory --> KDL;  observations --drift--> Report
+//! NVML --discover--> Inventory;  cluster files, nvidia-smi outputs --import--> Document --import::doc::kdl--> KDL
+//! observations --drift--> Report
 //! ```
 //!
 //! | layer | module | owns |
@@ -33,7 +34,7 @@
 //! | output | [`render`] | Placement + Cluster -> files per target (templates in `templates/`) |
 //! | change | [`state`], [`plan`] | the state file; artifacts + placement vs state -> `Plan` |
 //! | operation | [`pipeline`] | the one planning operation: settings in, plan, timings and diagnostics out |
-//! | effects | [`apply`], [`backend`], [`saved`], [`discover`], [`drift`], [`generate`], [`import`] | atomic writes and the lock; where the state lives and its lock (local file, PostgreSQL); reopening a saved plan; NVML and `nvidia-smi` importers; drift; synthetic clusters and the openb import; `kubectl get nodes` |
+//! | effects | [`apply`], [`backend`], [`saved`], [`discover`], [`generate`], [`import`], [`drift`] | atomic writes and the lock; where the state lives and its lock (local file, PostgreSQL); reopening a saved plan; NVML discovery; synthetic clusters; every importer (`kubectl get nodes`, Slurm, `nvidia-smi`, openb) through one document model and one KDL writer; drift |
 //! | interface | [`cli`], [`commands`] | clap types and value parsers; one file per subcommand: arguments -> operation -> print -> exit code |
 
 pub use gpuplan_core::{

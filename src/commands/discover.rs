@@ -66,7 +66,7 @@ pub fn run_with(src: &dyn GpuSource, host: Option<String>, s: &Settings, out: &O
     };
     out.diagnostics(&SourceMap::new(), &diags, Format::Human);
     let text = match s.format {
-        DataFormat::Kdl => discover::kdl::render(&inv, &header(&inv)),
+        DataFormat::Kdl => crate::import::nvidia_smi::render(&inv, &header(&inv)),
         DataFormat::Json => super::support::to_json(&inv),
     };
     super::support::emit(out, s.out.as_deref(), &text)

@@ -118,7 +118,7 @@ fn discovered_hardware(out: &Output) -> Option<Hardware> {
         model: None,
     };
     let (inv, _) = discover::inventory("nvml", &snap, &naming).ok()?;
-    let kdl = discover::kdl::render(&inv, "discovered by `gpuplan init` through NVML");
+    let kdl = crate::import::nvidia_smi::render(&inv, "discovered by `gpuplan init` through NVML");
     Some(Hardware {
         kdl,
         node,

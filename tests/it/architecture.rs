@@ -36,9 +36,9 @@ const LAYERS: &[&str] = &[
     "backend",
     "saved",
     "discover",
-    "drift",
     "generate",
     "import",
+    "drift",
     "cli",
     "commands",
 ];

@@ -6,8 +6,9 @@
 use gpuplan::diag::{Diagnostic, Report};
 use gpuplan::discover::{
     self, ComputeInstanceFacts, GpuFacts, GpuInstanceFacts, GpuSource, Inventory, MigFacts, Naming,
-    NvlinkFacts, Snapshot, SourceError, SystemInfo, kdl, lgip, topo, xml,
+    NvlinkFacts, Snapshot, SourceError, SystemInfo,
 };
+use gpuplan::import::nvidia_smi::{inventory, lgip, topo, xml};
 use gpuplan::source::{FileId, SourceMap};
 use gpuplan::validate;
 
@@ -86,7 +87,7 @@ fn topo_hgx_h100_nv18_is_one_8_gpu_domain() {
     // NIC3's row is cut and NIC4-NIC9 have none: warnings, never errors.
     assert!(diags.iter().all(|d| !d.is_error()));
     assert_eq!(codes(&diags), vec!["GP713", "GP713"]);
-    let text = kdl::render(&inv, "02_HGX_H100_SXM_8gpu_NV18");
+    let text = inventory::render(&inv, "02_HGX_H100_SXM_8gpu_NV18");
     let out = assert_valid("hgx", &text, &[]);
     let m = out.model.unwrap();
     assert_eq!(m.nodes.len(), 1);
@@ -106,7 +107,7 @@ fn topo_rtx4090_pcie_only_has_no_domain() {
     assert_eq!(inv.numa.len(), 2);
     assert_eq!(inv.numa[1].gpus, vec![4, 5, 6, 7]);
     assert_eq!(inv.numa[1].nics, vec![0, 1]);
-    let text = kdl::render(&inv, "01_8x_RTX4090_PCIe_SYS-only");
+    let text = inventory::render(&inv, "01_8x_RTX4090_PCIe_SYS-only");
     assert_valid("rtx4090-node", &text, &[RTX4090]);
     insta::assert_snapshot!("topo_01_rtx4090", text);
 }
@@ -123,7 +124,7 @@ fn topo_4x_h100_nv6_is_one_4_gpu_domain() {
     assert_eq!(inv.pcie_switches.len(), 4);
     assert_eq!(inv.pcie_switches[2].gpus, vec![2]);
     assert_eq!(inv.pcie_switches[2].nics, vec![2]);
-    let text = kdl::render(&inv, "04_4x_H100_NV6");
+    let text = inventory::render(&inv, "04_4x_H100_NV6");
     assert_valid("h100x4", &text, &[]);
     insta::assert_snapshot!("topo_04_h100_nv6", text);
 }
@@ -137,7 +138,7 @@ fn topo_8x_h100_without_nic_columns() {
     assert_eq!(inv.nvlink_domains, vec![(0..8).collect::<Vec<u32>>()]);
     assert!(inv.nics.is_empty());
     assert!(diags.is_empty(), "{diags:?}");
-    let text = kdl::render(&inv, "08_H100_8gpu_NV18_noNIC");
+    let text = inventory::render(&inv, "08_H100_8gpu_NV18_noNIC");
     assert_valid("h100x8", &text, &[]);
     insta::assert_snapshot!("topo_08_h100_no_nic", text);
 }
@@ -331,7 +332,7 @@ fn xml_complete_document() {
     let gis = &inv.gpus[0].mig.as_ref().unwrap().gpu_instances;
     assert_eq!(gis.len(), 2);
     assert_eq!(gis[0].memory_mib, Some(40192));
-    let text = kdl::render(&inv, "constructed 2x H100");
+    let text = inventory::render(&inv, "constructed 2x H100");
     assert!(
         !text.contains("layout"),
         "no layout guessed without profile names:\n{text}"
@@ -446,7 +447,7 @@ fn fake_nvml_hgx_with_mig_validates() {
     assert_eq!(inv.nvlink_domains, vec![(0..8).collect::<Vec<u32>>()]);
     assert_eq!(inv.numa.len(), 2);
     assert_eq!(codes(&diags), vec!["GP703"]);
-    let text = kdl::render(&inv, "fake HGX H100");
+    let text = inventory::render(&inv, "fake HGX H100");
     assert!(
         text.contains(
             "layout \"3g.40gb\" \"2g.20gb\" \"1g.10gb*2\" nodes=\"node-01\" gpus=\"0-1\" current=#true"
@@ -485,7 +486,7 @@ fn fake_nvml_renamed_profile_is_pinned() {
         vec![("3g.40gb".to_string(), "3g.39gb".to_string())]
     );
     assert!(codes(&diags).contains(&"GP720"));
-    let text = kdl::render(&inv, "renamed");
+    let text = inventory::render(&inv, "renamed");
     assert!(text.contains("mig-name \"3g.40gb\" driver=\"3g.39gb\""));
     assert_valid("renamed", &text, &[]);
 }
@@ -506,7 +507,7 @@ fn fake_nvml_unknown_gpu_declares_a_model() {
     };
     let (inv, diags) = discover::inventory("nvml", &snap, &naming(None)).unwrap();
     assert_eq!(codes(&diags), vec!["GP702"]);
-    let text = kdl::render(&inv, "rtx");
+    let text = inventory::render(&inv, "rtx");
     assert!(
         text.contains("gpu-model \"geforce-rtx-4090\" memory=\"24564MiB\""),
         "{text}"
@@ -680,7 +681,7 @@ NIC Legend:
     assert_eq!(inv.pcie_switches[1].gpus, vec![2, 3]);
     assert_eq!(inv.pcie_switches[1].nics, vec![1]);
     assert_eq!(inv.numa[0].nics, vec![0, 1]);
-    let kdl = kdl::render(&inv, "legend");
+    let kdl = inventory::render(&inv, "legend");
     assert!(kdl.contains("NIC1=mlx5_1"), "{kdl}");
     // The legend's device names become `nics names=` (NCCL_IB_HCA in fabric/).
     assert!(kdl.contains("names=\"mlx5_0,mlx5_1\""), "{kdl}");

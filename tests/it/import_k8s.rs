@@ -580,7 +580,7 @@ fn cut_and_damaged_fixtures_never_panic() {
             damaged.push_str(&text[cut..]);
             let file = sources.add(*f, damaged);
             if let (Some(imp), _, _) = k8s::import(&sources, file, &k8s::Options::default()) {
-                let _ = k8s::render::render(&imp, "header");
+                let _ = k8s::doc::render(&imp, "header");
             }
         }
     }

@@ -50,7 +50,7 @@ fn check(name: &str, text: &str) -> Result<(), TestCaseError> {
         prop_assert!(diags.iter().any(|d| d.is_error()), "no output and no error");
         return Ok(());
     };
-    let kdl = k8s::render::render(&imp, "gpuplan import k8s-nodes prop");
+    let kdl = k8s::doc::render(&imp, "gpuplan import k8s-nodes prop");
     prop_assert!(
         kdl.len() <= 64 * text.len() + 64 * 1024,
         "output of {} bytes for {} bytes of input",

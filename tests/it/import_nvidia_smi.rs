@@ -7,8 +7,9 @@
 
 use crate::common::{Run, Scratch, codes, gpuplan, run_of};
 use gpuplan::diag::{Diagnostic, Report};
-use gpuplan::discover::{self, Naming, qtext};
+use gpuplan::discover::{self, Naming};
 use gpuplan::import::nvidia_smi as smi;
+use gpuplan::import::nvidia_smi::qtext;
 use gpuplan::source::SourceMap;
 
 const Q: &str = "tests/fixtures/nvidia-smi/q";

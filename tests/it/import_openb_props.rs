@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use gpuplan::generate::openb::{self, OpenbOptions};
+use gpuplan::import::openb::{self, OpenbOptions};
 use gpuplan::source::SourceMap;
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;

@@ -9,8 +9,9 @@
 
 use crate::common;
 
-use gpuplan::discover::{Naming, kdl};
+use gpuplan::discover::Naming;
 use gpuplan::import::nvidia_smi as smi;
+use gpuplan::import::nvidia_smi::inventory;
 use gpuplan::source::SourceMap;
 use proptest::prelude::*;
 
@@ -163,7 +164,7 @@ fn check(files: &[String]) {
     let input: usize = files.iter().map(String::len).sum();
     if let (false, Some(inv)) = (failed, &o.inventory) {
         assert!(inv.gpus.len() <= 1024);
-        let text = kdl::render(inv, "mangled");
+        let text = inventory::render(inv, "mangled");
         assert!(
             text.len() <= 64 * input + 65536,
             "output of {} bytes",

@@ -2,10 +2,12 @@
 //!
 //! Observations come one file per node: `NODE.json`, the JSON of `gpuplan discover
 //! --format json` (or `gpuplan import nvidia-smi-xml --format json`), or `NODE.lgi.txt`,
-//! the table `nvidia-smi mig -lgi` prints. Parsing and comparing are pure; the command
-//! reads the folder.
+//! the table `nvidia-smi mig -lgi` prints (read by the one parser of the `nvidia-smi mig`
+//! tables, [`crate::import::nvidia_smi::mig`]). Parsing and comparing are pure; the
+//! command reads the folder.
 
 use crate::discover::GpuFacts;
+use crate::import::nvidia_smi::mig::parse_instance_rows;
 use crate::model::{Cluster, Node};
 use crate::placement::GpuLayout;
 use crate::plan::disruption::counted;
@@ -87,80 +89,6 @@ pub fn parse_json(source: &str, text: &str) -> Result<ObservedNode, String> {
         gpus,
         driver: d.system.and_then(|s| s.driver_version),
     })
-}
-
-/// One row of an `nvidia-smi mig -lgi` table (a GPU instance) or of a `mig -lci` table
-/// (a compute instance, with the GPU instance it is in).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub(crate) struct InstanceRow {
-    pub gpu: u32,
-    /// `-lci`: the GPU instance of the compute instance.
-    pub gpu_instance: Option<u32>,
-    /// The profile as the driver names it, without `MIG ` (`3g.40gb`, `1c.3g.40gb`).
-    pub profile: String,
-    pub profile_id: Option<u32>,
-    /// The GPU instance (`-lgi`) or compute instance (`-lci`) id.
-    pub id: Option<u32>,
-    /// `Start:Size`, in memory slices (`-lgi`) or compute slices (`-lci`).
-    pub placement: Option<(u32, u32)>,
-    /// Byte offset of the row in its file.
-    #[serde(skip)]
-    pub offset: usize,
-}
-
-/// The most rows read from one table (8 GPUs of 7 instances of 7 compute instances).
-const MAX_INSTANCE_ROWS: usize = 4096;
-
-/// Reads the rows of an `nvidia-smi mig -lgi` table, `| GPU  MIG <profile>  <profile id>
-/// <instance id>  <start>:<size> |`, or of a `mig -lci` table, `| GPU  <GI>  MIG
-/// <profile>  <profile id>  <instance id>  <start>:<size> |`; the title line says which.
-/// `Err` for a text that is neither, a GPU index that is not a number, or too many rows.
-pub(crate) fn parse_instance_rows(text: &str) -> Result<(bool, Vec<InstanceRow>), String> {
-    let mut rows = Vec::new();
-    let mut title = None;
-    let mut off = 0;
-    for line in text.split_inclusive('\n') {
-        let at = off;
-        off += line.len();
-        if line.contains("GPU instances") {
-            title.get_or_insert(false);
-        } else if line.contains("Compute instances") {
-            title.get_or_insert(true);
-        }
-        let t = line.trim().trim_matches('|').trim();
-        let w: Vec<&str> = t.split_whitespace().collect();
-        // -lci rows have the GPU instance id before `MIG`.
-        let m = match w.iter().position(|x| *x == "MIG") {
-            Some(m @ (1 | 2)) if w.len() >= m + 5 && w[m + 4].contains(':') => m,
-            _ => continue,
-        };
-        if rows.len() >= MAX_INSTANCE_ROWS {
-            return Err(format!("more than {MAX_INSTANCE_ROWS} instance rows"));
-        }
-        let gpu: u32 = w[0]
-            .parse()
-            .map_err(|_| format!("`{}`: not a GPU index", w[0]))?;
-        let num = |s: &str| s.parse::<u32>().ok();
-        rows.push(InstanceRow {
-            gpu,
-            gpu_instance: if m == 2 { num(w[1]) } else { None },
-            profile: w[m + 1].to_string(),
-            profile_id: num(w[m + 2]),
-            id: num(w[m + 3]),
-            placement: w[m + 4]
-                .split_once(':')
-                .and_then(|(a, b)| Some((num(a)?, num(b)?))),
-            offset: at,
-        });
-    }
-    let empty =
-        text.contains("No GPU instances found") || text.contains("No compute instances found");
-    match title {
-        Some(lci) => Ok((lci, rows)),
-        None if empty => Ok((text.contains("No compute instances found"), rows)),
-        None if !rows.is_empty() => Ok((rows.iter().any(|r| r.gpu_instance.is_some()), rows)),
-        None => Err("not an `nvidia-smi mig -lgi` table (no `GPU instances` header)".into()),
-    }
 }
 
 /// Reads an `nvidia-smi mig -lgi` table ([`parse_instance_rows`]) as an observation.

@@ -4,9 +4,10 @@
 use super::Output;
 use crate::cli::{DataFormat, Format, ImportKind, NamingArgs};
 use crate::diag::Diagnostic;
-use crate::discover::{self, Naming, lgip, topo, xml};
+use crate::discover::Naming;
 use crate::import::contract::{self, JsonOut, Report};
 use crate::import::k8s;
+use crate::import::nvidia_smi::{self, lgip, topo, xml};
 use crate::source::{FileId, SourceMap};
 use serde::Serialize;
 use std::path::Path;
@@ -290,7 +291,7 @@ fn csv_error(
     sources: &mut SourceMap,
     path: &Path,
     text: &str,
-    (line, msg): crate::generate::openb::CsvError,
+    (line, msg): crate::import::openb::CsvError,
 ) -> u8 {
     let file = sources.add(path.to_string_lossy().replace('\\', "/"), text.to_string());
     let start: usize = text
@@ -316,7 +317,7 @@ fn openb(
     dir: &Path,
     out: &Output,
 ) -> u8 {
-    use crate::generate::openb as ob;
+    use crate::import::openb as ob;
     let mut sources = SourceMap::new();
     let mut texts = Vec::new();
     for p in [nodes, pods] {
@@ -459,7 +460,7 @@ pub(crate) fn convert(
                 kdl: r
                     .as_ref()
                     .filter(|_| ok)
-                    .map(|r| k8s::render::render(r, header)),
+                    .map(|r| k8s::doc::render(r, header)),
                 read: r.as_ref().map(to_value),
                 report,
                 diagnostics,
@@ -483,7 +484,7 @@ pub(crate) fn convert(
         kdl: inv
             .as_ref()
             .filter(|_| ok)
-            .map(|inv| discover::kdl::render(inv, header)),
+            .map(|inv| nvidia_smi::render(inv, header)),
         read: inv.as_ref().map(to_value),
         report,
         diagnostics,
@@ -492,7 +493,7 @@ pub(crate) fn convert(
 
 /// GP708 when a specific `nvidia-smi` importer is given another `nvidia-smi` output.
 fn other_output(kind: &ImportKind, sources: &SourceMap, file: FileId) -> Option<Diagnostic> {
-    use crate::discover::sniff::Kind;
+    use crate::import::nvidia_smi::sniff::Kind;
     let expected = match kind {
         ImportKind::NvidiaSmiTopo { .. } => Kind::Topo,
         ImportKind::NvidiaSmiXml { .. } => Kind::QueryXml,

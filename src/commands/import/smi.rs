@@ -7,7 +7,7 @@ use super::{Imported, Target, finish};
 use crate::cli::Format;
 use crate::commands::Output;
 use crate::diag::Diagnostic;
-use crate::discover::{self, Naming};
+use crate::discover::Naming;
 use crate::import::nvidia_smi as smi;
 use crate::source::SourceMap;
 use std::path::PathBuf;
@@ -44,11 +44,11 @@ pub(crate) fn run(files: &[PathBuf], naming: &Naming, to: &Target, out: &Output)
     let ok = !o.diagnostics.iter().any(Diagnostic::is_error);
     let (kdl, read) = match (&o.inventory, &o.lgip) {
         (Some(inv), _) => (
-            ok.then(|| discover::kdl::render(inv, &header)),
+            ok.then(|| smi::render(inv, &header)),
             serde_json::to_value(inv).ok(),
         ),
         (None, Some(r)) => (
-            ok.then(|| discover::lgip::render(r, &header)),
+            ok.then(|| smi::lgip::render(r, &header)),
             serde_json::to_value(r).ok(),
         ),
         (None, None) => (None, None),

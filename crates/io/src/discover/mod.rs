@@ -1,17 +1,17 @@
-//! Discovery: what a real node has, read through NVML or from `nvidia-smi` outputs, turned
-//! into gpuplan's language.
+//! Discovery: what a real node has, read through NVML, as the [`Inventory`] every
+//! source of one machine produces (NVML here; the `nvidia-smi` outputs in
+//! `import::nvidia_smi`, which reads them into the same model).
 //!
 //! ```text
-//! NVML (nvml.rs, behind GpuSource) --collect--> Snapshot --+
-//! nvidia-smi topo -m (topo.rs) ---------------------------+--> Inventory --kdl.rs--> KDL text
-//! nvidia-smi -q -x (xml.rs), -q (qtext.rs) ----------------+              \--serde--> JSON
-//! nvidia-smi mig -lgip (lgip.rs) --> profile table --catalog check--> KDL (`gpu-model` pins)
-//! any of them, recognised (sniff.rs), merged into one node: crate::import::nvidia_smi
+//! NVML (nvml.rs, behind GpuSource) --collect--> Snapshot --inventory--> Inventory --serde--> JSON
+//! nvidia-smi outputs (import::nvidia_smi) ---------------------------/      \
+//!                         import::nvidia_smi::inventory --> import::doc --> KDL text
+//! MIG profiles, driver's names (profiles.rs) --catalog check--> `gpu-model` pins
 //! ```
 //!
 //! Everything above the [`GpuSource`] trait is pure: model matching against the catalog,
-//! NVLink domains (connected components over active links), NUMA and PCIe grouping, KDL and
-//! JSON rendering. Only [`nvml`] touches the driver, and it loads `libnvidia-ml.so.1` at run
+//! NVLink domains (connected components over active links), NUMA and PCIe grouping, the
+//! MIG profile check. Only [`nvml`] touches the driver, and it loads `libnvidia-ml.so.1` at run
 //! time, so the binary runs on machines without the NVIDIA driver. Diagnostics use the codes
 //! `GP700`-`GP722` listed in `docs/discover.md`.
 
@@ -19,13 +19,8 @@
 #![allow(clippy::result_large_err)]
 
 pub mod derive;
-pub mod kdl;
-pub mod lgip;
 pub mod nvml;
-pub mod qtext;
-pub mod sniff;
-pub mod topo;
-pub mod xml;
+pub mod profiles;
 
 use serde::{Deserialize, Serialize};
 
@@ -257,7 +252,7 @@ pub fn inventory(
         name_instances_by_profile_id(&mut snap, mig);
     }
     if let Some(spec) = model.spec() {
-        let (pins, d) = lgip::compare(spec, &observed_profiles(&snap));
+        let (pins, d) = profiles::compare(spec, &observed_profiles(&snap));
         mig_names = pins;
         diags.extend(d);
     }
@@ -302,13 +297,13 @@ fn name_instances_by_profile_id(snap: &mut Snapshot, mig: &crate::catalog::MigSp
 }
 
 /// The profiles of the GPU instances that have both an ID and a name.
-fn observed_profiles(snap: &Snapshot) -> Vec<lgip::ObservedProfile> {
+fn observed_profiles(snap: &Snapshot) -> Vec<profiles::ObservedProfile> {
     snap.gpus
         .iter()
         .filter_map(|g| g.mig.as_ref())
         .flat_map(|m| &m.gpu_instances)
         .filter_map(|gi| {
-            Some(lgip::ObservedProfile {
+            Some(profiles::ObservedProfile {
                 id: gi.profile_id?,
                 name: gi.profile.clone()?,
                 memory_gib: None,

@@ -1,11 +1,12 @@
 //! Synthetic configurations in gpuplan's language, for what-if sizing and benchmarks
 //! (`gpuplan generate ...`).
 //!
+//! (The openb trace, a real cluster, is imported: `crate::import::openb`.)
+//!
 //! Generators are pure: options in, `(file name, KDL text)` pairs out. They draw from a
 //! small deterministic PRNG ([`Rng`], SplitMix64) seeded by the caller, so the same
 //! options always give byte-identical files.
 
-pub mod openb;
 pub mod superpod;
 
 pub use superpod::{Mix, Stats, SuperpodOptions, superpod, superpod_with_stats};

@@ -9,6 +9,7 @@
 //! PCIe, NICs, NVLink inside the node) is left to `import nvidia-smi-topo` / `discover`.
 
 pub mod count;
+pub mod doc;
 pub mod fabric;
 pub mod facts;
 pub mod group;
@@ -16,7 +17,6 @@ pub mod mig;
 pub mod model;
 pub mod node;
 pub mod read;
-pub mod render;
 pub mod text;
 pub mod unlabelled;
 

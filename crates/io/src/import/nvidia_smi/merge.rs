@@ -1,12 +1,13 @@
 //! The merge of `import nvidia-smi`: the GPUs from the reports, the instances of the MIG
 //! tables on them, the matrix's wiring on the node; every contradiction is GP707.
 
+use super::mig::InstanceRow;
+use super::{qtext, topo};
 use crate::diag::Diagnostic;
+use crate::discover::profiles::ObservedProfile;
 use crate::discover::{
-    ComputeInstanceFacts, GpuInstanceFacts, Inventory, MigFacts, Naming, Snapshot, lgip, qtext,
-    topo,
+    ComputeInstanceFacts, GpuInstanceFacts, Inventory, MigFacts, Naming, Snapshot,
 };
-use crate::drift::InstanceRow;
 use crate::source::{FileId, SourceMap, Span};
 
 /// GP707: two files contradict each other (not of one machine, or not of one moment).
@@ -18,7 +19,7 @@ pub(super) struct Parsed {
     pub query: Option<(FileId, qtext::Report)>,
     pub xml: Option<(FileId, Snapshot)>,
     pub topo: Option<(FileId, topo::Matrix)>,
-    pub lgip: Option<(FileId, Vec<(u32, lgip::ObservedProfile)>)>,
+    pub lgip: Option<(FileId, Vec<(u32, ObservedProfile)>)>,
     pub lgi: Option<(FileId, Vec<InstanceRow>)>,
     pub lci: Option<(FileId, Vec<InstanceRow>)>,
 }

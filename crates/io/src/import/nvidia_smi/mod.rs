@@ -1,6 +1,12 @@
-//! `gpuplan import nvidia-smi FILE...`: the `nvidia-smi` outputs of one machine, in any
-//! order, each recognised from its text ([`crate::discover::sniff`]), merged into one
-//! node; and [`other_output`], the check of the specific importers.
+//! The `nvidia-smi` outputs of one machine: their parsers ([`topo`]: `topo -m`, [`xml`]:
+//! `-q -x`, [`qtext`]: `-q`, [`mig`]: the `mig -lgip`, `-lgi` and `-lci` tables, [`sniff`]:
+//! which output a text is), the `mig-lgip` profile check ([`lgip`]), and [`inventory`]:
+//! one machine's [`Inventory`] (from these outputs or from NVML, `discover`) as a
+//! [`crate::import::doc::Document`].
+//!
+//! `gpuplan import nvidia-smi FILE...`: the outputs in any order, each recognised from
+//! its text ([`sniff`]), merged into one node; and [`other_output`], the check of the
+//! specific importers.
 //!
 //! ```text
 //! -q | -q -x ----------> GPUs (model, memory, bus ids, MIG mode and devices)
@@ -15,12 +21,22 @@
 //! of one moment. A file that is none of these outputs is `GP706`.
 
 use crate::diag::Diagnostic;
-use crate::discover::sniff::{self, Kind};
-use crate::discover::{self, Inventory, Naming, Snapshot, lgip, qtext, topo, xml};
+use crate::discover::profiles::{ObservedProfile, compare};
+use crate::discover::{self, Inventory, Naming, Snapshot};
 use crate::import::contract::{Item, ItemKind, Report};
 use crate::source::{FileId, SourceMap};
 
+pub mod inventory;
+pub mod lgip;
 mod merge;
+pub mod mig;
+pub mod qtext;
+pub mod sniff;
+pub mod topo;
+pub mod xml;
+
+pub use inventory::{document, render};
+use sniff::Kind;
 
 pub use merge::GP707;
 use merge::{Parsed, apply_instances, apply_topo, base, contradiction, first_line};
@@ -129,13 +145,13 @@ fn parse_all(sources: &SourceMap, inputs: &[Input], diags: &mut Vec<Diagnostic>)
                 }
             }
             Kind::Lgip => {
-                let (rows, _, d) = lgip::parse(sources, f);
+                let (rows, _, d) = mig::parse_lgip(sources, f);
                 diags.extend(d);
                 once(&mut p.lgip, f, rows, sources, i.kind, diags);
             }
             Kind::Lgi | Kind::Lci => {
                 let text = sources.get(f).map_or("", |x| &*x.text);
-                match crate::drift::parse_instance_rows(text) {
+                match mig::parse_instance_rows(text) {
                     Ok((_, rows)) => {
                         let slot = if i.kind == Kind::Lci {
                             &mut p.lci
@@ -304,8 +320,8 @@ fn finish(
                 ),
             ));
         } else if let Some(spec) = inv.model.spec() {
-            let observed: Vec<lgip::ObservedProfile> = rows.into_iter().map(|(_, o)| o).collect();
-            let (pins, d) = lgip::compare(spec, &observed);
+            let observed: Vec<ObservedProfile> = rows.into_iter().map(|(_, o)| o).collect();
+            let (pins, d) = compare(spec, &observed);
             let fresh: Vec<Diagnostic> = d
                 .into_iter()
                 .filter(|d| !diags.iter().any(|e| e.message == d.message))

@@ -21,7 +21,7 @@
 
 pub mod conf;
 mod describe;
-mod emit;
+mod doc;
 mod gres;
 mod models;
 mod nodes;
@@ -175,14 +175,14 @@ fn read_all(
     );
     ledger.left.append(&mut fabric.left_out);
     let declared: Vec<models::Declared> = resolver.declared.into_values().collect();
-    let out = emit::render(
+    let out = crate::import::doc::kdl::write(&doc::document(
         header,
         cluster.as_deref(),
         &declared,
         &described,
         &partitions,
         &fabric,
-    );
+    ));
     (Some(out), diags, imported)
 }
 

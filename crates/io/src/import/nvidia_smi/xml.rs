@@ -10,11 +10,11 @@
 //! with their memory, no layout is guessed from it). A document that does not parse, or
 //! has fewer `<gpu>` than `attached_gpus`, is truncated (`GP711`).
 
-use super::{
+use crate::diag::Diagnostic;
+use crate::discover::{
     ComputeInstanceFacts, GP710, GP711, GP712, GpuFacts, GpuInstanceFacts, Inventory, MigFacts,
     Naming, Snapshot, SystemInfo,
 };
-use crate::diag::Diagnostic;
 use crate::source::{FileId, SourceMap, Span};
 use roxmltree::{Document, Node};
 
@@ -268,7 +268,7 @@ pub fn import(
     let Some(snap) = snap else {
         return (None, diags);
     };
-    match super::inventory("nvidia-smi-xml", &snap, naming) {
+    match crate::discover::inventory("nvidia-smi-xml", &snap, naming) {
         Ok((mut inv, d)) => {
             diags.extend(d);
             inv.notes.push("`nvidia-smi -q -x` does not show NVLink: import `nvidia-smi topo -m` for NVLink domains, NUMA and NICs".into());

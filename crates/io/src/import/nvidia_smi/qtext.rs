@@ -23,10 +23,10 @@
 //! contract reports; conflicting duplicate keys and duplicate GPUs are `GP715`; values
 //! that cannot be read are `GP712`.
 
-use super::{
+use crate::diag::{Diagnostic, quoted};
+use crate::discover::{
     ComputeInstanceFacts, GP710, GP712, GpuFacts, GpuInstanceFacts, MigFacts, Snapshot, SystemInfo,
 };
-use crate::diag::{Diagnostic, quoted};
 use crate::source::{FileId, SourceMap, Span};
 use std::collections::BTreeMap;
 

@@ -15,9 +15,9 @@
 //! the GPU rows say (plus NIC-to-NIC relations), so a missing or cut NIC row is a `GP713`
 //! warning and the row is not used.
 
-use super::derive::{self, PcieGroup, UnionFind};
-use super::{GP710, GP711, GP712, GP713, GP714, GpuFacts, Inventory, Naming, NicFacts};
 use crate::diag::Diagnostic;
+use crate::discover::derive::{self, PcieGroup, UnionFind};
+use crate::discover::{GP710, GP711, GP712, GP713, GP714, GpuFacts, Inventory, Naming, NicFacts};
 use crate::source::{FileId, SourceMap, Span};
 
 /// One matrix cell.
@@ -504,6 +504,9 @@ fn check_symmetry(r: &mut Reader, m: &Matrix, header: &[(usize, &str)]) {
 }
 
 /// The node described by a matrix.
+// A failed derivation returns the one `Diagnostic` that explains it; boxing it buys
+// nothing (as `discover`'s derivation).
+#[allow(clippy::result_large_err)]
 pub(crate) fn to_inventory(m: &Matrix, naming: &Naming) -> Result<Inventory, Diagnostic> {
     let Some(model_name) = &naming.model else {
         return Err(Diagnostic::error(
@@ -566,7 +569,7 @@ pub(crate) fn to_inventory(m: &Matrix, naming: &Naming) -> Result<Inventory, Dia
         .clone()
         .unwrap_or_else(|| format!("{}-x{}", model.name, m.gpus));
     Ok(Inventory {
-        format_version: super::FORMAT_VERSION,
+        format_version: crate::discover::FORMAT_VERSION,
         source: "nvidia-smi-topo",
         node: naming.node.clone(),
         class,
