@@ -13,7 +13,7 @@ const PAD: &str = "    ";
 
 /// The document as KDL text, formatted as `gpuplan fmt` writes it (the text as written
 /// when `fmt` refuses it: the caller says so, GP717).
-pub fn write(doc: &Document) -> String {
+pub(crate) fn write(doc: &Document) -> String {
     let mut s = String::new();
     for item in &doc.items {
         match item {

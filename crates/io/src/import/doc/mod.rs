@@ -9,17 +9,17 @@
 //! an item; `comment`: the text after `//` at the end of its line), so an importer says
 //! where the things it could not know are, and the writer never invents text.
 
-pub mod kdl;
+pub(crate) mod kdl;
 
 /// A whole KDL document: items in the order they are written.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Document {
-    pub items: Vec<Item>,
+pub(crate) struct Document {
+    pub(crate) items: Vec<Item>,
 }
 
 /// One top-level item of a [`Document`].
 #[derive(Clone, Debug, PartialEq)]
-pub enum Item {
+pub(crate) enum Item {
     /// A `//` comment line (`//` alone when empty).
     Comment(String),
     /// An empty line.
@@ -38,209 +38,209 @@ pub enum Item {
 
 impl Document {
     /// One comment line per line of `text` (a header).
-    pub fn comments(&mut self, text: &str) {
+    pub(crate) fn comments(&mut self, text: &str) {
         for line in text.lines() {
             self.items.push(Item::Comment(line.to_string()));
         }
     }
 
     /// One comment line.
-    pub fn comment(&mut self, line: impl Into<String>) {
+    pub(crate) fn comment(&mut self, line: impl Into<String>) {
         self.items.push(Item::Comment(line.into()));
     }
 
-    pub fn blank(&mut self) {
+    pub(crate) fn blank(&mut self) {
         self.items.push(Item::Blank);
     }
 
-    pub fn push(&mut self, item: Item) {
+    pub(crate) fn push(&mut self, item: Item) {
         self.items.push(item);
     }
 }
 
 /// `cluster NAME { scheduler "..." }`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Cluster {
-    pub name: String,
-    pub scheduler: Option<String>,
+pub(crate) struct Cluster {
+    pub(crate) name: String,
+    pub(crate) scheduler: Option<String>,
 }
 
 /// A `gpu-model` declaration: a model the catalog lacks, or a catalog model refined with
 /// the driver's MIG profile names.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct GpuModel {
+pub(crate) struct GpuModel {
     /// Comment lines above it.
-    pub notes: Vec<String>,
-    pub name: String,
+    pub(crate) notes: Vec<String>,
+    pub(crate) name: String,
     /// `memory="80GiB"`.
-    pub memory: Option<String>,
-    pub nvlink_gen: Option<u32>,
-    pub product_name: Option<String>,
+    pub(crate) memory: Option<String>,
+    pub(crate) nvlink_gen: Option<u32>,
+    pub(crate) product_name: Option<String>,
     /// `mig-name CATALOG driver=DRIVER` children.
-    pub mig_names: Vec<(String, String)>,
-    pub comment: Option<String>,
+    pub(crate) mig_names: Vec<(String, String)>,
+    pub(crate) comment: Option<String>,
 }
 
 /// A `node-class` and its hardware, in the order the text has it.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct NodeClass {
-    pub name: String,
+pub(crate) struct NodeClass {
+    pub(crate) name: String,
     /// Comment lines first inside the block.
-    pub notes: Vec<String>,
-    pub cpu: Option<Cpu>,
-    pub memory: Option<Memory>,
-    pub gpus: Vec<Gpus>,
+    pub(crate) notes: Vec<String>,
+    pub(crate) cpu: Option<Cpu>,
+    pub(crate) memory: Option<Memory>,
+    pub(crate) gpus: Vec<Gpus>,
     /// Comment lines where the `gpus` lines go (after them).
-    pub gpu_notes: Vec<String>,
-    pub nvlink_domains: Vec<GpuDomain>,
-    pub numa: Vec<Numa>,
-    pub pcie_switches: Vec<PcieSwitch>,
-    pub nics: Option<Nics>,
+    pub(crate) gpu_notes: Vec<String>,
+    pub(crate) nvlink_domains: Vec<GpuDomain>,
+    pub(crate) numa: Vec<Numa>,
+    pub(crate) pcie_switches: Vec<PcieSwitch>,
+    pub(crate) nics: Option<Nics>,
 }
 
 /// `cpu sockets=N cores-per-socket=N threads-per-core=N`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Cpu {
-    pub sockets: u64,
-    pub cores_per_socket: u64,
-    pub threads_per_core: Option<u64>,
-    pub comment: Option<String>,
+pub(crate) struct Cpu {
+    pub(crate) sockets: u64,
+    pub(crate) cores_per_socket: u64,
+    pub(crate) threads_per_core: Option<u64>,
+    pub(crate) comment: Option<String>,
 }
 
 /// `memory "512GiB"`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Memory {
-    pub size: String,
-    pub comment: Option<String>,
+pub(crate) struct Memory {
+    pub(crate) size: String,
+    pub(crate) comment: Option<String>,
 }
 
 /// `gpus N model=M driver=D bus-ids=B`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Gpus {
-    pub count: u64,
-    pub model: String,
-    pub driver: Option<String>,
-    pub bus_ids: Option<String>,
+pub(crate) struct Gpus {
+    pub(crate) count: u64,
+    pub(crate) model: String,
+    pub(crate) driver: Option<String>,
+    pub(crate) bus_ids: Option<String>,
 }
 
 /// An NVLink domain inside a node: `nvlink-domain gpus=SET`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct GpuDomain {
-    pub gpus: String,
-    pub comment: Option<String>,
+pub(crate) struct GpuDomain {
+    pub(crate) gpus: String,
+    pub(crate) comment: Option<String>,
 }
 
 /// `numa ID gpus=SET nics=SET cores=SET`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Numa {
-    pub id: u32,
-    pub gpus: Option<String>,
-    pub nics: Option<String>,
-    pub cores: Option<String>,
-    pub comment: Option<String>,
+pub(crate) struct Numa {
+    pub(crate) id: u32,
+    pub(crate) gpus: Option<String>,
+    pub(crate) nics: Option<String>,
+    pub(crate) cores: Option<String>,
+    pub(crate) comment: Option<String>,
 }
 
 /// `pcie-switch NAME gpus=SET nics=SET`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct PcieSwitch {
-    pub name: String,
-    pub gpus: Option<String>,
-    pub nics: Option<String>,
+pub(crate) struct PcieSwitch {
+    pub(crate) name: String,
+    pub(crate) gpus: Option<String>,
+    pub(crate) nics: Option<String>,
 }
 
 /// `nics N names="a,b"`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Nics {
-    pub count: usize,
-    pub names: Option<String>,
-    pub comment: Option<String>,
+pub(crate) struct Nics {
+    pub(crate) count: usize,
+    pub(crate) names: Option<String>,
+    pub(crate) comment: Option<String>,
 }
 
 /// A `nodes PATTERN class=C` line, with its labels, taints and nodes of its own.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Nodes {
-    pub pattern: String,
-    pub class: String,
-    pub labels: Vec<(String, String)>,
-    pub taints: Vec<Taint>,
+pub(crate) struct Nodes {
+    pub(crate) pattern: String,
+    pub(crate) class: String,
+    pub(crate) labels: Vec<(String, String)>,
+    pub(crate) taints: Vec<Taint>,
     /// `node NAME gpus-down=SET` children.
-    pub down: Vec<NodeDown>,
+    pub(crate) down: Vec<NodeDown>,
 }
 
 /// `taint KEY VALUE effect=E`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Taint {
-    pub key: String,
-    pub value: Option<String>,
-    pub effect: String,
+pub(crate) struct Taint {
+    pub(crate) key: String,
+    pub(crate) value: Option<String>,
+    pub(crate) effect: String,
 }
 
 /// `node NAME gpus-down=SET`: GPUs of one node that are not usable.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct NodeDown {
-    pub name: String,
-    pub gpus: String,
-    pub comment: Option<String>,
+pub(crate) struct NodeDown {
+    pub(crate) name: String,
+    pub(crate) gpus: String,
+    pub(crate) comment: Option<String>,
 }
 
 /// `pool NAME mode=M nodes=PATTERN`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Pool {
-    pub name: String,
-    pub mode: String,
-    pub nodes: String,
-    pub comment: Option<String>,
+pub(crate) struct Pool {
+    pub(crate) name: String,
+    pub(crate) mode: String,
+    pub(crate) nodes: String,
+    pub(crate) comment: Option<String>,
 }
 
 /// The `fabric` block: multi-node NVLink domains and the switch tree.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Fabric {
+pub(crate) struct Fabric {
     /// Comment lines first inside the block.
-    pub notes: Vec<String>,
-    pub nvlink: Vec<NodeDomain>,
+    pub(crate) notes: Vec<String>,
+    pub(crate) nvlink: Vec<NodeDomain>,
     /// Comment lines between the NVLink domains and the switches.
-    pub switch_notes: Vec<String>,
-    pub switches: Vec<Switch>,
+    pub(crate) switch_notes: Vec<String>,
+    pub(crate) switches: Vec<Switch>,
 }
 
 /// A multi-node NVLink domain: `nvlink-domain NAME nodes=PATTERN`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct NodeDomain {
-    pub name: String,
-    pub nodes: String,
-    pub comment: Option<String>,
+pub(crate) struct NodeDomain {
+    pub(crate) name: String,
+    pub(crate) nodes: String,
+    pub(crate) comment: Option<String>,
 }
 
 /// A switch of one tier (`leaf`, `spine`, `core`): a leaf holds `nodes`, a switch without
 /// nodes is a block of the switches below (`{}` when there are none).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Switch {
-    pub tier: String,
-    pub name: String,
-    pub nodes: Option<String>,
-    pub comment: Option<String>,
-    pub children: Vec<Switch>,
+pub(crate) struct Switch {
+    pub(crate) tier: String,
+    pub(crate) name: String,
+    pub(crate) nodes: Option<String>,
+    pub(crate) comment: Option<String>,
+    pub(crate) children: Vec<Switch>,
 }
 
 /// `layout P... nodes=PATTERN gpus=SET current=#true`: a MIG layout the GPUs have now.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Layout {
-    pub profiles: Vec<String>,
-    pub nodes: String,
-    pub gpus: Option<String>,
-    pub comment: Option<String>,
+pub(crate) struct Layout {
+    pub(crate) profiles: Vec<String>,
+    pub(crate) nodes: String,
+    pub(crate) gpus: Option<String>,
+    pub(crate) comment: Option<String>,
 }
 
 /// `team NAME burst=N`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Team {
-    pub name: String,
-    pub burst: u64,
+pub(crate) struct Team {
+    pub(crate) name: String,
+    pub(crate) burst: u64,
 }
 
 /// `priority NAME value=N`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Priority {
-    pub name: String,
-    pub value: i64,
+pub(crate) struct Priority {
+    pub(crate) name: String,
+    pub(crate) value: i64,
 }

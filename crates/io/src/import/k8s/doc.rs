@@ -9,7 +9,7 @@ use crate::import::doc::{
 };
 
 /// The whole document.
-pub fn document(imp: &Import, header: &str) -> Document {
+pub(crate) fn document(imp: &Import, header: &str) -> Document {
     let mut d = Document::default();
     d.comments(header);
     d.comment("");

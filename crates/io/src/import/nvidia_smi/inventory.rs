@@ -18,7 +18,7 @@ fn set(v: &[u32]) -> Option<String> {
 }
 
 /// The whole document.
-pub fn document(inv: &Inventory, header: &str) -> Document {
+pub(crate) fn document(inv: &Inventory, header: &str) -> Document {
     let mut d = Document::default();
     d.comments(header);
     for n in &inv.notes {

@@ -147,7 +147,7 @@ pub fn import(
 
 /// The comparison as comments, then one `gpu-model` per candidate model with the
 /// `mig-name` pins (a `gpu-model` with a catalog id refines that model).
-pub fn document(r: &LgipReport, header: &str) -> Document {
+pub(crate) fn document(r: &LgipReport, header: &str) -> Document {
     let mut d = Document::default();
     d.comments(header);
     d.comment(format!(

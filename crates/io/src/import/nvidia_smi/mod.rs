@@ -35,7 +35,7 @@ pub mod sniff;
 pub mod topo;
 pub mod xml;
 
-pub use inventory::{document, render};
+pub use inventory::render;
 use sniff::Kind;
 
 pub use merge::GP707;
