@@ -19,8 +19,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 CONF=${GPUPLAN_CONFORMANCE_DIR:-../shared/conformance}
 [ -d "$CONF" ] || { echo "missing $CONF (the shared conformance checks)"; exit 1; }
-cargo build --quiet --locked
-BIN=${CARGO_TARGET_DIR:-target}/debug/gpuplan
+# GPUPLAN_BIN: a gpuplan already built (.ci/run passes the one its tests ran); else
+# the debug build.
+if [ -n "${GPUPLAN_BIN:-}" ]; then
+  BIN=$GPUPLAN_BIN
+else
+  cargo build --quiet --locked
+  BIN=${CARGO_TARGET_DIR:-target}/debug/gpuplan
+fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuplan-conformance.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 fails=()

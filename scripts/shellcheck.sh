@@ -12,8 +12,14 @@ if ! command -v shellcheck >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq shellcheck >/dev/null
 fi
-cargo build --quiet --locked
-BIN=${CARGO_TARGET_DIR:-target}/debug/gpuplan
+# GPUPLAN_BIN: a gpuplan already built (.ci/run passes the one its tests ran); else
+# the debug build.
+if [ -n "${GPUPLAN_BIN:-}" ]; then
+  BIN=$GPUPLAN_BIN
+else
+  cargo build --quiet --locked
+  BIN=${CARGO_TARGET_DIR:-target}/debug/gpuplan
+fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuplan-shellcheck.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 examples=("$@")
