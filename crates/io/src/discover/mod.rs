@@ -125,6 +125,36 @@ pub struct GpuInstanceFacts {
     pub compute_instances: Vec<ComputeInstanceFacts>,
 }
 
+impl GpuInstanceFacts {
+    /// Records one MIG device of an `nvidia-smi` report (one per compute instance): GPU
+    /// instance `gi`, first seen with the memory `memory` gives (asked only then), and its
+    /// compute instance `ci` when the report names one.
+    pub(crate) fn record(
+        instances: &mut Vec<GpuInstanceFacts>,
+        gi: u32,
+        ci: Option<u32>,
+        memory: impl FnOnce() -> Option<u64>,
+    ) {
+        let pos = match instances.iter().position(|x| x.id == gi) {
+            Some(p) => p,
+            None => {
+                instances.push(GpuInstanceFacts {
+                    id: gi,
+                    memory_mib: memory(),
+                    ..GpuInstanceFacts::default()
+                });
+                instances.len() - 1
+            }
+        };
+        if let Some(ci) = ci {
+            instances[pos].compute_instances.push(ComputeInstanceFacts {
+                id: ci,
+                ..ComputeInstanceFacts::default()
+            });
+        }
+    }
+}
+
 /// One compute instance inside a GPU instance.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ComputeInstanceFacts {

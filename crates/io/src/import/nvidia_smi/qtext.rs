@@ -24,9 +24,7 @@
 //! that cannot be read are `GP712`.
 
 use crate::diag::{Diagnostic, quoted};
-use crate::discover::{
-    ComputeInstanceFacts, GP710, GP712, GpuFacts, GpuInstanceFacts, MigFacts, Snapshot, SystemInfo,
-};
+use crate::discover::{GP710, GP712, GpuFacts, GpuInstanceFacts, MigFacts, Snapshot, SystemInfo};
 use crate::source::{FileId, SourceMap, Span};
 use std::collections::BTreeMap;
 
@@ -522,23 +520,9 @@ fn mig_instances(diags: &mut Vec<Diagnostic>, b: &Block) -> Vec<GpuInstanceFacts
             continue;
         };
         let ci = id("compute instance id", diags);
-        let pos = match out.iter().position(|x| x.id == gi) {
-            Some(p) => p,
-            None => {
-                out.push(GpuInstanceFacts {
-                    id: gi,
-                    memory_mib: mib(diags, value(m, "fb memory usage/total")),
-                    ..GpuInstanceFacts::default()
-                });
-                out.len() - 1
-            }
-        };
-        if let Some(ci) = ci {
-            out[pos].compute_instances.push(ComputeInstanceFacts {
-                id: ci,
-                ..ComputeInstanceFacts::default()
-            });
-        }
+        GpuInstanceFacts::record(&mut out, gi, ci, || {
+            mib(diags, value(m, "fb memory usage/total"))
+        });
     }
     out
 }

@@ -12,8 +12,8 @@
 
 use crate::diag::Diagnostic;
 use crate::discover::{
-    ComputeInstanceFacts, GP710, GP711, GP712, GpuFacts, GpuInstanceFacts, Inventory, MigFacts,
-    Naming, Snapshot, SystemInfo,
+    GP710, GP711, GP712, GpuFacts, GpuInstanceFacts, Inventory, MigFacts, Naming, Snapshot,
+    SystemInfo,
 };
 use crate::source::{FileId, SourceMap, Span};
 use roxmltree::{Document, Node};
@@ -237,23 +237,9 @@ fn mig_instances(g: Node) -> Vec<GpuInstanceFacts> {
             continue;
         };
         let ci = text(d, &["compute_instance_id"]).and_then(|s| s.parse().ok());
-        let pos = match out.iter().position(|x| x.id == gi) {
-            Some(p) => p,
-            None => {
-                out.push(GpuInstanceFacts {
-                    id: gi,
-                    memory_mib: text(d, &["fb_memory_usage", "total"]).and_then(mib),
-                    ..GpuInstanceFacts::default()
-                });
-                out.len() - 1
-            }
-        };
-        if let Some(ci) = ci {
-            out[pos].compute_instances.push(ComputeInstanceFacts {
-                id: ci,
-                ..ComputeInstanceFacts::default()
-            });
-        }
+        GpuInstanceFacts::record(&mut out, gi, ci, || {
+            text(d, &["fb_memory_usage", "total"]).and_then(mib)
+        });
     }
     out
 }
