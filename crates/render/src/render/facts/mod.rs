@@ -319,7 +319,7 @@ fn switch_tier_name(t: SwitchTier) -> &'static str {
     }
 }
 
-impl Facts<'_> {
+impl<'a> Facts<'a> {
     /// The node label of the innermost level at or above `tier` among a family's fabric
     /// tiers (`family`: tier names), the hostname counting as the `node` tier (just above
     /// `nvlink`: a node outside any multi-node NVLink domain is its own NVLink domain, as
@@ -340,9 +340,7 @@ impl Facts<'_> {
             .min_by_key(|(t, _)| *t)
             .map(|(_, l)| l)
     }
-}
 
-impl<'a> Facts<'a> {
     /// Computes every fact of the plan. What a target cannot express (GP910) comes back
     /// all together: node label values first (in the KDL's node order), then team
     /// names, then priorities.
