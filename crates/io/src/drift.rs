@@ -349,18 +349,7 @@ pub fn human(r: &Report) -> String {
 mod tests {
     use super::*;
 
-    const LGI: &str = "+-------------------------------------------------------+
-| GPU instances:                                        |
-| GPU   Name             Profile  Instance   Placement  |
-|                          ID       ID       Start:Size |
-|=======================================================|
-|   0  MIG 3g.40gb          9        2          4:4     |
-+-------------------------------------------------------+
-|   0  MIG 3g.40gb          9        1          0:4     |
-+-------------------------------------------------------+
-|   3  MIG 1g.10gb         19        9          2:1     |
-+-------------------------------------------------------+
-";
+    use crate::import::nvidia_smi::mig::tests::LGI;
 
     #[test]
     fn lgi_tables_give_profiles_per_gpu() {
@@ -372,29 +361,12 @@ mod tests {
     }
 
     #[test]
-    fn instance_rows_of_lgi_and_lci_tables() {
-        let (lci, rows) = parse_instance_rows(LGI).unwrap();
-        assert!(!lci);
-        assert!(
-            rows.iter()
-                .all(|r| r.gpu_instance.is_none() && r.id.is_some())
-        );
-        // `mig -lci` (the layout of its rows as the driver prints it; constructed):
-        // the GPU instance id comes before `MIG`.
-        let table = "+----+\n| Compute instances:  |\n|   0      1       MIG 1g.10gb          0         0          0:1     |\n+----+\n";
-        let (lci, rows) = parse_instance_rows(table).unwrap();
-        assert!(lci);
-        assert_eq!(rows[0].gpu_instance, Some(1));
-        assert_eq!(rows[0].profile, "1g.10gb");
-        assert_eq!(
-            (rows[0].profile_id, rows[0].id, rows[0].placement),
-            (Some(0), Some(0), Some((0, 1)))
-        );
+    fn an_lci_table_is_not_an_observation_of_gpu_instances() {
+        let table = crate::import::nvidia_smi::mig::tests::LCI;
         assert!(
             parse_lgi("n", "x", table).is_err(),
             "an -lci table is not an observation of GPU instances"
         );
-        assert!(parse_instance_rows("|   x  MIG 1g.10gb  19  9  2:1 |").is_err());
     }
 
     #[test]

@@ -226,3 +226,44 @@ pub(crate) fn parse_instance_rows(text: &str) -> Result<(bool, Vec<InstanceRow>)
         None => Err("not an `nvidia-smi mig -lgi` table (no `GPU instances` header)".into()),
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) const LGI: &str = "+-------------------------------------------------------+
+| GPU instances:                                        |
+| GPU   Name             Profile  Instance   Placement  |
+|                          ID       ID       Start:Size |
+|=======================================================|
+|   0  MIG 3g.40gb          9        2          4:4     |
++-------------------------------------------------------+
+|   0  MIG 3g.40gb          9        1          0:4     |
++-------------------------------------------------------+
+|   3  MIG 1g.10gb         19        9          2:1     |
++-------------------------------------------------------+
+";
+
+    /// `mig -lci` (the layout of its rows as the driver prints it; constructed): the GPU
+    /// instance id comes before `MIG`.
+    pub(crate) const LCI: &str = "+----+\n| Compute instances:  |\n|   0      1       MIG 1g.10gb          0         0          0:1     |\n+----+\n";
+
+    #[test]
+    fn instance_rows_of_lgi_and_lci_tables() {
+        let (lci, rows) = parse_instance_rows(LGI).unwrap();
+        assert!(!lci);
+        assert!(
+            rows.iter()
+                .all(|r| r.gpu_instance.is_none() && r.id.is_some())
+        );
+        let (lci, rows) = parse_instance_rows(LCI).unwrap();
+        assert!(lci);
+        assert_eq!(rows[0].gpu_instance, Some(1));
+        assert_eq!(rows[0].profile, "1g.10gb");
+        assert_eq!(
+            (rows[0].profile_id, rows[0].id, rows[0].placement),
+            (Some(0), Some(0), Some((0, 1)))
+        );
+        assert!(parse_instance_rows("|   x  MIG 1g.10gb  19  9  2:1 |").is_err());
+    }
+}
