@@ -355,3 +355,46 @@ fn issue31_the_openb_default_list_plans_and_greedy_packs_it() {
         .unwrap();
     assert!(alloc > 90.0, "greedy allocates {alloc}%");
 }
+
+/// Issue 31: on the trace's gpuspec33 list (a third of the pods allowed on one to three GPU
+/// models; tests/fixtures/openb/openb_pod_list_gpuspec33.csv, seed 42, 100% load) the ILP
+/// leaves at most 0.3 points more of the cluster's GPUs unallocated than its own bound
+/// allows: 0.25 measured; 0.31 before the dive's local search (`solve/ilp/improve.rs`),
+/// which this test fails. The checker verifies the plan (`plan` exits 0).
+#[test]
+fn issue31_gpuspec33_plans_within_a_third_of_a_point_of_its_bound() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let nodes = root.join("../shared/bench/openb/openb_node_list_gpu_node.csv");
+    if !nodes.is_file() {
+        common::missing("../shared/bench/openb is missing (CI needs ../shared beside the clone)");
+        return;
+    }
+    let pods = root.join("tests/fixtures/openb/openb_pod_list_gpuspec33.csv");
+    let dir = common::Scratch::new("issue31-gpuspec33");
+    let (code, _, err) = dir.run(&[
+        "import",
+        "openb",
+        "--nodes",
+        nodes.to_str().unwrap(),
+        "--pods",
+        pods.to_str().unwrap(),
+        "--load",
+        "1.0",
+        "--seed",
+        "42",
+        "-o",
+        "ob",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = dir.run(&["plan", "ob", "--quiet", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let num = |p: &str| v.pointer(p).and_then(|x| x.as_f64()).unwrap();
+    let (admitted, bound) = (num("/solver/objective"), num("/solver/bound"));
+    let total = num("/placement/summary/gpus_total");
+    let points = 100.0 * (bound - admitted) / total;
+    assert!(
+        (0.0..=0.3).contains(&points),
+        "{admitted} admitted, bound {bound} of {total} GPUs: {points:.3} points"
+    );
+}

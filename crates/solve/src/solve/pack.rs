@@ -76,6 +76,12 @@ pub(crate) struct Bins {
     bins: BTreeMap<NodeIdx, Bin>,
     /// (free GPU share in 1/1000, node) of every bin, for [`Bins::place_best_fit`].
     by_free: BTreeSet<(u64, NodeIdx)>,
+    /// Per workload, how the device plugin shares a GPU its fractions are on
+    /// ([`Cluster::fraction_slots`], which resolves the class's scheduler: looked up once
+    /// here, not at every fit).
+    slots: Vec<Option<Sharing>>,
+    /// Nodes [`Bins::place_best_fit_in`] has looked at (a measure of work done).
+    pub(crate) looked: u64,
 }
 
 impl Bins {
@@ -132,7 +138,13 @@ impl Bins {
             );
         }
         let by_free = bins.iter().map(|(n, b)| (b.free_gpu(), *n)).collect();
-        let mut b = Bins { bins, by_free };
+        let slots = c.workloads.iter().map(|w| c.fraction_slots(w)).collect();
+        let mut b = Bins {
+            bins,
+            by_free,
+            slots,
+            looked: 0,
+        };
         for (w, n, gs, k) in &a.packed {
             for _ in 0..*k {
                 b.take(c, *w, *n, gs);
@@ -159,7 +171,7 @@ impl Bins {
         if milli < 1000 {
             // Best fit: the GPU with the least free share that still holds it (and, on
             // a node the device plugin shares, fewer replicas than it allows).
-            let shared = b.sharing_with(c.fraction_slots(wl))?;
+            let shared = b.sharing_with(self.slots[w])?;
             let cap = shared.map(|s| s.per_gpu).unwrap_or(u32::MAX);
             return b
                 .gpus
@@ -190,6 +202,11 @@ impl Bins {
         })
     }
 
+    /// The GPUs one replica of `w` would take on node `n`, if it fits there now.
+    pub(crate) fn fits(&self, c: &Cluster, w: usize, n: NodeIdx) -> Option<Vec<u32>> {
+        self.fit(c, w, n).map(|(gpus, _)| gpus)
+    }
+
     /// Places one replica of `w` on exactly these GPUs of node `n` (where it was before)
     /// when they and the node's CPU and memory still hold it.
     pub(crate) fn place_exact(&mut self, c: &Cluster, w: usize, n: NodeIdx, gpus: &[u32]) -> bool {
@@ -202,7 +219,7 @@ impl Bins {
         let sharing_ok = if milli == 0 {
             true
         } else if milli < 1000 {
-            b.sharing_with(c.fraction_slots(wl)).is_some_and(|s| {
+            b.sharing_with(self.slots[w]).is_some_and(|s| {
                 let cap = s.map(|s| s.per_gpu).unwrap_or(u32::MAX);
                 gpus.iter()
                     .all(|g| b.count.get(g).copied().unwrap_or(0) < cap && b.claimable(*g, w))
@@ -250,7 +267,7 @@ impl Bins {
         if milli >= 1000 {
             b.whole = true;
         } else if milli > 0 {
-            if let Some(shared) = b.sharing_with(c.fraction_slots(wl)) {
+            if let Some(shared) = b.sharing_with(self.slots[w]) {
                 b.shared = shared;
             }
             for g in gpus {
@@ -358,6 +375,7 @@ impl Bins {
             if best.as_ref().is_some_and(|b| free > b.0) {
                 break;
             }
+            self.looked += 1;
             if !allowed(n) {
                 continue;
             }

@@ -9,7 +9,9 @@
 //! left; pattern groups outside the relaxation keep their rounded-down patterns. What
 //! does not fit, and what rounding left out, is then placed replica by replica on the
 //! free capacity (highest priority and largest first, best-aligned node), within team
-//! ceilings and quotas. Every node's layout is checked as the seed's is
+//! ceilings and quotas, and a local search places more of what is still left out where
+//! one move, or emptying a node and placing its replicas again, makes room
+//! ([`super::improve`]). Every node's layout is checked as the seed's is
 //! ([`super::seed::solution_of`]), so the result is a solution of the master: a starting
 //! point close to the relaxation's value, which bounds every placement.
 //!
@@ -17,6 +19,7 @@
 //! which the relaxation keeps as the master's own columns): there the relaxation holds
 //! every unit of the answer. Otherwise the stage starts from the packed seed as before.
 
+use super::improve;
 use super::master::Master;
 use super::pattern::{self, Item, Slots};
 use super::relax::Solved;
@@ -99,8 +102,9 @@ pub(crate) fn dive(m: &mut Master, s: &Solved) -> Option<Vec<f64>> {
             .sum()
     };
     if share(&on2) > share(&on) {
-        on = on2;
+        (on, ledger) = (on2, ledger2);
     }
+    let (on, _) = improve::improve(m, on, ledger);
     let group_of = seed::packed_nodes(m);
     seed::solution_of(m, &on, &group_of)
 }

@@ -17,6 +17,7 @@
 
 mod dive;
 mod extract;
+mod improve;
 mod keep;
 mod lp;
 mod master;
