@@ -310,24 +310,9 @@ fn issue29_import_openb_with_type_constrained_pods_validates_and_plans() {
     }
 }
 
-/// Issue 31: the openb default list (`../shared/bench/openb`, seed 42, 100% load)
-/// imports into a cluster that validates: the trace's shares above half a GPU are no
-/// GP048 error (the import declared `scheduler "kueue"` from issue 29 on, and every real
-/// list failed to plan). And the greedy baseline (first-fit decreasing, best-fit node
-/// choice) leaves less than 10% of the GPUs unallocated: 7.69% measured, 27% with the
-/// name-order first fit it replaced, which this test fails.
-#[test]
-fn issue31_the_openb_default_list_plans_and_greedy_packs_it() {
-    let b = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/openb");
-    if !b.join("openb_pod_list_default.csv").is_file() {
-        common::missing("../shared/bench/openb is missing (CI needs ../shared beside the clone)");
-        return;
-    }
-    let dir = common::Scratch::new("issue31-openb");
-    let (nodes, pods) = (
-        b.join("openb_node_list_gpu_node.csv"),
-        b.join("openb_pod_list_default.csv"),
-    );
+/// `gpuplan import openb` of the lists `nodes` and `pods` into `ob` in `dir`, seed 42,
+/// 100% load (the benchmark's sample, docs/benchmarks.md).
+fn import_openb(dir: &common::Scratch, nodes: &std::path::Path, pods: &std::path::Path) {
     let (code, _, err) = dir.run(&[
         "import",
         "openb",
@@ -343,6 +328,27 @@ fn issue31_the_openb_default_list_plans_and_greedy_packs_it() {
         "ob",
     ]);
     assert_eq!(code, 0, "{err}");
+}
+
+/// Issue 31: the openb default list (`../shared/bench/openb`, seed 42, 100% load)
+/// imports into a cluster that validates: the trace's shares above half a GPU are no
+/// GP048 error (the import declared `scheduler "kueue"` from issue 29 on, and every real
+/// list failed to plan). And the greedy baseline (first-fit decreasing, best-fit node
+/// choice) leaves less than 10% of the GPUs unallocated: 7.69% measured, 27% with the
+/// name-order first fit it replaced, which this test fails.
+#[test]
+fn issue31_the_openb_default_list_plans_and_greedy_packs_it() {
+    let b = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/openb");
+    if !b.join("openb_pod_list_default.csv").is_file() {
+        common::missing("../shared/bench/openb is missing (CI needs ../shared beside the clone)");
+        return;
+    }
+    let dir = common::Scratch::new("issue31-openb");
+    import_openb(
+        &dir,
+        &b.join("openb_node_list_gpu_node.csv"),
+        &b.join("openb_pod_list_default.csv"),
+    );
     let (code, _, err) = dir.run(&["validate", "ob"]);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("GP048"), "{err}");
@@ -371,21 +377,7 @@ fn issue31_gpuspec33_plans_within_a_third_of_a_point_of_its_bound() {
     }
     let pods = root.join("tests/fixtures/openb/openb_pod_list_gpuspec33.csv");
     let dir = common::Scratch::new("issue31-gpuspec33");
-    let (code, _, err) = dir.run(&[
-        "import",
-        "openb",
-        "--nodes",
-        nodes.to_str().unwrap(),
-        "--pods",
-        pods.to_str().unwrap(),
-        "--load",
-        "1.0",
-        "--seed",
-        "42",
-        "-o",
-        "ob",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    import_openb(&dir, &nodes, &pods);
     let (code, out, err) = dir.run(&["plan", "ob", "--quiet", "--format", "json"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();

@@ -104,7 +104,7 @@ pub(crate) fn dive(m: &mut Master, s: &Solved) -> Option<Vec<f64>> {
     if share(&on2) > share(&on) {
         (on, ledger) = (on2, ledger2);
     }
-    let (on, _) = improve::improve(m, on, ledger);
+    let on = improve::improve(m, on, ledger);
     let group_of = seed::packed_nodes(m);
     seed::solution_of(m, &on, &group_of)
 }
@@ -665,12 +665,7 @@ fn rest(m: &Master, on: &mut Replicas, ledger: &mut Ledger, best_fit: bool) {
         if !m.a.contains_key(&w) {
             continue;
         }
-        let item = Item::Packed { w: w as u32 };
-        let candidates: Vec<NodeIdx> = nodes
-            .iter()
-            .copied()
-            .filter(|n| m.items[group_of[n]].contains(&item))
-            .collect();
+        let candidates = seed::candidates(m, &group_of, w);
         let left = c.workloads[w].replicas - placed.get(&w).copied().unwrap_or(0);
         for _ in 0..left {
             let placed = if best_fit {

@@ -1,17 +1,18 @@
 //! A local search on the dive's placement ([`super::dive`]): each replica left out
-//! (largest GPU share first) is placed on a node it fits once one replica there moves
-//! to another node that holds it. Every step admits one more replica and loses none, so
-//! the placement only gets better; the moves follow the packing rules of
-//! [`crate::solve::pack::Bins`] and the team ceilings and quotas of the ledger, and the
-//! result is checked as every seed is ([`super::seed::solution_of`]).
+//! (largest GPU share first) is placed where it fits, else on a node once one replica
+//! there moves to another node that holds it, else on a node emptied and refilled (its
+//! replicas back on it where they fit, else elsewhere). Every step admits one more
+//! replica and loses none, so the placement only gets better; the moves follow the
+//! packing rules of [`crate::solve::pack::Bins`] and the team ceilings and quotas of the
+//! ledger, and the result is checked as every seed is ([`super::seed::solution_of`]).
+//! CPU-only classes are not the dive's (they are no item of the master): they never move.
 //!
 //! Decision: a bounded number of fit checks ([`WORK`]), not a clock, so the same input
-//! gives the same plan on any machine. Measured on openb (docs/benchmarks.md): the
-//! dive's misses are single replicas a fragment or a CPU-only pod keeps out of a node
-//! with room for them, which one move clears.
+//! gives the same plan on any machine. Measured on openb (docs/benchmarks.md): on
+//! gpuspec33 and the cpu lists the dive's misses are replicas a fragment keeps out of a
+//! node with room for them, which one move or a refill clears.
 
 use super::master::Master;
-use super::pattern::Item;
 use super::seed::{self, Replicas};
 use crate::model::NodeIdx;
 use crate::model::ledger::Ledger;
@@ -35,9 +36,9 @@ struct Search<'m, 'a> {
     work: u64,
 }
 
-/// Places more of the replicas `on` leaves out where one move makes room; returns the
-/// replicas and the ledger that counts them.
-pub(super) fn improve(m: &Master, on: Replicas, ledger: Ledger) -> (Replicas, Ledger) {
+/// Places more of the replicas `on` (counted by `ledger`) leaves out; returns the
+/// replicas.
+pub(super) fn improve(m: &Master, on: Replicas, ledger: Ledger) -> Replicas {
     let c = m.c;
     let group_of = seed::packed_nodes(m);
     let mut a = crate::solve::Assignment::default();
@@ -70,11 +71,9 @@ pub(super) fn improve(m: &Master, on: Replicas, ledger: Ledger) -> (Replicas, Le
             s.fill(w, left);
         }
     }
-    let out =
-        s.on.into_iter()
-            .flat_map(|(n, list)| list.into_iter().map(move |(w, gpus)| (w, n, gpus)))
-            .collect();
-    (out, s.ledger)
+    s.on.into_iter()
+        .flat_map(|(n, list)| list.into_iter().map(move |(w, gpus)| (w, n, gpus)))
+        .collect()
 }
 
 impl Search<'_, '_> {
@@ -83,17 +82,12 @@ impl Search<'_, '_> {
         &self.m.p.groups[self.group_of[&n]].model
     }
 
-    /// Per group, whether it holds workload `w`'s item (remembered per workload: the
-    /// groups' item lists are long on lists with many classes).
-    fn groups(&mut self, w: usize) -> Vec<bool> {
+    /// Remembers, per group, whether it holds workload `w`'s item ([`seed::holding`];
+    /// once per workload, for [`Search::relocate`]: the groups' item lists are long on
+    /// lists with many classes).
+    fn learn(&mut self, w: usize) {
         let m = self.m;
-        self.holds
-            .entry(w)
-            .or_insert_with(|| {
-                let item = Item::Packed { w: w as u32 };
-                m.items.iter().map(|items| items.contains(&item)).collect()
-            })
-            .clone()
+        self.holds.entry(w).or_insert_with(|| seed::holding(m, w));
     }
 
     /// Places up to `left` more replicas of `w`: each where it fits, else on a node one
@@ -102,13 +96,7 @@ impl Search<'_, '_> {
     /// way failed is not looked at again for the class: each way passes over the nodes
     /// once per class (moves only fill other nodes, so a node rarely opens up later).
     fn fill(&mut self, w: usize, left: u32) {
-        let holds = self.groups(w);
-        let nodes: Vec<NodeIdx> = self
-            .group_of
-            .iter()
-            .filter(|(_, g)| holds[**g])
-            .map(|(n, _)| *n)
-            .collect();
+        let nodes = seed::candidates(self.m, &self.group_of, w);
         let mut at = [0usize; 3];
         for _ in 0..left {
             let placed = (0..3).any(|way| {
@@ -260,7 +248,8 @@ impl Search<'_, '_> {
     /// Places replica `v` on a node other than `from`, best fit
     /// ([`Bins::place_best_fit_in`]), within the ledger; returns where.
     fn relocate(&mut self, v: usize, from: NodeIdx) -> Option<(NodeIdx, Vec<u32>)> {
-        let holds = self.groups(v);
+        self.learn(v);
+        let holds = &self.holds[&v];
         let (m, ledger, group_of) = (self.m, &self.ledger, &self.group_of);
         let before = self.bins.looked;
         let to = self.bins.place_best_fit_in(m.c, v, |t| {
@@ -286,37 +275,10 @@ impl Search<'_, '_> {
 mod tests {
     use super::super::master::Master;
     use super::super::problem::Problem;
+    use super::super::testing::cluster;
     use super::improve;
     use crate::model::Cluster;
     use crate::model::ledger::Ledger;
-    use crate::source::SourceMap;
-
-    fn cluster(workloads: &str) -> Cluster {
-        let text = format!(
-            r#"
-cluster "im"
-gpu-model "t4x" memory="16GiB"
-node-class "small" {{
-    cpu sockets=1 cores-per-socket=16
-    memory "64GiB"
-    gpus 2 model="t4x"
-}}
-nodes "n-[1-2]" class="small"
-team "t" burst=100
-priority "p" value=10
-{workloads}
-"#
-        );
-        let mut sources = SourceMap::new();
-        sources.add("im.kdl", text);
-        let out = crate::validate::validate(&sources);
-        assert!(
-            !out.diagnostics.iter().any(|d| d.is_error()),
-            "{:#?}",
-            out.diagnostics
-        );
-        out.model.expect("model")
-    }
 
     fn w(c: &Cluster, name: &str) -> usize {
         c.workloads.iter().position(|x| x.name == name).unwrap()
@@ -367,7 +329,7 @@ inference "small" team="t" priority="p" replicas=2 {
             (big, n2, vec![0]),
             (small, n2, vec![1]),
         ];
-        let (out, _) = improve(&m, on, Ledger::default());
+        let out = improve(&m, on, Ledger::default());
         let s = |w: &str, n: &str, g: u32| (w.to_string(), n.to_string(), vec![g]);
         assert_eq!(
             named(&c, &out),
@@ -407,7 +369,7 @@ inference "part" team="t" priority="p" replicas=4 {
             (part, n2, vec![0]),
             (part, n2, vec![1]),
         ];
-        let (out, _) = improve(&m, on, Ledger::default());
+        let out = improve(&m, on, Ledger::default());
         let s = |w: &str, n: &str, g: &[u32]| (w.to_string(), n.to_string(), g.to_vec());
         assert_eq!(
             named(&c, &out),

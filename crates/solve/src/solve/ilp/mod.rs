@@ -29,6 +29,8 @@ mod relax;
 mod seed;
 mod small;
 mod stage;
+#[cfg(test)]
+mod testing;
 
 use super::{Assignment, LevelBound, Options, SolveInfo, SolveStatus};
 use crate::model::Cluster;

@@ -53,12 +53,7 @@ fn place(m: &Master, group_of: &BTreeMap<NodeIdx, usize>, deadline: Instant) -> 
     let mut ledger = Ledger::default();
     for w in pack::largest_first(c, p.packed.keys().copied()) {
         let wl = &c.workloads[w];
-        let item = Item::Packed { w: w as u32 };
-        let candidates: Vec<NodeIdx> = nodes
-            .iter()
-            .copied()
-            .filter(|n| m.items[group_of[n]].contains(&item))
-            .collect();
+        let candidates = candidates(m, group_of, w);
         for r in 0..wl.replicas {
             if r % 64 == 0 && Instant::now() > deadline {
                 return on;
@@ -124,6 +119,27 @@ fn node_pattern(m: &Master, g: usize, n: NodeIdx, on: &[(usize, &[u32])]) -> Opt
     let items: Vec<(Item, u32)> = by_item.iter().map(|(i, p)| (*i, p.len() as u32)).collect();
     let places: Vec<Vec<u16>> = by_item.into_values().flatten().collect();
     Some(Pattern { items, places })
+}
+
+/// Per group of the master: whether it holds packed class `w` (its item is one of the
+/// group's).
+pub(crate) fn holding(m: &Master, w: usize) -> Vec<bool> {
+    let item = Item::Packed { w: w as u32 };
+    m.items.iter().map(|items| items.contains(&item)).collect()
+}
+
+/// The nodes of `group_of`, in node order, whose group holds packed class `w`.
+pub(crate) fn candidates(
+    m: &Master,
+    group_of: &BTreeMap<NodeIdx, usize>,
+    w: usize,
+) -> Vec<NodeIdx> {
+    let holds = holding(m, w);
+    group_of
+        .iter()
+        .filter(|(_, g)| holds[**g])
+        .map(|(n, _)| *n)
+        .collect()
 }
 
 /// The master's solution holding `on`: each node's pattern column (added when new),

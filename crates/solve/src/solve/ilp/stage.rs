@@ -563,35 +563,20 @@ mod tests {
     use super::super::master::{Master, Objective};
     use super::super::problem::Problem;
     use super::super::seed;
+    use super::super::testing::cluster;
     use super::at_box_bound;
-    use crate::source::SourceMap;
 
-    const PACKED: &str = r#"
-cluster "bx"
-gpu-model "t4x" memory="16GiB"
-node-class "small" {
-    cpu sockets=1 cores-per-socket=16
-    memory "64GiB"
-    gpus 2 model="t4x"
-}
-nodes "n-[1-2]" class="small"
-team "t" burst=100
-priority "p" value=10
+    const PART: &str = r#"
 inference "part" team="t" priority="p" replicas=4 {
     fraction "30%"
     requests cpu=1 memory="1GiB"
 }
 "#;
 
-    fn cluster(text: &str) -> crate::model::Cluster {
-        let mut sources = SourceMap::new();
-        sources.add("bx.kdl", text.to_string());
-        crate::validate::validate(&sources).model.expect("model")
-    }
-
-    #[test]
-    fn a_start_at_the_box_bound_ends_the_stage_and_nothing_else_does() {
-        let c = cluster(PACKED);
+    /// Runs `f` on the master of `classes` (every small group's patterns as columns)
+    /// and its solution that places nothing.
+    fn with_empty_start(classes: &str, f: impl FnOnce(&mut Master, &[f64])) {
+        let c = cluster(classes);
         let p = Problem::build(&c, &Default::default());
         let mut m = Master::new(&c, &p);
         for g in 0..p.groups.len() {
@@ -599,41 +584,40 @@ inference "part" team="t" priority="p" replicas=4 {
         }
         let group_of = seed::packed_nodes(&m);
         let x = seed::solution_of(&mut m, &[], &group_of).expect("the empty placement");
-        // Compaction of packed replicas with nothing to weigh: every cost is 0.
-        m.lp.cost = m.costs(&Objective::Compact);
-        let out = at_box_bound(&m, Some(&x)).expect("ends at its start");
-        assert_eq!((out.objective, out.bound), (0.0, 0.0));
-        // No start, or one that breaks the master's rows: the stage runs.
-        assert!(at_box_bound(&m, None).is_none());
-        let mut broken = x.clone();
-        broken.iter_mut().for_each(|v| *v += 1.0);
-        assert!(at_box_bound(&m, Some(&broken)).is_none());
-        // Admission rewards what is placed (negative costs): the empty start is no optimum.
-        let part = c.workloads.iter().position(|w| w.name == "part").unwrap();
-        m.lp.cost = m.costs(&Objective::Admit {
-            ws: vec![part],
-            lower: Vec::new(),
-            weight: 0.0,
-            guarantee: 0.0,
+        f(&mut m, &x);
+    }
+
+    #[test]
+    fn a_start_at_the_box_bound_ends_the_stage_and_nothing_else_does() {
+        with_empty_start(PART, |m, x| {
+            // Compaction of packed replicas with nothing to weigh: every cost is 0.
+            m.lp.cost = m.costs(&Objective::Compact);
+            let out = at_box_bound(m, Some(x)).expect("ends at its start");
+            assert_eq!((out.objective, out.bound), (0.0, 0.0));
+            // No start, or one that breaks the master's rows: the stage runs.
+            assert!(at_box_bound(m, None).is_none());
+            let broken: Vec<f64> = x.iter().map(|v| v + 1.0).collect();
+            assert!(at_box_bound(m, Some(&broken)).is_none());
+            // Admission rewards what is placed (negative costs): the empty start is no
+            // optimum.
+            let part = m.c.workloads.iter().position(|w| w.name == "part").unwrap();
+            m.lp.cost = m.costs(&Objective::Admit {
+                ws: vec![part],
+                lower: Vec::new(),
+                weight: 0.0,
+                guarantee: 0.0,
+            });
+            assert!(at_box_bound(m, Some(x)).is_none());
         });
-        assert!(at_box_bound(&m, Some(&x)).is_none());
     }
 
     #[test]
     fn gangs_keep_their_integer_program() {
         // A gang: the integer program breaks ties between placements of equal cost.
-        let c = cluster(&PACKED.replace(
-            "inference \"part\"",
-            "training \"gang\" team=\"t\" priority=\"p\" replicas=1 {\n    gang gpus=2\n}\ninference \"part\"",
-        ));
-        let p = Problem::build(&c, &Default::default());
-        let mut m = Master::new(&c, &p);
-        for g in 0..p.groups.len() {
-            m.seed_patterns(g, &Objective::Compact, 0);
-        }
-        let group_of = seed::packed_nodes(&m);
-        let x = seed::solution_of(&mut m, &[], &group_of).expect("the empty placement");
-        m.lp.cost = m.costs(&Objective::Compact);
-        assert!(at_box_bound(&m, Some(&x)).is_none());
+        let gang = "training \"gang\" team=\"t\" priority=\"p\" replicas=1 {\n    gang gpus=2\n}\n";
+        with_empty_start(&format!("{gang}{PART}"), |m, x| {
+            m.lp.cost = m.costs(&Objective::Compact);
+            assert!(at_box_bound(m, Some(x)).is_none());
+        });
     }
 }

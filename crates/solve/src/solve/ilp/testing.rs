@@ -1,0 +1,33 @@
+//! What the ILP's unit tests share: a small validated cluster to build a master on.
+
+use crate::model::Cluster;
+use crate::source::SourceMap;
+
+/// Two nodes of two GPUs (16 CPUs, 64 GiB each), team `t` (burst 100) and priority `p`,
+/// with the classes `classes` (KDL); validated without errors.
+pub(super) fn cluster(classes: &str) -> Cluster {
+    let text = format!(
+        r#"
+cluster "ilp"
+gpu-model "t4x" memory="16GiB"
+node-class "small" {{
+    cpu sockets=1 cores-per-socket=16
+    memory "64GiB"
+    gpus 2 model="t4x"
+}}
+nodes "n-[1-2]" class="small"
+team "t" burst=100
+priority "p" value=10
+{classes}
+"#
+    );
+    let mut sources = SourceMap::new();
+    sources.add("ilp.kdl", text);
+    let out = crate::validate::validate(&sources);
+    assert!(
+        !out.diagnostics.iter().any(|d| d.is_error()),
+        "{:#?}",
+        out.diagnostics
+    );
+    out.model.expect("model")
+}
