@@ -138,6 +138,65 @@ fn new_class_moves_no_gang() {
     assert!(reshuffled > 0);
 }
 
+/// Incremental re-plans (issue 31): the previous placement, with what the change adds
+/// where free capacity takes it, is the solver's start, so the levels it admits in full
+/// skip their integer programs. A class added (a leaf-bound gang) and a class grown by
+/// one replica: the same admission as from scratch (`compare`), no gang moved, and
+/// fewer stages solved than from scratch.
+#[test]
+fn one_class_change_starts_from_the_previous_placement() {
+    let added = r#"training "aaa-urgent" team="foundation" priority="production" {
+    gang gpus=16 gpus-per-node=8
+    topology required="leaf"
+}
+"#;
+    for (mix, seed, grow) in [(Mix::Mixed, 2, false), (Mix::Training, 1, true)] {
+        let base = superpod_files(mix, 512, seed);
+        let c0 = load(&sources(&base));
+        let p0 = plan(&c0, None);
+        let changed = if grow {
+            grown(&base)
+        } else {
+            with_extra(&base, added)
+        };
+        let c1 = load(&sources(&changed));
+        let (with, _, keep) = compare(&c1, &p0);
+        let fresh = plan(&c1, None);
+        assert_eq!(with.gangs_moved, 0, "{mix:?}/{seed}: {with:?}");
+        assert!(
+            keep.solver.stages < fresh.solver.stages,
+            "{mix:?}/{seed}: {} stages with the previous placement, {} from scratch",
+            keep.solver.stages,
+            fresh.solver.stages
+        );
+    }
+}
+
+/// `files` with the first training class that states its replicas asking one more.
+fn grown(files: &[(String, String)]) -> Vec<(String, String)> {
+    let mut out = files.to_vec();
+    for (_, text) in out.iter_mut() {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let found = lines.iter_mut().find_map(|line| {
+            let at = line
+                .find("replicas=")
+                .filter(|_| line.starts_with("training \""))?;
+            let digits: String = line[at + 9..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit())
+                .collect();
+            let n: u32 = digits.parse().ok()?;
+            line.replace_range(at + 9..at + 9 + digits.len(), &(n + 1).to_string());
+            Some(())
+        });
+        if found.is_some() {
+            *text = lines.join("\n") + "\n";
+            return out;
+        }
+    }
+    panic!("no training class states its replicas");
+}
+
 /// A cordoned node: only the work on it has to go somewhere else.
 #[test]
 fn cordoned_node_moves_only_its_work() {

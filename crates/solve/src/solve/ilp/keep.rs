@@ -240,7 +240,7 @@ fn add_mode_keeps(m: &mut Master, prev: &Previous, group_of: &BTreeMap<NodeIdx, 
 /// The node item a previous gang's share on group `gi` was: a node-local gang in the
 /// first mode its GPUs satisfy, or a share in the first mode whose domain holds all its
 /// nodes.
-fn item_of(
+pub(super) fn item_of(
     m: &Master,
     group_of: &BTreeMap<NodeIdx, usize>,
     gi: usize,

@@ -24,6 +24,7 @@ mod master;
 mod par;
 mod pattern;
 mod pricing;
+mod prior;
 mod problem;
 mod relax;
 mod seed;
@@ -127,10 +128,41 @@ fn build_master<'a>(
             t.elapsed().as_secs_f64(),
         ));
     }
+    let mut seeded = seeded;
     if let Some(pv) = &opts.previous {
         keep::add(&mut m, pv);
+        let t = Instant::now();
+        if let Some(x) = prior::start(&mut m, pv) {
+            phases.push((
+                "previous placement as start".to_string(),
+                t.elapsed().as_secs_f64(),
+            ));
+            seeded = Some(match seeded {
+                Some(s) if admits_more(&m, &s, &x) => s,
+                _ => x,
+            });
+        }
+    }
+    if let Some(x) = &mut seeded {
+        x.resize(m.lp.cols(), 0.0);
     }
     (m, complete, seeded, phases)
+}
+
+/// Whether `a` admits more than `b` at the first priority level where they differ
+/// (by more than a tolerance), highest level first.
+fn admits_more(m: &Master, a: &[f64], b: &[f64]) -> bool {
+    let c = m.c;
+    for level in priority_levels(c) {
+        let ws: Vec<usize> = (0..c.workloads.len())
+            .filter(|w| priority_value(c, &c.workloads[*w]) == level)
+            .collect();
+        let (ua, ub) = (usage_value(m, &ws, a), usage_value(m, &ws, b));
+        if (ua - ub).abs() > 1e-6 {
+            return ua > ub;
+        }
+    }
+    false
 }
 
 /// Wall-clock seconds per named phase, in order.
