@@ -194,10 +194,25 @@ pub fn parse(path: &str, text: &str) -> Result<Loaded, Diagnostic> {
              and apply again",
         )
     };
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))?;
-    match value
-        .get("format_version")
+    // The version first (a file of another version may not be a `State`), without
+    // building the document as a `Value`: at 100,000 GPUs that took half the read.
+    #[derive(Deserialize)]
+    struct Version {
+        format_version: Option<serde_json::Value>,
+    }
+    // Only an object has fields (serde would read `[1]` as a `Version` too).
+    let version = text
+        .trim_start()
+        .starts_with('{')
+        .then(|| serde_json::from_str::<Version>(text).ok())
+        .flatten();
+    if version.is_none() {
+        // Not JSON (say where), or JSON without the field.
+        serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|e| corrupt(e.to_string()))?;
+    }
+    match version
+        .and_then(|v| v.format_version)
+        .as_ref()
         .and_then(serde_json::Value::as_u64)
     {
         Some(v) if v == u64::from(FORMAT_VERSION) => {}
@@ -212,7 +227,7 @@ pub fn parse(path: &str, text: &str) -> Result<Loaded, Diagnostic> {
         }
         None => return Err(corrupt("no `format_version`".into())),
     }
-    let state: State = serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
+    let state: State = serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))?;
     check_artifact_paths(state.artifacts.keys(), &format!("the state `{path}`"))?;
     for (p, a) in &state.artifacts {
         if sha256(a.text.as_bytes()) != a.sha256 {
@@ -269,8 +284,10 @@ mod tests {
         assert!(d.message.contains("format_version 99"), "{}", d.message);
         let d = parse("s.json", r#"{"format_version": 1}"#).unwrap_err();
         assert!(d.message.contains("not a valid gpuplan state"));
-        let d = parse("s.json", "[]").unwrap_err();
-        assert!(d.message.contains("format_version"));
+        for not_an_object in ["[]", "[1]", "1"] {
+            let d = parse("s.json", not_an_object).unwrap_err();
+            assert!(d.message.contains("no `format_version`"), "{}", d.message);
+        }
     }
 
     #[test]

@@ -163,6 +163,14 @@ impl Cluster {
     /// Every node's authority in one pass over the pools (the first pool that lists a
     /// node wins, as [`Cluster::pool_of`]).
     pub(super) fn compute_owners(&self) -> Vec<Option<Authority>> {
+        self.compute_pool_at()
+            .iter()
+            .map(|p| p.and_then(|pi| self.pools[pi].scheduler).or(self.scheduler))
+            .collect()
+    }
+
+    /// The first pool listing each node, by node index.
+    pub(super) fn compute_pool_at(&self) -> Vec<Option<usize>> {
         let mut pool: Vec<Option<usize>> = vec![None; self.nodes.len()];
         for (pi, p) in self.pools.iter().enumerate() {
             for &n in &p.nodes {
@@ -171,9 +179,7 @@ impl Cluster {
                 }
             }
         }
-        pool.iter()
-            .map(|p| p.and_then(|pi| self.pools[pi].scheduler).or(self.scheduler))
-            .collect()
+        pool
     }
 
     /// The authorities that own at least one node, sorted.
@@ -287,9 +293,11 @@ impl Cluster {
     /// Recomputes the authority caches (after nodes, pools or classes changed).
     pub(crate) fn refresh_authorities(&mut self) {
         self.owners = Vec::new();
+        self.pool_at = Vec::new();
         self.model_owners = Default::default();
         self.class_owners = Vec::new();
         self.owners = self.compute_owners();
+        self.pool_at = self.compute_pool_at();
         self.model_owners = self.compute_model_owners();
         self.class_owners = self.compute_class_owners();
     }

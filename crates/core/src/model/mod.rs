@@ -97,6 +97,10 @@ pub struct Cluster {
     /// (see [`Cluster::node_authority`]).
     #[serde(skip)]
     pub owners: Vec<Option<Authority>>,
+    /// The pool listing each node first (by node index), computed with `owners` (see
+    /// [`Cluster::pool_of`]).
+    #[serde(skip)]
+    pub pool_at: Vec<Option<usize>>,
     /// Per GPU model, the authorities owning a node with a usable GPU of it.
     #[serde(skip)]
     pub model_owners: BTreeMap<String, std::collections::BTreeSet<Authority>>,
@@ -710,7 +714,10 @@ impl Cluster {
 
     /// The declared pool a node belongs to (first declaration wins).
     pub fn pool_of(&self, node: NodeIdx) -> Option<&Pool> {
-        self.pools.iter().find(|p| p.nodes.contains(&node))
+        match self.pool_at.get(node) {
+            Some(p) if self.pool_at.len() == self.nodes.len() => p.and_then(|i| self.pools.get(i)),
+            _ => self.pools.iter().find(|p| p.nodes.contains(&node)),
+        }
     }
 
     /// Resolves a GPU model name as written (catalog alias or declared name).

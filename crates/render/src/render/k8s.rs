@@ -119,7 +119,7 @@ pub(super) fn render(f: &Facts, env: &Environment) -> Result<Files, Diagnostic> 
         teams: f.teams.iter().map(|t| t.name.as_str()).collect(),
         quotas: quotas(f),
         priorities: &f.priorities,
-        nodes: f.nodes.iter().map(NodeCtx::of).collect(),
+        nodes: f.nodes.iter().map(|n| NodeCtx::of(n)).collect(),
         dra_quota: f.teams.iter().any(|t| !t.dra.is_empty()),
     };
     let mut files = Files::new();

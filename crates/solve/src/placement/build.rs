@@ -39,8 +39,9 @@ pub fn build(c: &Cluster, a: &Assignment, info: &SolveInfo) -> Placement {
             *h += r.amount;
         }
     }
+    let by_class = ByClass::of(c, a);
     let mut workloads: Vec<WorkloadPlacement> = (0..c.workloads.len())
-        .map(|wi| workload(c, a, wi, held[wi]))
+        .map(|wi| workload(c, a, &by_class, wi, held[wi]))
         .collect();
     let team_used = team_usage(c, &records);
     if workloads
@@ -220,12 +221,42 @@ fn node_name(c: &Cluster, ni: NodeIdx) -> String {
     c.nodes.get(ni).map(|n| n.name.clone()).unwrap_or_default()
 }
 
+/// An assignment's entries per class (indexes into its lists), so that each class's
+/// part is read once instead of every list being scanned per class (at 2,000 classes
+/// and 100,000 GPUs the scans took a fifth of building the placement).
+struct ByClass {
+    gangs: Vec<Vec<usize>>,
+    mig: Vec<Vec<usize>>,
+    shares: Vec<Vec<usize>>,
+    packed: Vec<Vec<usize>>,
+}
+
+impl ByClass {
+    fn of(c: &Cluster, a: &Assignment) -> ByClass {
+        fn index(n: usize, classes: impl Iterator<Item = usize>) -> Vec<Vec<usize>> {
+            let mut out = vec![Vec::new(); n];
+            for (i, w) in classes.enumerate() {
+                if let Some(v) = out.get_mut(w) {
+                    v.push(i);
+                }
+            }
+            out
+        }
+        let n = c.workloads.len();
+        ByClass {
+            gangs: index(n, a.gangs.iter().map(|g| g.0)),
+            mig: index(n, a.mig_instances.iter().map(|m| m.0)),
+            shares: index(n, a.shares.iter().map(|s| s.0)),
+            packed: index(n, a.packed.iter().map(|p| p.0)),
+        }
+    }
+}
+
 /// The gangs of class `wi`, by replica, nodes and GPUs sorted.
-fn gangs_of(c: &Cluster, a: &Assignment, wi: usize) -> Vec<Gang> {
-    let mut gangs: Vec<Gang> = a
-        .gangs
+fn gangs_of(c: &Cluster, a: &Assignment, by: &ByClass, wi: usize) -> Vec<Gang> {
+    let mut gangs: Vec<Gang> = by.gangs[wi]
         .iter()
-        .filter(|g| g.0 == wi)
+        .map(|&i| &a.gangs[i])
         .map(|(_, r, nodes)| {
             let mut ng: Vec<NodeGpus> = nodes
                 .iter()
@@ -251,11 +282,10 @@ fn gangs_of(c: &Cluster, a: &Assignment, wi: usize) -> Vec<Gang> {
 }
 
 /// The MIG instances of class `wi` (driver profile names), sorted.
-fn instances_of(c: &Cluster, a: &Assignment, wi: usize) -> Vec<MigInstance> {
-    let mut mig_instances: Vec<MigInstance> = a
-        .mig_instances
+fn instances_of(c: &Cluster, a: &Assignment, by: &ByClass, wi: usize) -> Vec<MigInstance> {
+    let mut mig_instances: Vec<MigInstance> = by.mig[wi]
         .iter()
-        .filter(|m| m.0 == wi)
+        .map(|&i| &a.mig_instances[i])
         .map(|(_, ni, gi, p)| MigInstance {
             node: node_name(c, *ni),
             gpu: *gi,
@@ -268,14 +298,19 @@ fn instances_of(c: &Cluster, a: &Assignment, wi: usize) -> Vec<MigInstance> {
     mig_instances
 }
 
-fn workload(c: &Cluster, a: &Assignment, wi: usize, gpus_placed: f64) -> WorkloadPlacement {
+fn workload(
+    c: &Cluster,
+    a: &Assignment,
+    by: &ByClass,
+    wi: usize,
+    gpus_placed: f64,
+) -> WorkloadPlacement {
     let w = &c.workloads[wi];
-    let gangs = gangs_of(c, a, wi);
-    let mig_instances = instances_of(c, a, wi);
-    let mut shares: Vec<Share> = a
-        .shares
+    let gangs = gangs_of(c, a, by, wi);
+    let mig_instances = instances_of(c, a, by, wi);
+    let mut shares: Vec<Share> = by.shares[wi]
         .iter()
-        .filter(|s| s.0 == wi)
+        .map(|&i| &a.shares[i])
         .map(|(_, ni, gi, n)| Share {
             node: node_name(c, *ni),
             gpu: *gi,
@@ -283,10 +318,9 @@ fn workload(c: &Cluster, a: &Assignment, wi: usize, gpus_placed: f64) -> Workloa
         })
         .collect();
     shares.sort();
-    let mut packed: Vec<Packed> = a
-        .packed
+    let mut packed: Vec<Packed> = by.packed[wi]
         .iter()
-        .filter(|p| p.0 == wi)
+        .map(|&i| &a.packed[i])
         .map(|(_, ni, gs, k)| Packed {
             node: node_name(c, *ni),
             gpus: gs.clone(),
@@ -300,8 +334,7 @@ fn workload(c: &Cluster, a: &Assignment, wi: usize, gpus_placed: f64) -> Workloa
         + packed.iter().map(|p| p.replicas).sum::<u32>();
     let mig_profiles = a
         .mig_profiles
-        .iter()
-        .filter(|((x, _), _)| *x == wi)
+        .range((wi, String::new())..(wi + 1, String::new()))
         .map(|((_, m), p)| {
             let name = c
                 .models

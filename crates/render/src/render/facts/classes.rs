@@ -10,19 +10,20 @@ use super::{Ask, ClassFacts, GroupFacts, NodeFacts, Pin, SCHEDULER_LABEL, TierFa
 use crate::model::{Cluster, Taint, Tier, Workload, WorkloadKind};
 use crate::placement::{Placement, WorkloadPlacement};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// The facts of every planned class, sorted by name, with their groups named.
 pub(super) fn classes_of(
     c: &Cluster,
     plan: &Placement,
-    nodes: &[NodeFacts],
+    nodes: &[Arc<NodeFacts>],
     tiers: &[TierFacts],
     workload: &Workloads,
     uncarried: &BTreeMap<String, Vec<String>>,
 ) -> Vec<ClassFacts> {
     let cx = ClassCx {
         c,
-        by_name: nodes.iter().map(|n| (n.name.as_str(), n)).collect(),
+        by_name: nodes.iter().map(|n| (n.name.as_str(), &**n)).collect(),
         tiers,
         uncarried,
     };

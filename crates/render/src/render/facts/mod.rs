@@ -35,6 +35,7 @@ use crate::placement::Placement;
 use crate::units::compress_names;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 pub use crate::names::{
     CAPACITY_LABEL, LABEL_PREFIX, MIG_CONFIG_LABEL, MODEL_LABEL, PLUGIN_CONFIG_LABEL, POOL_LABEL,
@@ -269,7 +270,8 @@ pub(crate) struct Facts<'a> {
     pub serves: Vec<Authority>,
     pub plan: &'a Placement,
     pub slurm_version: Vec<u32>,
-    pub nodes: Vec<NodeFacts>,
+    /// Shared between a target's scoped facts (cloning the list clones pointers).
+    pub nodes: Vec<Arc<NodeFacts>>,
     pub pools: Vec<PoolFacts>,
     pub tiers: Vec<TierFacts>,
     pub teams: Vec<TeamFacts>,
@@ -357,6 +359,7 @@ impl<'a> Facts<'a> {
             plugin_configs,
             mut errors,
         } = nodes::build(c, plan, &workload);
+        let nodes: Vec<Arc<NodeFacts>> = nodes.into_iter().map(Arc::new).collect();
         let priorities = teams::priorities_of(c);
         let rank_of = |p: &str| teams::rank_of(&priorities, p);
         let uncarried = sharing::uncarried_fractions(c, plan, &nodes, &workload);
@@ -410,7 +413,7 @@ impl<'a> Facts<'a> {
     ) -> impl Iterator<Item = &'s NodeFacts> {
         names
             .iter()
-            .filter_map(|n| self.node_at.get(n).map(|&i| &self.nodes[i]))
+            .filter_map(|n| self.node_at.get(n).map(|&i| &*self.nodes[i]))
     }
 
     pub(crate) fn tier(&self, name: &str) -> Option<&TierFacts> {

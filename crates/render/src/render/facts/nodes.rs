@@ -10,6 +10,7 @@ use crate::model::{Cluster, Node, NodeClass, PoolMode, Taint};
 use crate::placement::Placement;
 use crate::render::GP910;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The MIG layout of one node: GPU index -> profiles (largest first, driver names).
 pub type Layout = BTreeMap<u32, Vec<String>>;
@@ -358,7 +359,7 @@ fn taints_of(
 /// The pools the nodes form, sorted by name: members, hostlist range, models, and the
 /// highest priority rank and preemptibility of the classes placed in each.
 pub(super) fn pools_of(
-    nodes: &[NodeFacts],
+    nodes: &[Arc<NodeFacts>],
     classes: &[ClassFacts],
     rank_of: &dyn Fn(&str) -> u32,
 ) -> Vec<PoolFacts> {

@@ -7,6 +7,7 @@ use super::{NodeFacts, Workloads};
 use crate::model::{Cluster, Isolation};
 use crate::placement::Placement;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// How one node's GPUs are shared (the device plugin applies one strategy and one
 /// replica count to every GPU of a node).
@@ -152,10 +153,11 @@ pub(super) fn slurm_sharing<'a>(
 pub(super) fn uncarried_fractions(
     c: &Cluster,
     plan: &Placement,
-    nodes: &[NodeFacts],
+    nodes: &[Arc<NodeFacts>],
     workload: &Workloads,
 ) -> BTreeMap<String, Vec<String>> {
-    let by_name: BTreeMap<&str, &NodeFacts> = nodes.iter().map(|n| (n.name.as_str(), n)).collect();
+    let by_name: BTreeMap<&str, &NodeFacts> =
+        nodes.iter().map(|n| (n.name.as_str(), &**n)).collect();
     let whole = whole_gpu_nodes(plan, workload);
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for w in &plan.workloads {

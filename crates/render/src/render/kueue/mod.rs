@@ -168,6 +168,7 @@ fn flavors_of(f: &Facts) -> Vec<Flavor> {
                 .nodes
                 .iter()
                 .filter(|n| n.pool == p.name && n.model.as_ref() == Some(m))
+                .map(|n| &**n)
                 .collect();
             out.push(Flavor {
                 name,

@@ -5,6 +5,7 @@ use crate::render::facts::{Facts, NodeFacts, range};
 use crate::units::format_index_set;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 #[derive(Serialize)]
 pub(super) struct NodeLine {
@@ -81,7 +82,7 @@ pub(super) fn sharing_gres(_f: &Facts, n: &NodeFacts) -> Option<&'static str> {
 }
 
 /// `gpu` plus `shard` / `mps` when some node shares its GPUs.
-pub(super) fn gres_types(nodes: &[NodeFacts]) -> String {
+pub(super) fn gres_types(nodes: &[Arc<NodeFacts>]) -> String {
     let mut types = vec!["gpu"];
     for kind in ["mps", "shard"] {
         if nodes.iter().any(|n| n.slurm_sharing == Some(kind)) {
@@ -92,8 +93,8 @@ pub(super) fn gres_types(nodes: &[NodeFacts]) -> String {
 }
 
 /// [`node_gres`] of every node, in the nodes' order.
-pub(super) fn node_gres_all(nodes: &[NodeFacts]) -> Vec<String> {
-    nodes.iter().map(node_gres).collect()
+pub(super) fn node_gres_all(nodes: &[Arc<NodeFacts>]) -> Vec<String> {
+    nodes.iter().map(|n| node_gres(n)).collect()
 }
 
 /// `gres/gpu` and one `gres/gpu:<type>` per GRES type of any node (`gres`: the nodes'
@@ -136,7 +137,7 @@ fn group<'a, K: Ord>(keyed: impl IntoIterator<Item = (K, &'a str)>) -> Vec<(K, S
 
 /// `NodeName` lines: CPU layout, memory, GRES (`gres`: the nodes' [`node_gres`]) and
 /// features (pool, model, its NVLink domain and switches, capacity).
-pub(super) fn node_lines(nodes: &[NodeFacts], gres: &[String]) -> Vec<NodeLine> {
+pub(super) fn node_lines(nodes: &[Arc<NodeFacts>], gres: &[String]) -> Vec<NodeLine> {
     let keyed = nodes.iter().zip(gres).map(|(n, gres)| {
         let mut features = vec![n.pool.as_str()];
         features.extend(n.model_short.as_deref());
