@@ -1,18 +1,23 @@
 //! Replicas the previous placement does not hold (a class added or grown, a gang left
 //! out of the start), added to the start where its free capacity takes them: highest
-//! priority first, a packed replica or node-local gang on the fullest node of a group
-//! that still fits it, a multi-node gang on the first nodes of one domain that fit a
-//! share each. Every addition is checked against the rows it touches (quotas, ceilings,
-//! gang and packing rows) and undone when one does not hold.
+//! priority first, larger replicas first within a priority (the classic largest-first
+//! rule: small ones fill the gaps large ones leave), a packed replica or node-local gang
+//! on the fullest node of a group that still fits it, a multi-node gang on the first
+//! nodes of one domain that fit a share each, a MIG or shared replica on a free instance
+//! or shared slot, else on one more GPU of a layout with the most instances of its
+//! profile (or one more shared GPU), else with an empty node of its model turned to that
+//! mode. Every addition is checked against the rows it touches (quotas, ceilings, gang,
+//! packing, MIG and sharing rows) and undone when one does not hold.
 //!
-//! Decision: MIG and shared replicas and gangs with a smaller last share are not added
-//! (their stages place them); the work is bounded by a number of pattern fits, not a
-//! clock, so the start does not depend on the machine.
+//! Decision: gangs with a smaller last share are not added (their stage places them); the
+//! work is bounded by a number of pattern fits, not a clock, so the start does not depend
+//! on the machine.
 
 use super::super::lp::ColId;
 use super::super::master::{Master, Objective, partial_size};
 use super::super::pattern::{self, Item};
 use super::super::priority_value;
+use crate::model::PoolMode;
 use std::collections::BTreeSet;
 
 /// Pattern fits the filling may try in all.
@@ -31,10 +36,18 @@ struct Start<'x> {
 /// Adds the replicas `x` does not admit where they fit (see the module docs).
 pub(super) fn fill(m: &mut Master, x: &mut Vec<f64>) {
     let c = m.c;
-    let mut short: Vec<(i64, usize)> =
+    x.resize(m.lp.cols(), 0.0);
+    let mut short: Vec<(i64, i64, usize)> =
         m.a.iter()
             .filter(|(w, a)| x[**a].round() < c.workloads[**w].replicas as f64)
-            .map(|(w, _)| (-priority_value(c, &c.workloads[*w]), *w))
+            .map(|(w, _)| {
+                let size = super::super::demand_of(m, *w) / c.workloads[*w].replicas.max(1) as f64;
+                (
+                    -priority_value(c, &c.workloads[*w]),
+                    -(size * 1000.0).round() as i64,
+                    *w,
+                )
+            })
             .collect();
     if short.is_empty() {
         return;
@@ -42,7 +55,7 @@ pub(super) fn fill(m: &mut Master, x: &mut Vec<f64>) {
     short.sort_unstable();
     let act = m.lp.activity(x);
     let mut st = Start { x, act, fits: 0 };
-    for (_, w) in short {
+    for (_, _, w) in short {
         let missing = c.workloads[w].replicas as f64 - st.x[m.a[&w]].round();
         for _ in 0..missing as u32 {
             if st.fits >= FITS || !add_one(m, &mut st, w) {
@@ -59,7 +72,7 @@ fn add_one(m: &mut Master, st: &mut Start, w: usize) -> bool {
         return on_node(m, st, Item::Packed { w: w as u32 }, a);
     }
     let Some(si) = m.p.shapes.iter().position(|s| s.workloads.contains(&w)) else {
-        return false;
+        return pooled(m, st, w, a);
     };
     for mi in 0..m.p.shapes[si].modes.len() {
         let local = Item::Local {
@@ -77,6 +90,73 @@ fn add_one(m: &mut Master, st: &mut Start, w: usize) -> bool {
         for d in domains {
             if gang(m, st, (si, mi, d), a) {
                 return true;
+            }
+        }
+    }
+    false
+}
+
+/// One MIG or shared replica of `w` on a GPU model it may use: on an instance or shared
+/// GPU already there, else on one more GPU of a layout holding its profile (MIG) or one
+/// more shared GPU, else with one more node of the model in that mode (an empty node of
+/// its group).
+fn pooled(m: &Master, st: &mut Start, w: usize, a: ColId) -> bool {
+    let models: Vec<(String, ColId)> =
+        m.r.range((w, String::new())..(w + 1, String::new()))
+            .map(|((_, md), c)| (md.clone(), *c))
+            .collect();
+    for (md, r) in models {
+        let base: Delta = vec![(r, 1.0), (a, 1.0)];
+        if st.apply(m, &base) {
+            return true;
+        }
+        let (mode, factor, more): (PoolMode, Option<u32>, Vec<ColId>) =
+            if let Some((mps, per_gpu, _)) = m.p.shared.get(&w) {
+                let t = m.t.get(&(w, md.clone())).copied();
+                (
+                    PoolMode::shared(*mps),
+                    Some(*per_gpu),
+                    t.into_iter().collect(),
+                )
+            } else if let Some(q) = m.p.mig.get(&w).and_then(|per| per.get(&md)) {
+                let layouts = m.layouts.get(&md).map(Vec::as_slice).unwrap_or(&[]);
+                // Layouts with the most instances of the profile first.
+                let mut z: Vec<(usize, usize)> = layouts
+                    .iter()
+                    .enumerate()
+                    .map(|(li, l)| (l.iter().filter(|x| x.name == q.name).count(), li))
+                    .filter(|(k, _)| *k > 0)
+                    .collect();
+                z.sort_by_key(|(k, li)| (std::cmp::Reverse(*k), *li));
+                let z = z
+                    .into_iter()
+                    .filter_map(|(_, li)| m.z.get(&(md.clone(), li)).copied())
+                    .collect();
+                (PoolMode::Mig, None, z)
+            } else {
+                continue;
+            };
+        for col in more {
+            let mut d = base.clone();
+            d.push((col, 1.0));
+            if st.apply(m, &d) {
+                return true;
+            }
+            for (gi, g) in m.p.groups.iter().enumerate() {
+                let Some(&n) = m.n.get(&(gi, mode)).filter(|_| g.model == md) else {
+                    continue;
+                };
+                let Some(empty) = m.pattern_col(gi, &[]).filter(|e| st.x[*e] >= 1.0 - 1e-9) else {
+                    continue;
+                };
+                let mut d2 = d.clone();
+                d2.extend([(n, 1.0), (empty, -1.0)]);
+                if let Some(&nf) = factor.and_then(|f| m.nf.get(&(gi, mode, f))) {
+                    d2.push((nf, 1.0));
+                }
+                if st.apply(m, &d2) {
+                    return true;
+                }
             }
         }
     }

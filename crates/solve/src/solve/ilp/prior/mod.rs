@@ -517,6 +517,65 @@ inference "i" team="t" priority="p" replicas=2 {{
     }
 
     #[test]
+    fn shared_replicas_grow_onto_free_slots_then_another_node() {
+        // Before: two replicas on n-1's GPU 0 in time-slice mode (two per GPU), n-2 empty.
+        // Four fit n-1 (a second shared GPU); six need n-2 in time-slice mode too.
+        for (replicas, admitted) in [(4, 4.0), (6, 6.0), (9, 8.0)] {
+            let c = cluster(&format!(
+                r#"
+dev "nb" team="t" priority="p" replicas={replicas} {{
+    share "time-slice" per-gpu=2
+    memory "4GiB"
+}}
+"#
+            ));
+            let nb = c.workloads.iter().position(|x| x.name == "nb").unwrap();
+            let mut prev = Previous {
+                node_mode: vec![None; c.nodes.len()],
+                ..Previous::default()
+            };
+            prev.node_mode[idx(&c, "n-1")] = Some(crate::model::PoolMode::TimeSlice);
+            prev.shares.insert(nb, vec![(idx(&c, "n-1"), 0, 2)]);
+            let got = start_of(&c, &prev).expect("a start");
+            assert_eq!(
+                got,
+                vec![("nb".to_string(), admitted)],
+                "{replicas} replicas"
+            );
+        }
+    }
+
+    #[test]
+    fn larger_replicas_are_added_first() {
+        // Nothing before; three 1-GPU replicas and one 2-GPU gang of the same priority on
+        // two 2-GPU nodes. The gang first admits 4 GPUs (the gang and two replicas); the
+        // replicas first (class order) would leave no node for it (3 GPUs).
+        let c = cluster(
+            r#"
+inference "a-small" team="t" priority="p" replicas=3 {
+    isolation "whole-gpu"
+    gpus 1
+    requests cpu=1 memory="1GiB"
+}
+training "b-big" team="t" priority="p" {
+    gang gpus=2 gpus-per-node=2
+    topology required="node"
+}
+"#,
+        );
+        let prev = Previous {
+            node_mode: vec![None; c.nodes.len()],
+            ..Previous::default()
+        };
+        let mut got = start_of(&c, &prev).expect("a start");
+        got.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            got,
+            vec![("a-small".to_string(), 2.0), ("b-big".to_string(), 1.0)]
+        );
+    }
+
+    #[test]
     fn a_gang_on_a_cordoned_node_is_left_out() {
         let mut c = cluster(&classes(2));
         let n2 = idx(&c, "n-2");
