@@ -39,8 +39,8 @@ pub(crate) fn start(m: &mut Master, prev: &Previous) -> Option<Vec<f64>> {
     }
     held.gang_columns(m, &mut x);
     packed_columns(m, &mut x);
-    mig_columns(m, prev, &mut x);
-    shared_columns(m, prev, &mut x);
+    mig_columns(m, prev, &group_of, &mut x);
+    shared_columns(m, prev, &group_of, &mut x);
     fill::fill(m, &mut x);
     raise(m, &mut x);
     m.lp.feasible(&x, 1e-6).then_some(x)
@@ -310,8 +310,7 @@ fn in_mode(
 
 /// MIG nodes keep their current layouts; each class's previous instances on them (at
 /// most its replicas) are its replicas.
-fn mig_columns(m: &Master, prev: &Previous, x: &mut [f64]) {
-    let group_of = group_of(m);
+fn mig_columns(m: &Master, prev: &Previous, group_of: &BTreeMap<NodeIdx, usize>, x: &mut [f64]) {
     for ((gi, ci), &col) in &m.k {
         let Some(&n) = m.n.get(&(*gi, PoolMode::Mig)) else {
             continue;
@@ -321,7 +320,7 @@ fn mig_columns(m: &Master, prev: &Previous, x: &mut [f64]) {
     let mut r: BTreeMap<(usize, String), f64> = BTreeMap::new();
     for (w, v) in &prev.mig_instances {
         for (n, g, _) in v {
-            if !in_mode(m, &group_of, prev, *n, PoolMode::Mig) {
+            if !in_mode(m, group_of, prev, *n, PoolMode::Mig) {
                 continue;
             }
             if let Some(md) = model_at(m, *n, *g) {
@@ -334,8 +333,7 @@ fn mig_columns(m: &Master, prev: &Previous, x: &mut [f64]) {
 
 /// Shared GPUs: each class's previous replicas on nodes the start keeps in the mode, on
 /// as few GPUs as its sharing factor allows, and the nodes serving each factor.
-fn shared_columns(m: &Master, prev: &Previous, x: &mut [f64]) {
-    let group_of = group_of(m);
+fn shared_columns(m: &Master, prev: &Previous, group_of: &BTreeMap<NodeIdx, usize>, x: &mut [f64]) {
     let mut r: BTreeMap<(usize, String), f64> = BTreeMap::new();
     let mut nodes: BTreeMap<(usize, PoolMode, u32), std::collections::BTreeSet<NodeIdx>> =
         BTreeMap::new();
@@ -345,7 +343,7 @@ fn shared_columns(m: &Master, prev: &Previous, x: &mut [f64]) {
         };
         let mode = PoolMode::shared(*mps);
         for (n, g, k) in v {
-            if !in_mode(m, &group_of, prev, *n, mode) {
+            if !in_mode(m, group_of, prev, *n, mode) {
                 continue;
             }
             if let Some(md) = model_at(m, *n, *g) {
