@@ -160,10 +160,10 @@ impl Cluster {
         }
     }
 
-    /// Every node's authority in one pass over the pools (the first pool that lists a
-    /// node wins, as [`Cluster::pool_of`]).
-    pub(super) fn compute_owners(&self) -> Vec<Option<Authority>> {
-        self.compute_pool_at()
+    /// Every node's authority, from the first pool listing each node (`pool_at`, see
+    /// [`Cluster::pool_of`]).
+    fn owners_of(&self, pool_at: &[Option<usize>]) -> Vec<Option<Authority>> {
+        pool_at
             .iter()
             .map(|p| p.and_then(|pi| self.pools[pi].scheduler).or(self.scheduler))
             .collect()
@@ -296,8 +296,8 @@ impl Cluster {
         self.pool_at = Vec::new();
         self.model_owners = Default::default();
         self.class_owners = Vec::new();
-        self.owners = self.compute_owners();
         self.pool_at = self.compute_pool_at();
+        self.owners = self.owners_of(&self.pool_at);
         self.model_owners = self.compute_model_owners();
         self.class_owners = self.compute_class_owners();
     }
@@ -753,7 +753,8 @@ inference "c" team="t" priority="p" { gpus 1; }
         let mut diags = crate::diag::Diagnostics::new();
         let spec = crate::spec::parse_all(&sources, &mut diags);
         let c = crate::model::build(&spec);
-        assert_eq!(c.owners, c.compute_owners());
+        assert_eq!(c.pool_at, c.compute_pool_at());
+        assert_eq!(c.owners, c.owners_of(&c.compute_pool_at()));
         let mut bare = c.clone();
         bare.owners.clear();
         bare.model_owners.clear();

@@ -24,12 +24,7 @@ const ITEM_SHARE: f64 = 0.5;
 
 /// Adds the keep variables of `prev` to the master.
 pub(crate) fn add(m: &mut Master, prev: &Previous) {
-    let mut group_of: BTreeMap<NodeIdx, usize> = BTreeMap::new();
-    for (gi, g) in m.p.groups.iter().enumerate() {
-        for &n in &g.nodes {
-            group_of.insert(n, gi);
-        }
-    }
+    let group_of = m.p.group_of();
     let shape_of = m.p.shape_of();
     let per_node = node_items(m, prev, &group_of, &shape_of);
     add_pattern_keeps(m, &per_node, &group_of);
@@ -175,13 +170,7 @@ fn held_items(
 /// MIG and shared replicas per (class, GPU model), weighted by their GPU-equivalent.
 fn add_replica_keeps(m: &mut Master, prev: &Previous) {
     let (c, p) = (m.c, m.p);
-    let model_at = |n: NodeIdx, g: u32| {
-        c.nodes[n]
-            .gpus
-            .iter()
-            .find(|x| x.index == g)
-            .and_then(|x| x.model.clone())
-    };
+    let model_at = |n: NodeIdx, g: u32| c.gpu_model_name(n, g).map(str::to_string);
     let mut held: BTreeMap<(usize, String), f64> = BTreeMap::new();
     for (w, v) in &prev.mig_instances {
         for (n, g, _) in v {

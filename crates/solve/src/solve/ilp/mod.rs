@@ -116,7 +116,7 @@ fn build_master<'a>(
     let t = Instant::now();
     let deadline = start + std::time::Duration::from_secs_f64(opts.time_limit.max(0.0) / 2.0);
     // Where the dive applies, its placement (read off the relaxation) is the start.
-    let seeded = if dive::applies(&m) {
+    let mut seeded = if dive::applies(&m) {
         None
     } else {
         seed::packed(&mut m, deadline)
@@ -128,7 +128,6 @@ fn build_master<'a>(
             t.elapsed().as_secs_f64(),
         ));
     }
-    let mut seeded = seeded;
     if let Some(pv) = &opts.previous {
         keep::add(&mut m, pv);
         let t = Instant::now();

@@ -197,6 +197,15 @@ impl Problem {
             .collect()
     }
 
+    /// The group of each node that has one: node -> index into `groups`.
+    pub(crate) fn group_of(&self) -> BTreeMap<NodeIdx, usize> {
+        self.groups
+            .iter()
+            .enumerate()
+            .flat_map(|(gi, g)| g.nodes.iter().map(move |&n| (n, gi)))
+            .collect()
+    }
+
     /// Groups a mode of a shape may use, with their domain key (`None` = node-local).
     pub(crate) fn domain_of(&self, g: &Group, mode: &Mode) -> Option<String> {
         if mode.node_local {

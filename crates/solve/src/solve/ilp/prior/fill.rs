@@ -18,7 +18,7 @@ use super::super::master::{Master, Objective, partial_size};
 use super::super::pattern::{self, Item};
 use super::super::priority_value;
 use crate::model::PoolMode;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Pattern fits the filling may try in all.
 const FITS: usize = 20_000;
@@ -26,11 +26,13 @@ const FITS: usize = 20_000;
 /// A change of the start: (column, amount) pairs.
 type Delta = Vec<(ColId, f64)>;
 
-/// The start being filled: the solution, its row activities and the fits so far.
+/// The start being filled: the solution, its row activities, the fits so far and each
+/// gang class's shape.
 struct Start<'x> {
     x: &'x mut Vec<f64>,
     act: Vec<f64>,
     fits: usize,
+    shape_of: BTreeMap<usize, usize>,
 }
 
 /// Adds the replicas `x` does not admit where they fit (see the module docs).
@@ -54,7 +56,12 @@ pub(super) fn fill(m: &mut Master, x: &mut Vec<f64>) {
     }
     short.sort_unstable();
     let act = m.lp.activity(x);
-    let mut st = Start { x, act, fits: 0 };
+    let mut st = Start {
+        x,
+        act,
+        fits: 0,
+        shape_of: m.p.shape_of(),
+    };
     for (_, _, w) in short {
         let missing = c.workloads[w].replicas as f64 - st.x[m.a[&w]].round();
         for _ in 0..missing as u32 {
@@ -71,7 +78,7 @@ fn add_one(m: &mut Master, st: &mut Start, w: usize) -> bool {
     if m.p.packed.contains_key(&w) {
         return on_node(m, st, Item::Packed { w: w as u32 }, a);
     }
-    let Some(si) = m.p.shapes.iter().position(|s| s.workloads.contains(&w)) else {
+    let Some(&si) = st.shape_of.get(&w) else {
         return pooled(m, st, w, a);
     };
     for mi in 0..m.p.shapes[si].modes.len() {

@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 /// A solution of the master holding what `prev` placed that still fits; `None` when it
 /// does not satisfy the master's rows.
 pub(crate) fn start(m: &mut Master, prev: &Previous) -> Option<Vec<f64>> {
-    let group_of = group_of(m);
+    let group_of = m.p.group_of();
     let mut held = Held::default();
     held.gangs(m, prev, &group_of);
     held.packed(m, prev, &group_of);
@@ -44,17 +44,6 @@ pub(crate) fn start(m: &mut Master, prev: &Previous) -> Option<Vec<f64>> {
     fill::fill(m, &mut x);
     raise(m, &mut x);
     m.lp.feasible(&x, 1e-6).then_some(x)
-}
-
-/// Every node of a group, with its group.
-fn group_of(m: &Master) -> BTreeMap<NodeIdx, usize> {
-    let mut out = BTreeMap::new();
-    for (gi, g) in m.p.groups.iter().enumerate() {
-        for &n in &g.nodes {
-            out.insert(n, gi);
-        }
-    }
-    out
 }
 
 /// What the previous placement holds that still fits, as node items and gang counts.
@@ -285,15 +274,6 @@ fn packed_columns(m: &Master, x: &mut [f64]) {
     }
 }
 
-/// The GPU model of GPU `g` of node `n`.
-fn model_at(m: &Master, n: NodeIdx, g: u32) -> Option<String> {
-    m.c.nodes[n]
-        .gpus
-        .iter()
-        .find(|x| x.index == g)
-        .and_then(|x| x.model.clone())
-}
-
 /// Whether the start puts node `n` in `mode` (read back from the node columns).
 fn in_mode(
     m: &Master,
@@ -323,7 +303,7 @@ fn mig_columns(m: &Master, prev: &Previous, group_of: &BTreeMap<NodeIdx, usize>,
             if !in_mode(m, group_of, prev, *n, PoolMode::Mig) {
                 continue;
             }
-            if let Some(md) = model_at(m, *n, *g) {
+            if let Some(md) = m.c.gpu_model_name(*n, *g).map(str::to_string) {
                 *r.entry((*w, md)).or_default() += 1.0;
             }
         }
@@ -346,7 +326,7 @@ fn shared_columns(m: &Master, prev: &Previous, group_of: &BTreeMap<NodeIdx, usiz
             if !in_mode(m, group_of, prev, *n, mode) {
                 continue;
             }
-            if let Some(md) = model_at(m, *n, *g) {
+            if let Some(md) = m.c.gpu_model_name(*n, *g).map(str::to_string) {
                 *r.entry((*w, md)).or_default() += *k as f64;
                 nodes
                     .entry((group_of[n], mode, *per_gpu))
