@@ -127,11 +127,14 @@ fn unsafe_path(source: &str, path: &str, why: &str) -> Diagnostic {
 
 /// `sha256:<hex>` of some bytes.
 pub fn sha256(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let d = Sha256::digest(bytes);
     let mut s = String::with_capacity(71);
     s.push_str("sha256:");
+    // Two hex digits per byte without `format!` (tens of thousands of artifacts).
     for b in d {
-        s.push_str(&format!("{b:02x}"));
+        s.push(HEX[usize::from(b >> 4)] as char);
+        s.push(HEX[usize::from(b & 0xf)] as char);
     }
     s
 }

@@ -357,6 +357,7 @@ pub fn build(spec: &Spec) -> Cluster {
         any_spot: false,
         model_drivers: BTreeMap::new(),
         owners: Vec::new(),
+        owner_list: Vec::new(),
         pool_at: Vec::new(),
         model_owners: BTreeMap::new(),
         class_owners: Vec::new(),

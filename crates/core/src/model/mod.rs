@@ -97,6 +97,9 @@ pub struct Cluster {
     /// (see [`Cluster::node_authority`]).
     #[serde(skip)]
     pub owners: Vec<Option<Authority>>,
+    /// The authorities in `owners`, sorted, once each (see [`Cluster::authorities`]).
+    #[serde(skip)]
+    pub owner_list: Vec<Authority>,
     /// The pool listing each node first (by node index), computed with `owners` (see
     /// [`Cluster::pool_of`]).
     #[serde(skip)]

@@ -62,6 +62,19 @@ impl Facts {
             *held.entry((*w, m.to_string())).or_default() += 1;
         }
         let mut held_in = BTreeMap::new();
+        // Each GPU's domain per tier, in a flat table by node offset and position
+        // (a hash map of every GPU per tier was most of this at 100,000 GPUs).
+        let mut base = Vec::with_capacity(c.nodes.len());
+        let mut total = 0;
+        for n in &c.nodes {
+            base.push(total);
+            total += n.gpus.len();
+        }
+        let slot = |ni: NodeIdx, gi: u32| -> Option<usize> {
+            let p = c.nodes.get(ni)?.gpus.iter().position(|g| g.index == gi)?;
+            Some(base[ni] + p)
+        };
+        let mut of = vec![usize::MAX; total];
         for tier in [
             Tier::Nvlink,
             Tier::Node,
@@ -70,28 +83,34 @@ impl Facts {
             Tier::Core,
             Tier::Cluster,
         ] {
-            let mut of: std::collections::HashMap<(NodeIdx, u32), usize> = Default::default();
             let domains = c.topology.domains_ref(tier);
+            of.fill(usize::MAX);
             for (i, d) in domains.iter().enumerate() {
-                for g in &d.gpus {
-                    of.insert(*g, i);
+                for (ni, gi) in &d.gpus {
+                    if let Some(s) = slot(*ni, *gi) {
+                        of[s] = i;
+                    }
                 }
             }
-            let mut counts: BTreeMap<(String, usize, String), usize> = BTreeMap::new();
+            // Counted by domain index and borrowed model first: names are cloned once
+            // per distinct key, not once per GPU held (domain names are unique in a tier).
+            let mut by_index: BTreeMap<(usize, usize, &str), usize> = BTreeMap::new();
             for (w, ni, gi, m) in &distinct {
-                if let Some(i) = of.get(&(*ni, *gi)) {
-                    *counts
-                        .entry((domains[*i].name.clone(), *w, m.to_string()))
-                        .or_default() += 1;
+                if let Some(i) = slot(*ni, *gi).map(|s| of[s]).filter(|i| *i != usize::MAX) {
+                    *by_index.entry((i, *w, m)).or_default() += 1;
                 }
             }
+            let counts: BTreeMap<(String, usize, String), usize> = by_index
+                .into_iter()
+                .map(|((i, w, m), k)| ((domains[i].name.clone(), w, m.to_string()), k))
+                .collect();
             held_in.insert(tier, counts);
         }
-        let mut amounts: BTreeMap<(usize, String, Option<String>), f64> = BTreeMap::new();
+        let mut amounts: BTreeMap<(usize, &str, Option<&str>), f64> = BTreeMap::new();
         for r in records {
-            let pool = c.pool_of(r.node).map(|p| p.name.clone());
+            let pool = c.pool_of(r.node).map(|p| p.name.as_str());
             *amounts
-                .entry((r.workload, r.model.clone(), pool))
+                .entry((r.workload, r.model.as_str(), pool))
                 .or_default() += r.amount;
         }
         let mut ledger = Ledger::default();
@@ -99,7 +118,7 @@ impl Facts {
             if let Some(x) = c.workloads.get(*w) {
                 let charge = Charge {
                     model,
-                    pool: pool.as_deref(),
+                    pool: *pool,
                     amount: *amount,
                 };
                 ledger.add(c, &x.team, &[charge]);

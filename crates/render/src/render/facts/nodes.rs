@@ -39,6 +39,7 @@ pub(super) fn build(c: &Cluster, plan: &Placement, workload: &Workloads) -> Buil
         mig: MigConfigs::of(c, plan),
         share: super::sharing::sharing_by_node(c, plan, workload),
         slurm_share: super::sharing::slurm_sharing(c, plan, workload),
+        capacity_declared: c.capacity_declared(),
     };
     let mut plugin_configs = PluginConfigs::new();
     plugin_configs.insert("default".into(), ("none".into(), 1));
@@ -156,6 +157,8 @@ struct NodeCx<'a> {
     mig: MigConfigs<'a>,
     share: BTreeMap<&'a str, super::sharing::Sharing>,
     slurm_share: BTreeMap<&'a str, &'static str>,
+    /// Whether any node declares its capacity (then every node is labelled with it).
+    capacity_declared: bool,
 }
 
 impl NodeCx<'_> {
@@ -186,7 +189,7 @@ impl NodeCx<'_> {
         if let Some(a) = authority {
             labels.insert(SCHEDULER_LABEL.into(), a.as_str().into());
         }
-        if c.capacity_declared() {
+        if self.capacity_declared {
             labels.insert(super::CAPACITY_LABEL.into(), n.capacity.as_str().into());
         }
         // The declared driver, which the GPU Operator's NVIDIADriver objects select.
