@@ -344,6 +344,52 @@ fn bad_state_and_held_lock_are_diagnostics() {
     assert!(!s.path("out").exists());
 }
 
+/// A whole state (every field a `State` has) of another format version is named as
+/// such, and the same fields as an array are no state.
+#[test]
+fn a_whole_state_of_another_version_or_shape_is_refused() {
+    let s = scratch("version");
+    assert_eq!(s.run(&apply_args(&["--auto-approve"])).0, 0);
+    let path = s.path(".gpuplan/state.json");
+    let mut state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(s.run(&plan_args(&[])).0, 0, "the state as written reads");
+    state["format_version"] = 2.into();
+    std::fs::write(&path, state.to_string()).unwrap();
+    let r = s.run(&plan_args(&[]));
+    assert_eq!(r.0, 1);
+    assert!(
+        r.2.contains("GP920") && r.2.contains("format_version 2"),
+        "{}",
+        r.2
+    );
+    state["format_version"] = 1.into();
+    // In the order of `State`'s fields, which serde would read as one.
+    let fields: Vec<serde_json::Value> = [
+        "format_version",
+        "lineage",
+        "serial",
+        "gpuplan_version",
+        "inputs_digest",
+        "plan_digest",
+        "out_dir",
+        "artifacts",
+        "placement",
+    ]
+    .iter()
+    .map(|k| state[*k].clone())
+    .collect();
+    assert_eq!(
+        fields.len(),
+        state.as_object().unwrap().len(),
+        "every field"
+    );
+    std::fs::write(&path, serde_json::Value::Array(fields).to_string()).unwrap();
+    let r = s.run(&plan_args(&[]));
+    assert_eq!(r.0, 1);
+    assert!(r.2.contains("no `format_version`"), "{}", r.2);
+}
+
 /// The disruption section from the library: moving the training pool to another node
 /// moves the gang, flips pool modes (drain) and switches MIG off where it was on (reset).
 #[test]

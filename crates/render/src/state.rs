@@ -197,40 +197,19 @@ pub fn parse(path: &str, text: &str) -> Result<Loaded, Diagnostic> {
              and apply again",
         )
     };
-    // The version first (a file of another version may not be a `State`), without
-    // building the document as a `Value`: at 100,000 GPUs that took half the read.
-    #[derive(Deserialize)]
-    struct Version {
-        format_version: Option<serde_json::Value>,
-    }
-    // Only an object has fields (serde would read `[1]` as a `Version` too).
-    let version = text
-        .trim_start()
-        .starts_with('{')
-        .then(|| serde_json::from_str::<Version>(text).ok())
-        .flatten();
-    if version.is_none() {
-        // Not JSON (say where), or JSON without the field.
-        serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|e| corrupt(e.to_string()))?;
-    }
-    match version
-        .and_then(|v| v.format_version)
-        .as_ref()
-        .and_then(serde_json::Value::as_u64)
-    {
-        Some(v) if v == u64::from(FORMAT_VERSION) => {}
-        Some(v) => {
-            return Err(Diagnostic::error(
-                GP920,
-                format!(
-                    "`{path}` has state format_version {v}; this gpuplan reads version {FORMAT_VERSION}"
-                ),
-            )
-            .with_help("use the gpuplan version that wrote it (or a newer one)"));
+    // One pass in the usual case: the file read as a `State`, then its version checked.
+    // Only a file that is no `State` is read again, for its version (a file of another
+    // version need not be one) or its syntax error. Only an object is a state (serde
+    // would read a matching array as one too).
+    let object = text.trim_start().starts_with('{');
+    let state: State = match object.then(|| serde_json::from_str::<State>(text)) {
+        Some(Ok(state)) if state.format_version == FORMAT_VERSION => state,
+        Some(Ok(state)) => return Err(other_version(path, u64::from(state.format_version))),
+        read => {
+            let error = read.and_then(Result::err);
+            return Err(not_a_state(path, text, object, error, corrupt));
         }
-        None => return Err(corrupt("no `format_version`".into())),
-    }
-    let state: State = serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))?;
+    };
     check_artifact_paths(state.artifacts.keys(), &format!("the state `{path}`"))?;
     for (p, a) in &state.artifacts {
         if sha256(a.text.as_bytes()) != a.sha256 {
@@ -244,6 +223,51 @@ pub fn parse(path: &str, text: &str) -> Result<Loaded, Diagnostic> {
         digest: sha256(text.as_bytes()),
         text: text.to_string(),
     })
+}
+
+/// GP920 for a state of another format version.
+fn other_version(path: &str, v: u64) -> Diagnostic {
+    Diagnostic::error(
+        GP920,
+        format!(
+            "`{path}` has state format_version {v}; this gpuplan reads version {FORMAT_VERSION}"
+        ),
+    )
+    .with_help("use the gpuplan version that wrote it (or a newer one)")
+}
+
+/// Why a text that did not read as a `State` (`error`, when it was an object) is none:
+/// not JSON (where), no `format_version`, another version, or what serde found wrong.
+fn not_a_state(
+    path: &str,
+    text: &str,
+    object: bool,
+    error: Option<serde_json::Error>,
+    corrupt: impl Fn(String) -> Diagnostic,
+) -> Diagnostic {
+    #[derive(Deserialize)]
+    struct Version {
+        format_version: Option<serde_json::Value>,
+    }
+    let version = object
+        .then(|| serde_json::from_str::<Version>(text).ok())
+        .flatten();
+    if version.is_none() {
+        if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            return corrupt(e.to_string());
+        }
+    }
+    match version
+        .and_then(|v| v.format_version)
+        .as_ref()
+        .and_then(serde_json::Value::as_u64)
+    {
+        Some(v) if v == u64::from(FORMAT_VERSION) => {
+            corrupt(error.map_or_else(|| "no `format_version`".into(), |e| e.to_string()))
+        }
+        Some(v) => other_version(path, v),
+        None => corrupt("no `format_version`".into()),
+    }
 }
 
 /// The state's JSON text (pretty, newline-terminated).
