@@ -187,12 +187,7 @@ impl Cluster {
         if self.owners.len() == self.nodes.len() {
             return self.owner_list.clone();
         }
-        Self::distinct(self.owners_iter())
-    }
-
-    /// Every node's authority, from the cache when it is current.
-    fn owners_iter(&self) -> impl Iterator<Item = Authority> + '_ {
-        (0..self.nodes.len()).filter_map(|n| self.node_authority(n))
+        Self::distinct((0..self.nodes.len()).filter_map(|n| self.node_authority(n)))
     }
 
     /// The authorities of `all`, sorted, once each (a handful over 12,500 nodes at

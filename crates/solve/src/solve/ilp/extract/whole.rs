@@ -401,12 +401,7 @@ fn deal_shares(
 ) {
     let (m, p) = (cx.m, cx.m.p);
     // Share slots per (shape, mode, domain).
-    let group_of: BTreeMap<NodeIdx, usize> = p
-        .groups
-        .iter()
-        .enumerate()
-        .flat_map(|(gi, g)| g.nodes.iter().map(move |n| (*n, gi)))
-        .collect();
+    let group_of = p.group_of();
     let mut slots: BTreeMap<(usize, usize, String), Vec<Slot>> = BTreeMap::new();
     for pl in placed {
         if let Item::Share { s, m: mi, partial } = pl.item {
