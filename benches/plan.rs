@@ -56,6 +56,7 @@ fn run_once(files: &[(String, String)], kind: SolverKind) -> (Row, Cluster) {
         sources,
         load_diagnostics: Vec::new(),
         previous: None,
+        validated: None,
     };
     let settings = Settings {
         solver: kind,

@@ -111,6 +111,7 @@ fn open_store(
             sources: crate::saved::inputs(path, plan, config)?,
             load_diagnostics: Vec::new(),
             previous: None,
+            validated: None,
         },
         None => Inputs::load(&s.paths),
     };

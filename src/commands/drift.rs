@@ -89,9 +89,12 @@ fn planned(s: &Settings, out: &Output) -> Result<(Planned, Option<Loaded>), u8> 
             .map(|(r, prior)| ((r.model, r.plan.placement), prior))
             .map_err(|d| out.fail(&d));
     }
-    let loaded = Inputs::load(&s.paths);
-    let prior = super::support::backend::store(&s.backend, &s.state, Some(&loaded.sources))
-        .and_then(|store| store.read().map_err(|d| vec![d]))
+    let mut loaded = Inputs::load(&s.paths);
+    let prior = loaded
+        .validate_beside(|sources| {
+            super::support::backend::store(&s.backend, &s.state, Some(sources))
+                .and_then(|store| store.read().map_err(|d| vec![d]))
+        })
         .map_err(|d| out.fail(&d))?;
     let inputs = Inputs {
         previous: prior.as_ref().map(|l| &l.state.placement),

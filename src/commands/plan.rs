@@ -52,10 +52,11 @@ impl From<crate::cli::PlanArgs> for Settings {
 pub(crate) fn run(s: &Settings, out: &Output) -> u8 {
     // The state without locking, from the backend the command line or the
     // configuration names.
-    let inputs = Inputs::load(&s.paths);
-    let prior = match super::support::backend::store(&s.backend, &s.state, Some(&inputs.sources))
-        .and_then(|store| store.read().map_err(|d| vec![d]))
-    {
+    let mut inputs = Inputs::load(&s.paths);
+    let prior = match inputs.validate_beside(|sources| {
+        super::support::backend::store(&s.backend, &s.state, Some(sources))
+            .and_then(|store| store.read().map_err(|d| vec![d]))
+    }) {
         Ok(p) => p,
         Err(d) => return out.fail(&d),
     };

@@ -39,9 +39,12 @@ pub(crate) fn make_plan(
     out: &Output,
 ) -> Result<(pipeline::Planned, Option<crate::state::Loaded>), u8> {
     // The state from the backend the configuration declares, else the local file.
-    let inputs = Inputs::load(paths);
-    let prior = super::backend::store(&Default::default(), state_path, Some(&inputs.sources))
-        .and_then(|store| store.read().map_err(|d| vec![d]))
+    let mut inputs = Inputs::load(paths);
+    let prior = inputs
+        .validate_beside(|sources| {
+            super::backend::store(&Default::default(), state_path, Some(sources))
+                .and_then(|store| store.read().map_err(|d| vec![d]))
+        })
         .map_err(|d| out.fail(&d))?;
     plan_with(paths, solve, inputs, prior, previous, out)
 }
