@@ -403,3 +403,30 @@ fn issue29_gp036_still_refuses_the_ambiguous_and_the_pinned_elsewhere() {
         "{e:?}"
     );
 }
+
+/// The solver's view renames every GPU model per scheduler, driver and spot side and
+/// renames the model's topology to match instead of building it again: on every
+/// example that has a view, each tier's domains are those a build of the view gives.
+#[test]
+fn the_views_renamed_topology_is_the_built_one() {
+    let mut viewed = 0;
+    for e in std::fs::read_dir("examples").unwrap() {
+        let dir = e.unwrap().path();
+        let c = common::load_dir(&dir);
+        if !c.needs_view() {
+            continue;
+        }
+        viewed += 1;
+        let v = gpuplan::model::authority::solver_view(&c);
+        let built = gpuplan::model::Topology::build(&v);
+        for tier in gpuplan::model::Tier::ALL {
+            assert_eq!(
+                v.topology.domains_ref(tier),
+                built.domains_ref(tier),
+                "{}: {tier:?}",
+                dir.display()
+            );
+        }
+    }
+    assert!(viewed >= 3, "{viewed} examples with a view");
+}

@@ -508,19 +508,30 @@ pub fn solver_view(c: &Cluster) -> Cluster {
     };
     let mut keys: BTreeMap<String, ViewKey> = BTreeMap::new();
     for (n, node) in v.nodes.iter_mut().enumerate() {
+        // A node's GPUs mostly share a model: its key is made once per run.
+        let mut last: Option<(String, String)> = None;
         for g in &mut node.gpus {
-            if let Some(m) = g.model.clone() {
-                let k = key_of(n, &m);
-                keys.entry(k.clone()).or_insert_with(|| {
-                    (
-                        m.clone(),
-                        c.node_authority(n),
-                        c.node_driver(n).map(<[u32]>::to_vec),
-                        c.node_spot(n),
-                    )
-                });
-                g.model = Some(k);
-            }
+            let Some(m) = g.model.take() else { continue };
+            let k = match &last {
+                Some((lm, lk)) if *lm == m => lk.clone(),
+                _ => {
+                    let k = key_of(n, &m);
+                    if !keys.contains_key(&k) {
+                        keys.insert(
+                            k.clone(),
+                            (
+                                m.clone(),
+                                c.node_authority(n),
+                                c.node_driver(n).map(<[u32]>::to_vec),
+                                c.node_spot(n),
+                            ),
+                        );
+                    }
+                    last = Some((m, k.clone()));
+                    k
+                }
+            };
+            g.model = Some(k);
         }
     }
     v.models = keys
@@ -568,7 +579,9 @@ pub fn solver_view(c: &Cluster) -> Cluster {
             }
         }
     }
-    v.refresh();
+    // The nodes are the same, their models renamed: the topology is renamed, not built.
+    v.topology = std::mem::take(&mut v.topology).renamed(key_of);
+    v.refresh_beside_topology();
     v
 }
 

@@ -847,8 +847,17 @@ fn model_drivers(c: &Cluster) -> BTreeMap<String, Vec<Option<Vec<u32>>>> {
     let mut out: BTreeMap<String, Vec<Option<Vec<u32>>>> = BTreeMap::new();
     for (n, node) in c.nodes.iter().enumerate() {
         let driver = c.node_driver(n).map(<[u32]>::to_vec);
+        let mut last = None;
         for m in node.usable_gpus().filter_map(|g| g.model.as_deref()) {
-            let e = out.entry(m.to_string()).or_default();
+            // Once per run of a model (a node's GPUs mostly share one).
+            if last == Some(m) {
+                continue;
+            }
+            last = Some(m);
+            if !out.contains_key(m) {
+                out.insert(m.to_string(), Vec::new());
+            }
+            let e = out.get_mut(m).expect("inserted above");
             if !e.contains(&driver) {
                 e.push(driver.clone());
                 e.sort();
@@ -863,6 +872,11 @@ impl Cluster {
     /// after they were changed in place, e.g. GPUs marked down.
     pub fn refresh(&mut self) {
         self.topology = Topology::build(self);
+        self.refresh_beside_topology();
+    }
+
+    /// [`Cluster::refresh`] but the topology, for a caller that has it already.
+    pub(crate) fn refresh_beside_topology(&mut self) {
         self.model_stats = model_stats(self);
         self.any_spot = self.nodes.iter().any(|n| n.capacity == Capacity::Spot);
         self.model_drivers = model_drivers(self);

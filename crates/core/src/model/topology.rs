@@ -216,6 +216,26 @@ impl Topology {
         self.cache.get(&tier).map(Vec::as_slice).unwrap_or(&[])
     }
 
+    /// The topology of the same nodes after every GPU model was renamed per node
+    /// (`rename(node, model)`, distinct models of a node keeping distinct names), as
+    /// [`Topology::build`] would give it: the graph and domains are the nodes' and stay,
+    /// each node's per-model counts take the new names, in their order. For the solver's
+    /// view ([`super::authority::solver_view`]), which only renames models: building it
+    /// again was a third of the view's 0.14 s at 100,000 GPUs.
+    pub fn renamed(mut self, rename: impl Fn(NodeIdx, &str) -> String) -> Topology {
+        for domains in self.cache.values_mut() {
+            for d in domains {
+                for run in d.per_node.chunk_by_mut(|a, b| a.0 == b.0) {
+                    for (n, m, _) in run.iter_mut() {
+                        *m = rename(*n, m);
+                    }
+                    run.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+                }
+            }
+        }
+        self
+    }
+
     fn compute_domains(&self, c: &Cluster, tier: Tier) -> Vec<Domain> {
         // Per domain name, its usable GPUs with their models, in node order. A node's
         // name is looked up once per node (every tier but NVLink puts all its usable GPUs
@@ -277,5 +297,57 @@ impl Topology {
                 }
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster(src: &str) -> Cluster {
+        let mut sources = crate::source::SourceMap::new();
+        sources.add("t.kdl", src);
+        let mut diags = crate::diag::Diagnostics::new();
+        let spec = crate::spec::parse_all(&sources, &mut diags);
+        crate::model::build(&spec)
+    }
+
+    /// Renaming the models of a topology gives what building it over the renamed GPUs
+    /// gives, also where the new names order a node's models the other way.
+    #[test]
+    fn a_renamed_topology_is_the_one_built_over_the_new_names() {
+        let mut c = cluster(
+            r#"
+node-class "x" {
+    cpu sockets=2 cores-per-socket=16
+    gpus 4 model="a100-sxm4-80gb"
+    gpus 2 model="t4-16gb"
+    nvlink-domain gpus="0-3"
+}
+nodes "x-[1-3]" class="x"
+fabric { leaf "l" nodes="x-[1-3]"; }
+"#,
+        );
+        // t4 before a100 after the renaming; node 2's names carry its index.
+        let rename = |n: NodeIdx, m: &str| {
+            let m = m.replace("t4-16gb", "0-t4");
+            if n == 2 { format!("{m}#{n}") } else { m }
+        };
+        let renamed = c.topology.clone().renamed(rename);
+        for (n, node) in c.nodes.iter_mut().enumerate() {
+            for g in &mut node.gpus {
+                g.model = g.model.as_deref().map(|m| rename(n, m));
+            }
+        }
+        let built = Topology::build(&c);
+        for tier in Tier::ALL {
+            assert_eq!(
+                renamed.domains_ref(tier),
+                built.domains_ref(tier),
+                "{tier:?}"
+            );
+        }
+        let node = &built.domains_ref(Tier::Node)[0].per_node;
+        assert_eq!(node[0].1, "0-t4", "the renamed order: {node:?}");
     }
 }
