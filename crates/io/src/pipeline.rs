@@ -642,7 +642,11 @@ pub fn plan(
     s: &Settings,
     on: &mut dyn FnMut(Event<'_>),
 ) -> Result<Planned, Box<Failed>> {
-    let start = Instant::now();
+    // The time limit counts from validation, done ahead or in `check_beside`.
+    let start = inputs
+        .validated
+        .as_ref()
+        .map_or_else(Instant::now, |v| v.started);
     let all = |model: &Cluster, placement: &Placement| {
         let t = Instant::now();
         let r = render::render(
@@ -825,6 +829,20 @@ inference "b" team="t" priority="low" replicas=4 {
                 .count(),
             1
         );
+        // The time limit counts from the validation's start, not from the plan's.
+        let mut late = inputs();
+        late.validate_beside(|_| ());
+        let v = late.validated.as_mut().expect("validated");
+        v.started = Instant::now()
+            .checked_sub(std::time::Duration::from_secs(10))
+            .expect("a clock older than 10 s");
+        let limited = Settings {
+            time_limit: 5.0,
+            ..Settings::default()
+        };
+        let failed = plan(late, Vec::new(), None, &limited, &mut |_| {}).expect_err("out of time");
+        assert_eq!(failed.stage, Stage::Time);
+        assert!(failed.diagnostics[0].message.contains("during validation"));
     }
 
     /// An ILP placement that admits less than greedy's (here: nothing) gives way to it,
