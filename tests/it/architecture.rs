@@ -17,6 +17,7 @@ const LAYERS: &[&str] = &[
     "names",
     "units",
     "suggest",
+    "json",
     "limits",
     "load",
     "catalog",

@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod codes;
 pub mod diag;
 pub mod fmt;
+pub mod json;
 pub mod limits;
 pub mod load;
 pub mod model;

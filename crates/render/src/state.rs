@@ -272,7 +272,7 @@ fn not_a_state(
 
 /// The state's JSON text (pretty, newline-terminated).
 pub fn to_text(s: &State) -> String {
-    format!("{}\n", serde_json::to_string_pretty(s).unwrap_or_default())
+    crate::json::pretty_line(s)
 }
 
 /// A new lineage: 32 hex digits from a seed the caller supplies (time, process id...),

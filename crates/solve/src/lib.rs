@@ -5,7 +5,8 @@
 //! same module in every crate.
 
 pub use gpuplan_core::{
-    catalog, codes, diag, fmt, limits, load, model, names, source, spec, suggest, units, validate,
+    catalog, codes, diag, fmt, json, limits, load, model, names, source, spec, suggest, units,
+    validate,
 };
 
 pub mod placement;

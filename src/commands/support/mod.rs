@@ -17,9 +17,7 @@ pub const GP704: &str = "GP704";
 
 /// A value as pretty JSON with a final newline.
 pub(crate) fn to_json<T: Serialize>(v: &T) -> String {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
-    s.push('\n');
-    s
+    crate::json::pretty_line(v)
 }
 
 /// Writes the output to stdout, or to `-o FILE` atomically.

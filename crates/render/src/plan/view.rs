@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 /// The plan as pretty JSON, newline-terminated.
 pub fn json(p: &Plan) -> String {
-    format!("{}\n", serde_json::to_string_pretty(p).unwrap_or_default())
+    crate::json::pretty_line(p)
 }
 
 struct Paint(bool);

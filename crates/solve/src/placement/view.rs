@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 /// The plan as pretty JSON (with `format_version`), newline-terminated.
 pub fn json(p: &Placement) -> String {
-    format!("{}\n", serde_json::to_string_pretty(p).unwrap_or_default())
+    crate::json::pretty_line(p)
 }
 
 fn num(x: f64) -> String {
