@@ -79,7 +79,7 @@ pub fn read_state(path: &Path) -> Result<Option<Loaded>, Diagnostic> {
                 )
                 .with_help("restore the file from a backup, or move it away to start over")
             })?;
-            state::parse(&path.display().to_string(), &text).map(Some)
+            state::parse(&path.display().to_string(), text).map(Some)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Diagnostic::error(

@@ -185,8 +185,11 @@ pub struct Loaded {
     pub text: String,
 }
 
-/// Parses a state file's text. `path` is only used in messages.
-pub fn parse(path: &str, text: &str) -> Result<Loaded, Diagnostic> {
+/// Parses a state file's text, kept in the [`Loaded`] it gives (an owned text is moved
+/// there, not copied: 45 MB at 100,000 GPUs). `path` is only used in messages.
+pub fn parse(path: &str, text: impl Into<String>) -> Result<Loaded, Diagnostic> {
+    let owned: String = text.into();
+    let text = owned.as_str();
     let corrupt = |detail: String| {
         Diagnostic::error(
             GP920,
@@ -218,10 +221,11 @@ pub fn parse(path: &str, text: &str) -> Result<Loaded, Diagnostic> {
             )));
         }
     }
+    let digest = sha256(text.as_bytes());
     Ok(Loaded {
         state,
-        digest: sha256(text.as_bytes()),
-        text: text.to_string(),
+        digest,
+        text: owned,
     })
 }
 

@@ -143,7 +143,7 @@ fn newest(c: &mut Client, place: &str, workspace: &str) -> Result<Option<Loaded>
 }
 
 fn loaded(place: &str, body: String, digest: String) -> Result<Loaded, Diagnostic> {
-    let l = state::parse(place, &body)?;
+    let l = state::parse(place, body)?;
     if l.digest != digest {
         return Err(Diagnostic::error(
             GP920,
