@@ -393,7 +393,6 @@ type Work<'b> = &'b mut dyn FnMut(&Cluster, &Placement);
 /// only read the placement). Also says whether `beside` saw the placement returned:
 /// not when it fails the checker or the greedy floor replaces it (then the caller
 /// redoes that work on the placement returned).
-#[allow(clippy::type_complexity)]
 fn place_beside(
     model: &Cluster,
     previous: Option<&Placement>,

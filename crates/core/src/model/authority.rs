@@ -516,17 +516,14 @@ pub fn solver_view(c: &Cluster) -> Cluster {
                 Some((lm, lk)) if *lm == m => lk.clone(),
                 _ => {
                     let k = key_of(n, &m);
-                    if !keys.contains_key(&k) {
-                        keys.insert(
-                            k.clone(),
-                            (
-                                m.clone(),
-                                c.node_authority(n),
-                                c.node_driver(n).map(<[u32]>::to_vec),
-                                c.node_spot(n),
-                            ),
-                        );
-                    }
+                    keys.entry(k.clone()).or_insert_with(|| {
+                        (
+                            m.clone(),
+                            c.node_authority(n),
+                            c.node_driver(n).map(<[u32]>::to_vec),
+                            c.node_spot(n),
+                        )
+                    });
                     last = Some((m, k.clone()));
                     k
                 }
@@ -774,11 +771,7 @@ training "a" team="t" priority="p" { gang gpus=16 gpus-per-node=8; }
 training "b" team="t" priority="p" scheduler="slurm" { gang gpus=8; }
 inference "c" team="t" priority="p" { gpus 1; }
 "#;
-        let mut sources = crate::source::SourceMap::new();
-        sources.add("t.kdl", src);
-        let mut diags = crate::diag::Diagnostics::new();
-        let spec = crate::spec::parse_all(&sources, &mut diags);
-        let c = crate::model::build(&spec);
+        let c = crate::model::from_text(src);
         assert_eq!(c.pool_at, c.compute_pool_at());
         assert_eq!(c.owners, c.owners_of(&c.compute_pool_at()));
         let mut bare = c.clone();

@@ -854,10 +854,7 @@ fn model_drivers(c: &Cluster) -> BTreeMap<String, Vec<Option<Vec<u32>>>> {
                 continue;
             }
             last = Some(m);
-            if !out.contains_key(m) {
-                out.insert(m.to_string(), Vec::new());
-            }
-            let e = out.get_mut(m).expect("inserted above");
+            let e = out.entry(m.to_string()).or_default();
             if !e.contains(&driver) {
                 e.push(driver.clone());
                 e.sort();

@@ -732,3 +732,12 @@ impl Cluster {
         self.models.get(spec.id)
     }
 }
+
+/// The cluster of one KDL text (for the model's tests).
+#[cfg(test)]
+pub(crate) fn from_text(src: &str) -> Cluster {
+    let mut sources = crate::source::SourceMap::new();
+    sources.add("t.kdl", src);
+    let mut diags = crate::diag::Diagnostics::new();
+    build(&crate::spec::parse_all(&sources, &mut diags))
+}

@@ -304,19 +304,11 @@ impl Topology {
 mod tests {
     use super::*;
 
-    fn cluster(src: &str) -> Cluster {
-        let mut sources = crate::source::SourceMap::new();
-        sources.add("t.kdl", src);
-        let mut diags = crate::diag::Diagnostics::new();
-        let spec = crate::spec::parse_all(&sources, &mut diags);
-        crate::model::build(&spec)
-    }
-
     /// Renaming the models of a topology gives what building it over the renamed GPUs
     /// gives, also where the new names order a node's models the other way.
     #[test]
     fn a_renamed_topology_is_the_one_built_over_the_new_names() {
-        let mut c = cluster(
+        let mut c = crate::model::from_text(
             r#"
 node-class "x" {
     cpu sockets=2 cores-per-socket=16
