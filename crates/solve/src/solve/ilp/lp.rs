@@ -9,7 +9,9 @@
 //! Always a minimisation: callers negate what they maximise.
 
 use std::ffi::CString;
-use std::os::raw::c_void;
+use std::os::raw::{c_char, c_int, c_void};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A column's index in the program.
 pub(crate) type ColId = usize;
@@ -28,6 +30,9 @@ pub(crate) struct Lp {
     pub row_hi: Vec<f64>,
     /// HiGHS settings every instance of this program gets.
     pub highs: crate::solve::Highs,
+    /// When set, every instance of this program stops once the flag is raised (work done
+    /// ahead that turned out not to be needed, see `super::ahead`).
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl Lp {
@@ -98,6 +103,19 @@ impl Lp {
     pub(crate) fn objective(&self, x: &[f64]) -> f64 {
         self.cost.iter().zip(x).map(|(c, v)| c * v).sum()
     }
+
+    /// Whether `other` is the same program up to the objective (which each stage sets
+    /// from the master): the same columns with their bounds, integrality and
+    /// coefficients, the same rows, the same HiGHS settings.
+    pub(crate) fn same_program(&self, other: &Lp) -> bool {
+        self.lo == other.lo
+            && self.hi == other.hi
+            && self.integer == other.integer
+            && self.entries == other.entries
+            && self.row_lo == other.row_lo
+            && self.row_hi == other.row_hi
+            && self.highs == other.highs
+    }
 }
 
 /// How a solve ended.
@@ -130,6 +148,32 @@ pub(crate) struct Live {
     ptr: *mut c_void,
     cols: usize,
     rows: usize,
+    /// The stop flag HiGHS's interrupt callbacks read (kept alive while they may).
+    stop: Option<Arc<AtomicBool>>,
+}
+
+/// HiGHS's interrupt callback: asks the solve to stop once the flag it was given is
+/// raised.
+///
+/// # Safety
+/// `user` is the `AtomicBool` of the [`Live`] the callback was set on (alive as long as
+/// the instance); `data_in` is HiGHS's input block or null.
+unsafe extern "C" fn interrupt(
+    _kind: c_int,
+    _message: *const c_char,
+    _out: *const highs_sys::HighsCallbackDataOut,
+    data_in: *mut highs_sys::HighsCallbackDataIn,
+    user: *mut c_void,
+) {
+    if data_in.is_null() || user.is_null() {
+        return;
+    }
+    // SAFETY: see the function's contract.
+    let flag = unsafe { &*(user as *const AtomicBool) };
+    if flag.load(Ordering::Relaxed) {
+        // SAFETY: non-null, HiGHS's own block for this call.
+        unsafe { (*data_in).user_interrupt = 1 };
+    }
 }
 
 impl Drop for Live {
@@ -161,7 +205,20 @@ impl Live {
             ptr,
             cols: 0,
             rows: 0,
+            stop: lp.stop.clone(),
         };
+        if let Some(flag) = &live.stop {
+            // SAFETY: valid instance; the flag outlives it (held by `live`).
+            unsafe {
+                highs_sys::Highs_setCallback(
+                    ptr,
+                    Some(interrupt),
+                    Arc::as_ptr(flag) as *mut c_void,
+                );
+                highs_sys::Highs_startCallback(ptr, highs_sys::kHighsCallbackMipInterrupt);
+                highs_sys::Highs_startCallback(ptr, highs_sys::kHighsCallbackSimplexInterrupt);
+            }
+        }
         let log = mip && lp.highs.log;
         live.option_bool("output_flag", log);
         live.option_bool("log_to_console", log);
@@ -396,5 +453,27 @@ mod tests {
         assert!((s.objective + 2.0).abs() < 1e-9, "{}", s.objective);
         assert!(s.bound <= s.objective + 1e-9);
         assert!(lp.feasible(&s.x.iter().map(|v| v.round()).collect::<Vec<_>>(), 1e-9));
+    }
+
+    /// A 40-item knapsack whose root LP is fractional: not solved by presolve alone.
+    fn knapsack() -> Lp {
+        let mut lp = Lp::default();
+        let cap = lp.row(-INF, 1000.0);
+        for i in 0..40u32 {
+            let w = 37.0 + f64::from((i * 53) % 97);
+            let v = w + f64::from((i * 29) % 31);
+            let x = lp.col(-v, 0.0, 1.0, true);
+            lp.set(cap, x, w);
+        }
+        lp
+    }
+
+    #[test]
+    fn a_raised_stop_flag_interrupts_the_solve() {
+        let mut lp = knapsack();
+        lp.stop = Some(Arc::new(AtomicBool::new(false)));
+        assert_eq!(Live::new(&lp, true).run(true).status, Status::Optimal);
+        lp.stop = Some(Arc::new(AtomicBool::new(true)));
+        assert_ne!(Live::new(&lp, true).run(true).status, Status::Optimal);
     }
 }

@@ -10,11 +10,16 @@
 //! higher class is never left out for a lower one; a last stage minimises topology
 //! spread, MIG/shared GPU count and price, and rewards what a previous placement kept.
 //!
+//! While the last admission stage solves from a start, the compaction that would follow
+//! it were it to return that start is solved on a second core (`ahead`), and used only
+//! when the compaction's inputs turn out to be exactly those.
+//!
 //! Bounds: each stage's LP over *all* patterns bounds every placement (pricing is exact,
 //! or bounded by its own dual bound, so the LP value plus the best reduced costs is a
 //! valid bound even when generation stops early). Small groups have every pattern
 //! enumerated up front, so their integer program is exact.
 
+mod ahead;
 mod dive;
 mod extract;
 mod improve;
@@ -48,6 +53,16 @@ const ENUMERATE_TOTAL: usize = 5_000;
 
 /// Solves the placement; `Err` when HiGHS fails (the caller falls back to greedy).
 pub(crate) fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInfo), String> {
+    solve_with(c, opts, ahead::worthwhile())
+}
+
+/// [`solve`], with the compaction solved ahead beside the last admission stage when
+/// `go_ahead` (see [`ahead`]).
+fn solve_with(
+    c: &Cluster,
+    opts: &Options,
+    go_ahead: bool,
+) -> Result<(Assignment, SolveInfo), String> {
     let start = Instant::now();
     let no_layouts = std::collections::BTreeMap::new();
     let previous_layouts = opts
@@ -69,6 +84,8 @@ pub(crate) fn solve(c: &Cluster, opts: &Options) -> Result<(Assignment, SolveInf
         levels: Vec::new(),
         stages: 0,
         status: SolveStatus::Optimal,
+        go_ahead,
+        ahead: None,
     };
     let levels = priority_levels(c);
     let stages_total = levels.len() + 1;
@@ -191,6 +208,10 @@ struct Run<'a, 'o> {
     levels: Vec<LevelBound>,
     stages: u32,
     status: SolveStatus,
+    /// Whether the compaction goes ahead beside the last admission stage, and what it
+    /// gave (see [`ahead`]).
+    go_ahead: bool,
+    ahead: Option<ahead::Ahead<'a>>,
 }
 
 impl Run<'_, '_> {
@@ -221,9 +242,51 @@ impl Run<'_, '_> {
             .collect();
         let obj = admit_objective(&self.m, &ws, lower);
         let budget = remaining(self.opts, self.start) / (stages_total - i) as f64;
-        let st = self.stage(&obj, budget)?;
+        let st = match self.x.clone() {
+            // The last admission stage, from a start: the compaction goes ahead beside it.
+            Some(x) if i + 2 == stages_total && self.go_ahead => {
+                self.stage_beside_compaction(&obj, budget, x, &ws)?
+            }
+            _ => self.stage(&obj, budget)?,
+        };
         self.record_admission(i, level, &ws, demand, st);
         Ok(())
+    }
+
+    /// Solves the admission stage under `obj` from `x` while the compaction that would
+    /// follow it, were it to return `x`, is solved on another thread (see [`ahead`]).
+    fn stage_beside_compaction(
+        &mut self,
+        obj: &Objective,
+        budget: f64,
+        x: Vec<f64>,
+        ws: &[usize],
+    ) -> Result<StageOut, String> {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let inputs = ahead::Inputs {
+            ws: ws.to_vec(),
+            opts: self.opts,
+            start: self.start,
+            complete: self.complete.clone(),
+        };
+        let (m, pool) = (self.m.clone(), self.pool.clone());
+        let (st, done) = std::thread::scope(|s| {
+            let (inputs, stop_ahead) = (&inputs, stop.clone());
+            let x0 = x.clone();
+            let worker = std::thread::Builder::new()
+                .name("compaction ahead".into())
+                .spawn_scoped(s, move || {
+                    ahead::compaction(m, x0, pool, inputs, stop_ahead)
+                });
+            let st = self.stage(obj, budget);
+            let returned = st.as_ref().ok().map(|o| o.x.as_slice());
+            ahead::settle(&stop, &x, returned);
+            // A worker that did not start, or that panicked, is work not done ahead.
+            let done = worker.ok().and_then(|h| h.join().ok());
+            (st, done)
+        });
+        self.ahead = done;
+        st
     }
 
     /// Reports an admission stage (phases, the level's bound, whether it is proven) and
@@ -279,8 +342,28 @@ impl Run<'_, '_> {
     fn compact(mut self) -> Result<(Assignment, SolveInfo), String> {
         let budget = remaining(self.opts, self.start);
         let obj = Objective::Compact;
-        self.fix_admission();
-        let st = self.stage(&obj, budget)?;
+        fix_admission(&mut self.m, self.x.as_deref(), self.opts.previous.is_some());
+        let ahead = self.ahead.take().map(|a| {
+            let secs = a.secs;
+            (a.take_if_same(&self.m, self.x.as_deref(), &self.pool), secs)
+        });
+        let st = match ahead {
+            Some((Some((m, pool, out)), secs)) => {
+                self.phases
+                    .push(("compaction solved ahead, used".to_string(), secs));
+                self.m = m;
+                self.pool = pool;
+                self.stages += 1;
+                out?
+            }
+            other => {
+                if let Some((_, secs)) = other {
+                    self.phases
+                        .push(("compaction solved ahead, not used".to_string(), secs));
+                }
+                self.stage(&obj, budget)?
+            }
+        };
         self.phases
             .push((format!("compaction lp, {} rounds", st.rounds), st.lp_s));
         self.phases.push(("compaction mip".to_string(), st.mip_s));
@@ -310,28 +393,6 @@ impl Run<'_, '_> {
         Ok((assignment, info))
     }
 
-    /// Decision: without a previous placement the compaction stage keeps the admitted
-    /// replicas of every class as the admission stages left them (it moves work, it does
-    /// not trade one class's replica for another's of the same level): a smaller program,
-    /// and its bound is stated for that admission. With a previous placement it may trade
-    /// within a level, so that the replicas a class loses are those whose nodes new work
-    /// needs (fewer moves). CPU-only classes (no level admits them) stay free.
-    fn fix_admission(&mut self) {
-        let (c, m) = (self.m.c, &mut self.m);
-        if let Some(v) = self.x.as_ref().filter(|_| self.opts.previous.is_none()) {
-            for (&w, &a) in &m.a {
-                let cpu_only =
-                    m.p.packed.contains_key(&w) && c.workloads[w].packed_gpu_milli() == 0;
-                if !cpu_only {
-                    let k = v.get(a).copied().unwrap_or(0.0).round();
-                    m.lp.lo[a] = k;
-                    m.lp.hi[a] = k;
-                }
-            }
-            shared_rounding(m, v);
-        }
-    }
-
     /// Solves one stage under `obj` within `budget` seconds, from the current solution,
     /// and counts it.
     fn stage(&mut self, obj: &Objective, budget: f64) -> Result<StageOut, String> {
@@ -346,6 +407,27 @@ impl Run<'_, '_> {
         )?;
         self.stages += 1;
         Ok(st)
+    }
+}
+
+/// Decision: without a previous placement the compaction stage keeps the admitted
+/// replicas of every class as the admission stages left them in `x` (it moves work, it
+/// does not trade one class's replica for another's of the same level): a smaller
+/// program, and its bound is stated for that admission. With a previous placement it may
+/// trade within a level, so that the replicas a class loses are those whose nodes new
+/// work needs (fewer moves). CPU-only classes (no level admits them) stay free.
+fn fix_admission(m: &mut Master, x: Option<&[f64]>, previous: bool) {
+    let c = m.c;
+    if let Some(v) = x.filter(|_| !previous) {
+        for (&w, &a) in &m.a {
+            let cpu_only = m.p.packed.contains_key(&w) && c.workloads[w].packed_gpu_milli() == 0;
+            if !cpu_only {
+                let k = v.get(a).copied().unwrap_or(0.0).round();
+                m.lp.lo[a] = k;
+                m.lp.hi[a] = k;
+            }
+        }
+        shared_rounding(m, v);
     }
 }
 

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 const INF: f64 = f64::INFINITY;
 
 /// The fills found so far, per group (kept between stages).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Pool {
     pub fills: BTreeMap<usize, Vec<Vec<(Item, u32)>>>,
     /// Node patterns priced for the groups kept as patterns, per group.

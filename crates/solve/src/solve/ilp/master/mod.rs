@@ -70,6 +70,7 @@ pub(crate) struct PatternCol {
     pub col: ColId,
 }
 
+#[derive(Clone)]
 pub(crate) struct Master<'a> {
     pub c: &'a Cluster,
     pub p: &'a Problem,
