@@ -224,9 +224,7 @@ impl Live {
         live.option_bool("log_to_console", log);
         live.option_int("threads", 1);
         live.add_rows(&lp.row_lo, &lp.row_hi);
-        for j in 0..lp.cols() {
-            live.add_col(lp.cost[j], lp.lo[j], lp.hi[j], &lp.entries[j]);
-        }
+        live.add_cols(lp);
         if mip {
             live.integrality(&lp.integer);
             for (k, v) in &lp.highs.options {
@@ -291,6 +289,43 @@ impl Live {
             )
         };
         self.rows += lo.len();
+    }
+
+    /// Adds every column of `lp` in one call (continuous; see [`Live::integrality`]): the
+    /// same program as adding them one by one, without a call per column (18,000
+    /// columns at 100,000 GPUs).
+    fn add_cols(&mut self, lp: &Lp) {
+        let n = lp.cols();
+        if n == 0 {
+            return;
+        }
+        let nz: usize = lp.entries.iter().map(Vec::len).sum();
+        let mut starts: Vec<highs_sys::HighsInt> = Vec::with_capacity(n);
+        let mut index: Vec<highs_sys::HighsInt> = Vec::with_capacity(nz);
+        let mut value: Vec<f64> = Vec::with_capacity(nz);
+        for e in &lp.entries {
+            starts.push(index.len() as _);
+            index.extend(e.iter().map(|(r, _)| *r as highs_sys::HighsInt));
+            value.extend(e.iter().map(|(_, v)| *v));
+        }
+        let lo: Vec<f64> = lp.lo.iter().map(|v| clamp_inf(*v)).collect();
+        let hi: Vec<f64> = lp.hi.iter().map(|v| clamp_inf(*v)).collect();
+        // SAFETY: n costs and bounds, n starts into index/value of nz entries, rows
+        // exist.
+        unsafe {
+            highs_sys::Highs_addCols(
+                self.ptr,
+                n as _,
+                lp.cost.as_ptr(),
+                lo.as_ptr(),
+                hi.as_ptr(),
+                nz as _,
+                starts.as_ptr(),
+                index.as_ptr(),
+                value.as_ptr(),
+            )
+        };
+        self.cols += n;
     }
 
     /// Adds a column (continuous; see [`Live::integrality`]).
