@@ -60,8 +60,8 @@ pub(crate) fn run(s: &Settings, out: &Output) -> u8 {
         Ok(p) => p,
         Err(d) => return out.fail(&d),
     };
-    let planned = match plan_with(&s.paths, &s.solve, inputs, prior, &s.previous, out) {
-        Ok((planned, _)) => planned,
+    let (planned, prior) = match plan_with(&s.paths, &s.solve, inputs, prior, &s.previous, out) {
+        Ok(done) => done,
         Err(code) => return code,
     };
     let mut t = planned.timings.clone();
@@ -89,9 +89,13 @@ pub(crate) fn run(s: &Settings, out: &Output) -> u8 {
     }
     t.0.push(("output".into(), clock.elapsed().as_secs_f64()));
     timings(&t);
-    if s.detailed_exitcode && planned.plan.has_changes() {
+    let code = if s.detailed_exitcode && planned.plan.has_changes() {
         2
     } else {
         0
-    }
+    };
+    // Decision: the process ends with this command; freeing the plan, the model and the
+    // state one allocation at a time (40 ms at 100,000 GPUs) would only delay the exit.
+    std::mem::forget((planned, prior, json));
+    code
 }
