@@ -5,7 +5,7 @@
 use super::{AuthorityUse, Placement, TeamPart};
 use crate::model::{Authority, Cluster};
 use crate::units::compress_names;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 pub(super) fn authorities(c: &Cluster, p: &Placement) -> Vec<AuthorityUse> {
     if !c.authorities_declared() {
@@ -23,19 +23,32 @@ pub(super) fn authorities(c: &Cluster, p: &Placement) -> Vec<AuthorityUse> {
                 .iter()
                 .filter(|w| c.authority_of(w) == Some(a))
                 .collect();
+            // Per team, the GPUs placed of this scheduler's classes by the team or a team
+            // under it, in the placement's order (one pass, not one per team: 12,500
+            // classes at 100,000 GPUs).
+            let names: HashSet<&str> = classes.iter().map(|w| w.name.as_str()).collect();
+            let mut by_team: HashMap<&str, Vec<f64>> = HashMap::new();
+            for wp in p
+                .workloads
+                .iter()
+                .filter(|wp| names.contains(wp.name.as_str()))
+            {
+                for x in c.team_chain(&wp.team) {
+                    by_team
+                        .entry(x.name.as_str())
+                        .or_default()
+                        .push(wp.gpus_placed);
+                }
+            }
             let teams: Vec<TeamPart> = c
                 .teams
                 .values()
                 .filter_map(|t| {
                     let part = all_parts.get(&t.name)?.get(&a).copied()?;
-                    let placed: f64 = p
-                        .workloads
+                    let placed: f64 = by_team
+                        .get(t.name.as_str())
+                        .map_or(&[][..], Vec::as_slice)
                         .iter()
-                        .filter(|wp| {
-                            classes.iter().any(|w| w.name == wp.name)
-                                && c.team_chain(&wp.team).iter().any(|x| x.name == t.name)
-                        })
-                        .map(|wp| wp.gpus_placed)
                         .sum();
                     Some(TeamPart {
                         team: t.name.clone(),
