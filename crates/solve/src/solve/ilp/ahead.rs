@@ -119,30 +119,20 @@ mod tests {
     use super::super::problem::Problem;
     use super::super::relax::Pool;
     use super::super::solve_with;
-    use super::super::testing::{cluster, cluster_of};
+    use super::super::testing::cluster;
     use super::*;
     use crate::model::Cluster;
     use crate::solve::{Assignment, SolveInfo};
 
-    /// Six nodes of four GPUs; two gangs of four at a high priority and, at a low one,
-    /// `low` (KDL classes) asking for more than the rest: the last admission stage
-    /// solves.
+    /// The test cluster (two nodes of two GPUs, priority `p`) with a gang of two at a
+    /// higher priority and `low` (KDL classes at `p`) asking for more than the rest: the
+    /// last admission stage solves.
     fn oversubscribed(low: &str) -> Cluster {
-        cluster_of(&format!(
+        cluster(&format!(
             r#"
-cluster "ahead"
-gpu-model "t4x" memory="16GiB"
-node-class "small" {{
-    cpu sockets=1 cores-per-socket=32
-    memory "256GiB"
-    gpus 4 model="t4x"
-}}
-nodes "n-[1-6]" class="small"
-team "t" burst=24
 priority "high" value=100
-priority "low" value=10
-training "g" team="t" priority="high" replicas=2 {{
-    gang gpus=4 gpus-per-node=4
+training "g" team="t" priority="high" {{
+    gang gpus=2 gpus-per-node=2
     topology required="node"
 }}
 {low}
@@ -172,9 +162,9 @@ training "g" team="t" priority="high" replicas=2 {{
         // Each cluster planned from scratch and re-planned from that plan: the same
         // assignment, status, objective and bounds with the work ahead as without it.
         let lows = [
-            "inference \"i\" team=\"t\" priority=\"low\" replicas=30 {\n    isolation \"whole-gpu\"\n    gpus 1\n    requests cpu=1 memory=\"1GiB\"\n}",
-            "training \"h\" team=\"t\" priority=\"low\" replicas=6 {\n    gang gpus=4 gpus-per-node=2\n}\ninference \"i\" team=\"t\" priority=\"low\" replicas=9 {\n    isolation \"whole-gpu\"\n    gpus 1\n    requests cpu=1 memory=\"1GiB\"\n}",
-            "dev \"nb\" team=\"t\" priority=\"low\" replicas=70 {\n    share \"time-slice\" per-gpu=4\n    memory \"2GiB\"\n}",
+            "inference \"i\" team=\"t\" priority=\"p\" replicas=5 {\n    isolation \"whole-gpu\"\n    gpus 1\n    requests cpu=1 memory=\"1GiB\"\n}",
+            "training \"h\" team=\"t\" priority=\"p\" replicas=3 {\n    gang gpus=2 gpus-per-node=1\n}\ninference \"i\" team=\"t\" priority=\"p\" replicas=2 {\n    isolation \"whole-gpu\"\n    gpus 1\n    requests cpu=1 memory=\"1GiB\"\n}",
+            "dev \"nb\" team=\"t\" priority=\"p\" replicas=12 {\n    share \"time-slice\" per-gpu=4\n    memory \"2GiB\"\n}",
         ];
         let mut used = 0;
         for low in lows {
@@ -232,41 +222,28 @@ training "g" team="t" priority="high" replicas=2 {{
         let m = master(&c, &p);
         let x = vec![0.0; m.lp.cols()];
         let pool = Pool::default();
-        assert!(ahead_of(&m, &x).take_if_same(&m, Some(&x), &pool).is_some());
+        let used = |now: &Master, start: Option<&[f64]>, pool: &Pool| {
+            ahead_of(&m, &x).take_if_same(now, start, pool).is_some()
+        };
+        assert!(used(&m, Some(&x), &pool));
         // Another start, none, another program, another pool: not used.
         let mut y = x.clone();
         y[0] = 1.0;
-        assert!(ahead_of(&m, &x).take_if_same(&m, Some(&y), &pool).is_none());
-        assert!(ahead_of(&m, &x).take_if_same(&m, None, &pool).is_none());
+        assert!(!used(&m, Some(&y), &pool));
+        assert!(!used(&m, None, &pool));
         let mut other = m.clone();
         other.lp.hi[0] = 0.0;
-        assert!(
-            ahead_of(&m, &x)
-                .take_if_same(&other, Some(&x), &pool)
-                .is_none()
-        );
+        assert!(!used(&other, Some(&x), &pool));
         let mut other = m.clone();
         other.lp.row(0.0, 1.0);
-        assert!(
-            ahead_of(&m, &x)
-                .take_if_same(&other, Some(&x), &pool)
-                .is_none()
-        );
+        assert!(!used(&other, Some(&x), &pool));
         let mut fuller = Pool::default();
         fuller.fills.insert(0, vec![Vec::new()]);
-        assert!(
-            ahead_of(&m, &x)
-                .take_if_same(&m, Some(&x), &fuller)
-                .is_none()
-        );
+        assert!(!used(&m, Some(&x), &fuller));
         // The objective is each stage's own: it does not count.
         let mut costed = m.clone();
         costed.lp.cost[0] = 5.0;
-        assert!(
-            ahead_of(&m, &x)
-                .take_if_same(&costed, Some(&x), &pool)
-                .is_some()
-        );
+        assert!(used(&costed, Some(&x), &pool));
     }
 
     #[test]

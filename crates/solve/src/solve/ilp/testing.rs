@@ -21,13 +21,8 @@ priority "p" value=10
 {classes}
 "#
     );
-    cluster_of(&text)
-}
-
-/// The model of a whole configuration `text` (KDL), validated without errors.
-pub(super) fn cluster_of(text: &str) -> Cluster {
     let mut sources = SourceMap::new();
-    sources.add("ilp.kdl", text.to_string());
+    sources.add("ilp.kdl", text);
     let out = crate::validate::validate(&sources);
     assert!(
         !out.diagnostics.iter().any(|d| d.is_error()),
