@@ -23,7 +23,7 @@
 //!
 //! | layer | module | owns |
 //! |---|---|---|
-//! | base | [`source`], [`diag`], [`codes`], [`names`], [`units`], [`suggest`], [`json`], [`limits`], [`load`] | files and spans, the one diagnostic type, the registry of codes, name rules, typed quantities, hints, JSON text, bounds on a run's work, reading input files |
+//! | base | [`source`], [`diag`], [`codes`], [`names`], [`units`], [`suggest`], [`json`], [`par`], [`limits`], [`load`] | files and spans, the one diagnostic type, the registry of codes, name rules, typed quantities, hints, JSON text, work on the machine's cores, bounds on a run's work, reading input files |
 //! | facts | [`catalog`] | built-in GPU models, MIG profiles, placement rules |
 //! | input | [`spec`] | KDL document -> spanned spec values |
 //! | model | [`model`] | the resolved cluster, pool modes, sizing, current MIG layouts, topology graph |
@@ -38,7 +38,7 @@
 //! | interface | [`cli`], [`commands`] | clap types and value parsers; one file per subcommand: arguments -> operation -> print -> exit code |
 
 pub use gpuplan_core::{
-    catalog, codes, diag, fmt, json, limits, load, model, names, source, spec, suggest, units,
+    catalog, codes, diag, fmt, json, limits, load, model, names, par, source, spec, suggest, units,
     validate,
 };
 pub use gpuplan_io::{apply, backend, discover, drift, generate, import, pipeline, saved};

@@ -18,6 +18,7 @@ const LAYERS: &[&str] = &[
     "units",
     "suggest",
     "json",
+    "par",
     "limits",
     "load",
     "catalog",

@@ -13,6 +13,7 @@ pub mod limits;
 pub mod load;
 pub mod model;
 pub mod names;
+pub mod par;
 pub mod source;
 pub mod spec;
 pub mod suggest;

@@ -5,7 +5,7 @@
 //! same module in every crate.
 
 pub use gpuplan_core::{
-    catalog, codes, diag, fmt, json, limits, load, model, names, source, spec, suggest, units,
+    catalog, codes, diag, fmt, json, limits, load, model, names, par, source, spec, suggest, units,
     validate,
 };
 pub use gpuplan_solve::{placement, solve};

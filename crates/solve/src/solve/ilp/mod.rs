@@ -26,7 +26,6 @@ mod improve;
 mod keep;
 mod lp;
 mod master;
-mod par;
 mod pattern;
 mod pricing;
 mod prior;

@@ -12,7 +12,8 @@
 use super::lp::{ColId, Live, Lp, RowId, Status};
 use super::master::{Master, Objective};
 use super::pattern::{Item, Pattern};
-use super::{par, small};
+use super::small;
+use crate::par;
 use std::collections::BTreeMap;
 
 const INF: f64 = f64::INFINITY;
