@@ -166,7 +166,7 @@ training "g" team="t" priority="high" {{
             "training \"h\" team=\"t\" priority=\"p\" replicas=3 {\n    gang gpus=2 gpus-per-node=1\n}\ninference \"i\" team=\"t\" priority=\"p\" replicas=2 {\n    isolation \"whole-gpu\"\n    gpus 1\n    requests cpu=1 memory=\"1GiB\"\n}",
             "dev \"nb\" team=\"t\" priority=\"p\" replicas=12 {\n    share \"time-slice\" per-gpu=4\n    memory \"2GiB\"\n}",
         ];
-        let mut used = 0;
+        let (mut used, mut stopped) = (0, 0);
         for low in lows {
             let c = oversubscribed(low);
             let mut opts = Options {
@@ -177,6 +177,7 @@ training "g" team="t" priority="high" {{
                 let ahead = solve_with(&c, &opts, true).expect("solved");
                 assert!(went_ahead(&ahead.1, true) || went_ahead(&ahead.1, false));
                 used += usize::from(went_ahead(&ahead.1, true));
+                stopped += usize::from(went_ahead(&ahead.1, false));
                 let after = solve_with(&c, &opts, false).expect("solved");
                 assert!(!went_ahead(&after.1, true) && !went_ahead(&after.1, false));
                 let after = timeless(after);
@@ -185,9 +186,12 @@ training "g" team="t" priority="high" {{
                 opts.previous = Some(crate::placement::previous::resolve(&c, &built));
             }
         }
-        // A re-plan of an unchanged configuration returns its start: the work ahead is
-        // used there (a guard that never matches fails here).
+        // Both paths ran: the work ahead used where the last stage returned its start
+        // (each plan from scratch here), stopped where it did not (re-plans whose start,
+        // the previous placement and the fill, the stage improved on). A guard that never
+        // matches, or never stops, fails here.
         assert!(used >= lows.len(), "the work ahead was used {used} times");
+        assert!(stopped >= 1, "the work ahead was never stopped");
     }
 
     /// A master over `classes` with its first patterns, the cost of each stage's
