@@ -522,10 +522,13 @@ fn place_beside(
             // Decision: where the floor applies, it is computed beside the checker and
             // the work too (on openb lists the greedy is 0.17 s, the render's facts 0.18 s
             // on one core); it is used only when the placement passes, as after them.
-            let previous = opts.previous.as_ref();
-            let floor_beside = floor_applies(&built).then_some((model, previous));
-            let (problems, secs, found) =
-                check_and_floor_beside(model, &built, floor_beside, || work(user, seen));
+            let (problems, secs, found) = check_and_floor_beside(
+                model,
+                &built,
+                floor_applies(&built),
+                opts.previous.as_ref(),
+                || work(user, seen),
+            );
             floor = found;
             release_freed();
             // The checker's own seconds (the rest is `beside`'s).
@@ -575,13 +578,14 @@ fn place_beside(
 }
 
 /// The independent checker's problems with `built` and its seconds, computed on another
-/// thread while `work` runs on this one; with `floor` (the model and previous
-/// placement), also the greedy floor of `built` and its seconds, on a third.
+/// thread while `work` runs on this one; with `floor`, also the greedy floor of `built`
+/// (moves counted from `previous`) and its seconds, on a third.
 #[allow(clippy::type_complexity)]
 fn check_and_floor_beside(
     model: &Cluster,
     built: &Placement,
-    floor: Option<(&Cluster, Option<&solve::previous::Previous>)>,
+    floor: bool,
+    previous: Option<&solve::previous::Previous>,
     work: impl FnOnce(),
 ) -> (
     Vec<placement::Violation>,
@@ -593,10 +597,13 @@ fn check_and_floor_beside(
             let t = Instant::now();
             (placement::check(model, built), t.elapsed().as_secs_f64())
         });
-        let floor = floor.map(|(m, previous)| {
-            scope.spawn(move || {
+        let floor = floor.then(|| {
+            scope.spawn(|| {
                 let t = Instant::now();
-                (greedy_floor(m, built, previous), t.elapsed().as_secs_f64())
+                (
+                    greedy_floor(model, built, previous),
+                    t.elapsed().as_secs_f64(),
+                )
             })
         });
         work();
@@ -930,9 +937,6 @@ inference "b" team="t" priority="low" replicas=4 {
         assert!(failed.diagnostics[0].message.contains("during validation"));
     }
 
-    /// An ILP placement that admits less than greedy's (here: nothing) gives way to it,
-    /// with status `fallback` and a note; one that admits as much stays. The floor
-    /// compares the highest priority level first.
     #[test]
     fn the_floor_beside_the_check_is_the_floor_after_it() {
         // An ILP placement that admits nothing and is not proven optimal: the greedy
@@ -949,7 +953,7 @@ inference "b" team="t" priority="low" replicas=4 {
         let nothing = placement::build(&c, &empty, &info);
         let mut worked = false;
         let (problems, _, floor) =
-            check_and_floor_beside(&c, &nothing, Some((&c, None)), || worked = true);
+            check_and_floor_beside(&c, &nothing, true, None, || worked = true);
         assert!(worked && problems.is_empty());
         let (beside, _) = floor.expect("the floor ran");
         let after = greedy_floor(&c, &nothing, None);
@@ -959,7 +963,7 @@ inference "b" team="t" priority="low" replicas=4 {
             timeless(&after.unwrap())
         );
         // Without the floor, none is computed.
-        let (_, _, floor) = check_and_floor_beside(&c, &nothing, None, || {});
+        let (_, _, floor) = check_and_floor_beside(&c, &nothing, false, None, || {});
         assert!(floor.is_none());
     }
 
@@ -985,6 +989,9 @@ inference "b" team="t" priority="low" replicas=4 {
         }
     }
 
+    /// An ILP placement that admits less than greedy's (here: nothing) gives way to it,
+    /// with status `fallback` and a note; one that admits as much stays. The floor
+    /// compares the highest priority level first.
     #[test]
     fn the_ilp_never_admits_less_than_greedy() {
         let c = model();

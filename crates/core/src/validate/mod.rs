@@ -67,7 +67,6 @@ impl Outcome {
     }
 }
 
-/// Parses, decodes, resolves and checks every file of `sources`.
 /// A rule's check.
 type Check = fn(&Ctx, &mut Diagnostics);
 
@@ -85,6 +84,7 @@ fn run_checks(cx: &Ctx, checks: &[Check], diags: &mut Diagnostics) {
     }
 }
 
+/// Parses, decodes, resolves and checks every file of `sources`.
 pub fn validate(sources: &SourceMap) -> Outcome {
     let mut diags = Diagnostics::new();
     let spec = spec::parse_all(sources, &mut diags);

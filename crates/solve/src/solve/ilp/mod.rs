@@ -241,12 +241,13 @@ impl Run<'_, '_> {
             .collect();
         let obj = admit_objective(&self.m, &ws, lower);
         let budget = remaining(self.opts, self.start) / (stages_total - i) as f64;
-        let st = match self.x.clone() {
-            // The last admission stage, from a start: the compaction goes ahead beside it.
-            Some(x) if i + 2 == stages_total && self.go_ahead => {
-                self.stage_beside_compaction(&obj, budget, x, &ws)?
-            }
-            _ => self.stage(&obj, budget)?,
+        // The last admission stage, from a start: the compaction goes ahead beside it.
+        let ahead_from = (i + 2 == stages_total && self.go_ahead)
+            .then(|| self.x.clone())
+            .flatten();
+        let st = match ahead_from {
+            Some(x) => self.stage_beside_compaction(&obj, budget, x, &ws)?,
+            None => self.stage(&obj, budget)?,
         };
         self.record_admission(i, level, &ws, demand, st);
         Ok(())
