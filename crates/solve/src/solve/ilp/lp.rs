@@ -104,6 +104,21 @@ impl Lp {
         self.cost.iter().zip(x).map(|(c, v)| c * v).sum()
     }
 
+    /// `x` with its integer columns rounded (HiGHS returns them within its tolerance),
+    /// the others as they are.
+    pub(crate) fn round_integers(&self, x: &[f64]) -> Vec<f64> {
+        x.iter()
+            .enumerate()
+            .map(|(j, v)| {
+                if self.integer.get(j).copied().unwrap_or(false) {
+                    v.round()
+                } else {
+                    *v
+                }
+            })
+            .collect()
+    }
+
     /// Whether `other` is the same program up to the objective (which each stage sets
     /// from the master): the same columns with their bounds, integrality and
     /// coefficients, the same rows, the same HiGHS settings.
@@ -411,7 +426,7 @@ impl Live {
         let status = match model {
             7 => Status::Optimal,
             8 => Status::Infeasible,
-            13 | 14 | 16 | 17 | 18 if has_solution => Status::Limit,
+            12 | 13 | 14 | 16 | 17 | 18 if has_solution => Status::Limit,
             _ => Status::Failed,
         };
         let bound = if mip {
@@ -510,5 +525,21 @@ mod tests {
         assert_eq!(Live::new(&lp, true).run(true).status, Status::Optimal);
         lp.stop = Some(Arc::new(AtomicBool::new(true)));
         assert_ne!(Live::new(&lp, true).run(true).status, Status::Optimal);
+    }
+
+    #[test]
+    fn a_reached_objective_target_is_a_limit_with_its_solution() {
+        let lp = knapsack();
+        let optimum = Live::new(&lp, true).run(true).objective;
+        // A target any good solution beats (minimisation: below it): HiGHS stops there.
+        let target = optimum * 0.9;
+        let mut live = Live::new(&lp, true);
+        live.option_f64("objective_target", target);
+        let s = live.run(true);
+        assert_eq!(s.status, Status::Limit);
+        assert!(s.objective < target, "{} {target}", s.objective);
+        let x = lp.round_integers(&s.x);
+        assert!(lp.feasible(&x, 1e-9));
+        assert!((lp.objective(&x) - s.objective).abs() < 1e-6);
     }
 }

@@ -26,6 +26,7 @@ mod improve;
 mod keep;
 mod lp;
 mod master;
+mod neighbourhood;
 mod pattern;
 mod pricing;
 mod prior;
@@ -315,8 +316,20 @@ impl Run<'_, '_> {
                 *secs,
             ));
         }
+        let mut mip_s = st.mip_s;
+        if let Some((x, secs)) = &st.support {
+            self.phases.push((
+                format!(
+                    "stage {} (priority {level}) support neighbourhood, {:.2} admitted",
+                    i + 1,
+                    usage_value(m, ws, x)
+                ),
+                *secs,
+            ));
+            mip_s = (mip_s - secs).max(0.0);
+        }
         self.phases
-            .push((format!("stage {} (priority {level}) mip", i + 1), st.mip_s));
+            .push((format!("stage {} (priority {level}) mip", i + 1), mip_s));
         let achieved = usage_value(m, ws, &st.x);
         // The stage maximised admission plus small non-negative terms: minus its bound
         // bounds admission. No level admits more than it asks for.

@@ -1,13 +1,14 @@
 //! One stage of the lexicographic solve: the per-GPU relaxation's bound ([`relax`]),
 //! column generation on the master's LP relaxation ([`generate`], pricing each group by
 //! [`price`]), then the integer program over the generated columns, started from the
-//! better of the previous stage's solution and the LP's fixed neighbourhood, and
-//! enriched with columns while it falls short of the bound ([`enrich`]).
+//! better of the previous stage's solution and the LP's fixed neighbourhood (after a
+//! dive, first the support neighbourhood, which is often the answer: [`neighbourhood`]),
+//! and enriched with columns while it falls short of the bound ([`enrich`]).
 
-use super::lp::{self, Live, Solution, Status};
+use super::lp::{Live, Solution, Status};
 use super::master::{Master, Objective};
 use super::pattern::Pattern;
-use super::{dive, pricing, relative_gap, relax, step_of};
+use super::{dive, neighbourhood, pricing, relative_gap, relax, step_of};
 use std::time::Instant;
 
 /// Column-generation rounds per stage.
@@ -32,6 +33,9 @@ pub(super) struct StageOut {
     pub mip_s: f64,
     /// The dive's solution (see [`dive`]) and its seconds, when it ran.
     pub dive: Option<(Vec<f64>, f64)>,
+    /// The support neighbourhood's solution ([`neighbourhood::support`]) and its seconds
+    /// (part of `mip_s`), when it ran and found one.
+    pub support: Option<(Vec<f64>, f64)>,
 }
 
 /// One stage: column generation on the LP relaxation, then the integer program over
@@ -65,11 +69,23 @@ pub(super) fn run(
             lp_s: lp.lp_s,
             mip_s: 0.0,
             dive: lp.dive_out(),
+            support: None,
         });
     }
     // First the integer program around the LP optimum: integer columns the LP holds at
     // an integer value stay there. Often as good as the bound allows, and then done.
-    let warm = better(m, warm, lp.dived.as_deref());
+    let mut warm = better(m, warm, lp.dived.as_deref());
+    // A dive's stage: first the program restricted to the support of its LP optimum and
+    // of the start, stopped within the admission gap; often the answer.
+    let mut support = None;
+    if let (Some(_), Some(w)) = (lp.dived.as_ref(), warm.as_deref()) {
+        let t_support = Instant::now();
+        let found = neighbourhood::support(m, w, |live| mip.configure_neighbourhood(live));
+        if let Some(x) = found {
+            warm = better(m, warm.as_deref(), Some(&x));
+            support = Some((x, t_support.elapsed().as_secs_f64()));
+        }
+    }
     let start = starting_point(m, warm.as_deref(), &lp.x, (budget - lp.lp_s) * 0.5);
     let mut live = Live::new(&m.lp, true);
     mip.configure(&mut live);
@@ -86,6 +102,7 @@ pub(super) fn run(
                 lp_s: lp.lp_s,
                 mip_s: mip.t.elapsed().as_secs_f64(),
                 dive: lp.dive_out(),
+                support,
             });
         }
         live.start(sx);
@@ -97,7 +114,7 @@ pub(super) fn run(
             sol.status
         ));
     }
-    let x = round_integers(&m.lp, &sol.x);
+    let x = m.lp.round_integers(&sol.x);
     if !m.lp.feasible(&x, 1e-5) {
         return Err("the rounded integer solution violates the master".into());
     }
@@ -124,6 +141,7 @@ pub(super) fn run(
         lp_s: lp.lp_s,
         mip_s: mip.t.elapsed().as_secs_f64(),
         dive: lp.dive_out(),
+        support,
     })
 }
 
@@ -158,6 +176,7 @@ fn at_box_bound(m: &Master, warm: Option<&[f64]>) -> Option<StageOut> {
         lp_s: 0.0,
         mip_s: 0.0,
         dive: None,
+        support: None,
     })
 }
 
@@ -329,6 +348,28 @@ impl<'o> Mip<'o> {
             live.option_f64("mip_abs_gap", (step * 0.5).max(self.slack));
         }
     }
+
+    /// The limits of a neighbourhood's integer program ([`neighbourhood::support`]):
+    /// half the time left, exact to half the admission resolution within the
+    /// neighbourhood, stopped as soon as a solution is within the stage's tolerance of
+    /// the LP phase's bound (HiGHS's objective target, the same test as [`Mip::close`])
+    /// or after [`neighbourhood::SUPPORT_NODES`] nodes.
+    fn configure_neighbourhood(&self, live: &mut Live) {
+        self.configure(live);
+        live.option_f64(
+            "time_limit",
+            ((self.budget - self.lp_s - self.t.elapsed().as_secs_f64()) * 0.5).max(0.05),
+        );
+        live.option_int("mip_max_nodes", neighbourhood::SUPPORT_NODES);
+        if let Some(step) = self.step {
+            live.option_f64("mip_abs_gap", step * 0.5);
+            if self.bound.is_finite() {
+                // HiGHS stops once an objective is below the target: `close` is `<=`.
+                let target = self.bound + (step * 0.5).max(self.slack);
+                live.option_f64("objective_target", target + 1e-7 * target.abs().max(1.0));
+            }
+        }
+    }
 }
 
 /// The integer program's starting solution: the previous stage's (`warm`) when it
@@ -347,7 +388,7 @@ fn starting_point(
     });
     start = start.filter(|v| m.lp.feasible(v, 1e-6));
     if !x_lp.is_empty() {
-        if let Some(xh) = fixed_neighbourhood(m, x_lp, time_limit) {
+        if let Some(xh) = neighbourhood::fixed(m, x_lp, time_limit) {
             let better = start
                 .as_ref()
                 .is_none_or(|s| m.lp.objective(&xh) < m.lp.objective(s) - 1e-9);
@@ -381,7 +422,7 @@ fn enrich(m: &mut Master, mip: &Mip, mut x: Vec<f64>, mut sol: Solution) -> (Vec
         if !matches!(next.status, Status::Optimal | Status::Limit) {
             break;
         }
-        let nx = round_integers(&m.lp, &next.x);
+        let nx = m.lp.round_integers(&next.x);
         if !m.lp.feasible(&nx, 1e-5) || m.lp.objective(&nx) > before - 1e-9 {
             x = init;
             break;
@@ -390,56 +431,6 @@ fn enrich(m: &mut Master, mip: &Mip, mut x: Vec<f64>, mut sol: Solution) -> (Vec
         sol = next;
     }
     (x, sol)
-}
-
-/// The integer program with every pattern column that is integral in the LP solution
-/// `x_lp` fixed there (the other columns free): a small problem whose solutions are
-/// solutions of the master.
-fn fixed_neighbourhood(m: &Master, x_lp: &[f64], time_limit: f64) -> Option<Vec<f64>> {
-    let mut lp = m.lp.clone();
-    let mut free = 0;
-    for j in m
-        .patterns
-        .iter()
-        .flatten()
-        .filter(|pc| !pc.pattern.items.is_empty())
-        .map(|pc| pc.col)
-    {
-        let v = x_lp[j];
-        if (v - v.round()).abs() < 1e-6 {
-            lp.lo[j] = v.round();
-            lp.hi[j] = v.round();
-        } else {
-            free += 1;
-        }
-    }
-    if free == 0 {
-        return None; // nothing to search: the full program is as small
-    }
-    let mut live = Live::new(&lp, true);
-    live.option_f64("time_limit", time_limit.max(0.05));
-    live.option_f64("mip_rel_gap", 1e-6);
-    let sol = live.run(true);
-    if !matches!(sol.status, Status::Optimal | Status::Limit) {
-        return None;
-    }
-    let x = round_integers(&m.lp, &sol.x);
-    m.lp.feasible(&x, 1e-5).then_some(x)
-}
-
-/// Integer columns rounded (HiGHS returns them within its tolerance), the others as
-/// they are.
-fn round_integers(lp: &lp::Lp, x: &[f64]) -> Vec<f64> {
-    x.iter()
-        .enumerate()
-        .map(|(j, v)| {
-            if lp.integer.get(j).copied().unwrap_or(false) {
-                v.round()
-            } else {
-                *v
-            }
-        })
-        .collect()
 }
 
 /// Column generation: solves the LP, prices every incomplete group, adds improving
@@ -560,10 +551,8 @@ pub(super) fn price(
 
 #[cfg(test)]
 mod tests {
-    use super::super::master::{Master, Objective};
-    use super::super::problem::Problem;
-    use super::super::seed;
-    use super::super::testing::cluster;
+    use super::super::master::Objective;
+    use super::super::testing::with_empty_start;
     use super::at_box_bound;
 
     const PART: &str = r#"
@@ -572,20 +561,6 @@ inference "part" team="t" priority="p" replicas=4 {
     requests cpu=1 memory="1GiB"
 }
 "#;
-
-    /// Runs `f` on the master of `classes` (every small group's patterns as columns)
-    /// and its solution that places nothing.
-    fn with_empty_start(classes: &str, f: impl FnOnce(&mut Master, &[f64])) {
-        let c = cluster(classes);
-        let p = Problem::build(&c, &Default::default());
-        let mut m = Master::new(&c, &p);
-        for g in 0..p.groups.len() {
-            m.seed_patterns(g, &Objective::Compact, 0);
-        }
-        let group_of = seed::packed_nodes(&m);
-        let x = seed::solution_of(&mut m, &[], &group_of).expect("the empty placement");
-        f(&mut m, &x);
-    }
 
     #[test]
     fn a_start_at_the_box_bound_ends_the_stage_and_nothing_else_does() {

@@ -1,5 +1,8 @@
 //! What the ILP's unit tests share: a small validated cluster to build a master on.
 
+use super::master::{Master, Objective};
+use super::problem::Problem;
+use super::seed;
 use crate::model::Cluster;
 use crate::source::SourceMap;
 
@@ -30,4 +33,18 @@ priority "p" value=10
         out.diagnostics
     );
     out.model.expect("model")
+}
+
+/// Runs `f` on the master of `classes` (every small group's patterns as columns)
+/// and its solution that places nothing.
+pub(super) fn with_empty_start(classes: &str, f: impl FnOnce(&mut Master, &[f64])) {
+    let c = cluster(classes);
+    let p = Problem::build(&c, &Default::default());
+    let mut m = Master::new(&c, &p);
+    for g in 0..p.groups.len() {
+        m.seed_patterns(g, &Objective::Compact, 0);
+    }
+    let group_of = seed::packed_nodes(&m);
+    let x = seed::solution_of(&mut m, &[], &group_of).expect("the empty placement");
+    f(&mut m, &x);
 }
