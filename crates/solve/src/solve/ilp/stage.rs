@@ -72,8 +72,6 @@ pub(super) fn run(
             support: None,
         });
     }
-    // First the integer program around the LP optimum: integer columns the LP holds at
-    // an integer value stay there. Often as good as the bound allows, and then done.
     let mut warm = better(m, warm, lp.dived.as_deref());
     // A dive's stage: first the program restricted to the support of its LP optimum and
     // of the start, stopped within the admission gap; often the answer.
@@ -86,6 +84,8 @@ pub(super) fn run(
             support = Some((x, t_support.elapsed().as_secs_f64()));
         }
     }
+    // Then the integer program around the LP optimum: integer columns the LP holds at
+    // an integer value stay there. Often as good as the bound allows, and then done.
     let start = starting_point(m, warm.as_deref(), &lp.x, (budget - lp.lp_s) * 0.5);
     let mut live = Live::new(&m.lp, true);
     mip.configure(&mut live);
