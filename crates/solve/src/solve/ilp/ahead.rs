@@ -119,7 +119,7 @@ mod tests {
     use super::super::problem::Problem;
     use super::super::relax::Pool;
     use super::super::solve_with;
-    use super::super::testing::cluster;
+    use super::super::testing::{cluster, master};
     use super::*;
     use crate::model::Cluster;
     use crate::solve::{Assignment, SolveInfo};
@@ -192,16 +192,6 @@ training "g" team="t" priority="high" {{
         // matches, or never stops, fails here.
         assert!(used >= lows.len(), "the work ahead was used {used} times");
         assert!(stopped >= 1, "the work ahead was never stopped");
-    }
-
-    /// A master over `classes` with its first patterns, the cost of each stage's
-    /// objective aside.
-    fn master<'a>(c: &'a Cluster, p: &'a Problem) -> Master<'a> {
-        let mut m = Master::new(c, p);
-        for g in 0..p.groups.len() {
-            m.seed_patterns(g, &Objective::Compact, 0);
-        }
-        m
     }
 
     /// Work ahead that had `m` and `x` as its inputs (its result aside).

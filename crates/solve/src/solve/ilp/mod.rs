@@ -294,42 +294,25 @@ impl Run<'_, '_> {
     /// locks what it admitted.
     fn record_admission(&mut self, i: usize, level: i64, ws: &[usize], demand: f64, st: StageOut) {
         let m = &mut self.m;
+        let stage = format!("stage {} (priority {level})", i + 1);
+        self.phases
+            .push((format!("{stage} relaxation bound"), st.relax_s));
         self.phases.push((
-            format!("stage {} (priority {level}) relaxation bound", i + 1),
-            st.relax_s,
-        ));
-        self.phases.push((
-            format!(
-                "stage {} (priority {level}) lp, {} rounds",
-                i + 1,
-                st.rounds
-            ),
+            format!("{stage} lp, {} rounds", st.rounds),
             st.lp_s - st.relax_s,
         ));
-        if let Some((x, secs)) = &st.dive {
-            self.phases.push((
-                format!(
-                    "stage {} (priority {level}) dive, {:.2} admitted",
-                    i + 1,
-                    usage_value(m, ws, x)
-                ),
-                *secs,
-            ));
+        // The placements found before the integer program, with what each admits.
+        for (name, found) in [("dive", &st.dive), ("support neighbourhood", &st.support)] {
+            if let Some((x, secs)) = found {
+                let admitted = usage_value(m, ws, x);
+                self.phases
+                    .push((format!("{stage} {name}, {admitted:.2} admitted"), *secs));
+            }
         }
-        let mut mip_s = st.mip_s;
-        if let Some((x, secs)) = &st.support {
-            self.phases.push((
-                format!(
-                    "stage {} (priority {level}) support neighbourhood, {:.2} admitted",
-                    i + 1,
-                    usage_value(m, ws, x)
-                ),
-                *secs,
-            ));
-            mip_s = (mip_s - secs).max(0.0);
-        }
+        // The neighbourhood's seconds are part of the integer program's; shown apart.
+        let support_s = st.support.as_ref().map_or(0.0, |(_, secs)| *secs);
         self.phases
-            .push((format!("stage {} (priority {level}) mip", i + 1), mip_s));
+            .push((format!("{stage} mip"), (st.mip_s - support_s).max(0.0)));
         let achieved = usage_value(m, ws, &st.x);
         // The stage maximised admission plus small non-negative terms: minus its bound
         // bounds admission. No level admits more than it asks for.
@@ -624,7 +607,7 @@ fn remaining(opts: &Options, start: Instant) -> f64 {
 mod tests {
     use super::master::{Master, Objective};
     use super::problem::Problem;
-    use super::testing::cluster;
+    use super::testing::{cluster, master};
     use super::{lp, resolution, shared_rounding};
 
     #[test]
@@ -634,10 +617,7 @@ mod tests {
             "dev \"nb\" team=\"t\" priority=\"p\" replicas=10 {\n    share \"time-slice\" per-gpu=4\n    memory \"1GiB\"\n}\n",
         );
         let p = Problem::build(&c, &Default::default());
-        let mut m = Master::new(&c, &p);
-        for g in 0..p.groups.len() {
-            m.seed_patterns(g, &Objective::Compact, 0);
-        }
+        let mut m = master(&c, &p);
         let a = *m.a.values().next().expect("the class's admission column");
         let t = *m.t.values().next().expect("its shared GPUs");
         m.lp.lo[a] = 10.0;

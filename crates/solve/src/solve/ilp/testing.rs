@@ -35,15 +35,22 @@ priority "p" value=10
     out.model.expect("model")
 }
 
-/// Runs `f` on the master of `classes` (every small group's patterns as columns)
-/// and its solution that places nothing.
-pub(super) fn with_empty_start(classes: &str, f: impl FnOnce(&mut Master, &[f64])) {
-    let c = cluster(classes);
-    let p = Problem::build(&c, &Default::default());
-    let mut m = Master::new(&c, &p);
+/// The master of `c` and `p` with every group's first patterns as columns (every
+/// pattern of a small group); each stage's cost aside.
+pub(super) fn master<'a>(c: &'a Cluster, p: &'a Problem) -> Master<'a> {
+    let mut m = Master::new(c, p);
     for g in 0..p.groups.len() {
         m.seed_patterns(g, &Objective::Compact, 0);
     }
+    m
+}
+
+/// Runs `f` on the master of `classes` ([`master`]) and its solution that places
+/// nothing.
+pub(super) fn with_empty_start(classes: &str, f: impl FnOnce(&mut Master, &[f64])) {
+    let c = cluster(classes);
+    let p = Problem::build(&c, &Default::default());
+    let mut m = master(&c, &p);
     let group_of = seed::packed_nodes(&m);
     let x = seed::solution_of(&mut m, &[], &group_of).expect("the empty placement");
     f(&mut m, &x);
