@@ -34,12 +34,17 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
             .collect();
         let mut done = take();
         for h in others {
-            done.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            done.extend(joined(h));
         }
         done
     });
     done.sort_unstable_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, r)| r).collect()
+}
+
+/// A scoped thread's result; a panic there goes on in this thread.
+pub fn joined<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 
 use crate::diag::Diagnostic;
 use crate::model::Cluster;
+use crate::par::joined;
 use crate::placement::{self, Placement};
 use crate::solve::{self, Highs, Options, SolverKind};
 use crate::source::SourceMap;
@@ -212,7 +213,7 @@ impl Inputs<'_> {
             let outcome = validate::validate(sources);
             let secs = started.elapsed().as_secs_f64();
             let out = worker
-                .and_then(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .and_then(joined)
                 .or_else(run)
                 .expect("the work runs once, on the worker or here");
             (
@@ -610,11 +611,6 @@ fn check_and_floor_beside(
         let (problems, secs) = joined(checker);
         (problems, secs, floor.map(joined))
     })
-}
-
-/// A scoped thread's result; its panic goes on in this thread.
-fn joined<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
 /// GP905: the solver's placement fails the checker and no time is left for greedy.

@@ -181,10 +181,7 @@ pub fn render(
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
+        handles.into_iter().map(crate::par::joined).collect()
     });
     for (t, r, warnings, secs) in results {
         out.timings.push((format!("render {}", t.dir()), secs));

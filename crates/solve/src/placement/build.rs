@@ -76,7 +76,7 @@ pub fn build(c: &Cluster, a: &Assignment, info: &SolveInfo) -> Placement {
             mig_changes: mig_changes(c, a),
         };
         let reasons = match explaining {
-            Some(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            Some(h) => crate::par::joined(h),
             None => why(),
         };
         (reasons, rest)
